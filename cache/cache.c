@@ -1,0 +1,637 @@
+#include "cache/cache.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The map starts here and doubles on MDB_MAP_FULL. Pages are only written as used,
+ * so a large map costs address space, not disk. */
+#define INITIAL_MAP_BYTES ((size_t)1 << 30)
+/* Test hook: GB_CACHE_INITIAL_MAPSIZE (bytes) starts the map small, so the tests can
+ * reach MDB_MAP_FULL and MDB_MAP_RESIZED without writing a gigabyte. */
+#define INITIAL_MAP_ENV "GB_CACHE_INITIAL_MAPSIZE"
+/* Growth steps one put may take; each doubles the map. */
+#define MAX_RETRIES  12
+#define HEADER_BYTES 4
+#define SCHEMA_KEY   "schema"
+
+static const char *const db_names[GB_DB_COUNT] = {
+    [GB_DB_BEST] = "best",
+    [GB_DB_TRIALS] = "trials",
+    [GB_DB_CUBINS] = "cubins",
+    [GB_DB_META] = "meta",
+};
+
+struct gb_cache {
+    char *dir;
+    MDB_env *env;
+    MDB_dbi dbi[GB_DB_COUNT];
+    bool has_db[GB_DB_COUNT]; /* false: read-only and the db was never created */
+    bool readonly;
+    int denied; /* the errno that made a read-write open fall back to read-only */
+    /* Held shared by every transaction and exclusively by a map resize, which LMDB
+     * allows only while this process has no transaction open. */
+    pthread_rwlock_t lock;
+    bool lock_ready;
+};
+
+/* ---- errors ------------------------------------------------------------- */
+
+static const char *lmdb_hint(int rc)
+{
+    switch (rc) {
+    case MDB_INVALID:
+    case MDB_INCOMPATIBLE:
+        return "; the directory holds something that is not a gpubench cache or the cache is "
+               "corrupt: move it aside or pass --cache DIR";
+    case MDB_CORRUPTED:
+    case MDB_PAGE_NOTFOUND:
+        return "; the cache is corrupt: move it aside or pass --cache DIR";
+    case MDB_VERSION_MISMATCH:
+        return "; the cache was written by an incompatible LMDB: move it aside or pass --cache DIR";
+    case MDB_MAP_FULL:
+        return "; the cache could not grow: free some disk or pass --cache DIR";
+    case MDB_READERS_FULL:
+        return "; too many processes have the cache open";
+    case EACCES:
+    case EPERM:
+        return "; check the directory's permissions or pass --cache DIR";
+    case EROFS:
+        return "; the file system is read-only: pass --cache DIR";
+    case ENOSPC:
+        return "; the disk is full";
+    case ENOENT:
+        return "; there is no cache there";
+    default:
+        return "";
+    }
+}
+
+/* LMDB's own codes become GB_ECACHE; errno values pass through. */
+static int lmdb_fail(const gb_cache *c, gb_err *err, const char *call, int rc)
+{
+    int code = rc > 0 ? rc : GB_ECACHE;
+    return gb_err_set(err, code, "cache %s: %s: %s%s", c->dir, call, mdb_strerror(rc),
+                      lmdb_hint(rc));
+}
+
+static int not_found(const gb_cache *c, gb_cache_db db, const gb_key *key, gb_err *err)
+{
+    char hex[2 * GB_KEY_BYTES + 1];
+    gb_key_hex(key, hex);
+    return gb_err_set(err, GB_ENOTFOUND, "cache %s: db %s: no record %s", c->dir, db_names[db],
+                      hex);
+}
+
+/* what (and detail, which may be "") says what is wrong with the record. */
+static int bad_record(const gb_cache *c, gb_cache_db db, const gb_key *key, const char *what,
+                      const char *detail, gb_err *err)
+{
+    char hex[2 * GB_KEY_BYTES + 1];
+    gb_key_hex(key, hex);
+    return gb_err_set(err, GB_ECACHE,
+                      "cache %s: db %s: record %s %s%s; the cache is corrupt or from a newer "
+                      "gpubench: move it aside or pass --cache DIR",
+                      c->dir, db_names[db], hex, what, detail);
+}
+
+static int check_writable(const gb_cache *c, gb_err *err)
+{
+    if (!c->readonly) return GB_OK;
+    if (c->denied)
+        return gb_err_set(err, c->denied,
+                          "cache %s: opened read-only (%s), so nothing can be stored; fix the "
+                          "permissions or pass --cache DIR",
+                          c->dir, strerror(c->denied));
+    return gb_err_set(err, GB_EINVAL, "cache %s: opened read-only, so nothing can be stored",
+                      c->dir);
+}
+
+static int check_db(const gb_cache *c, gb_cache_db db, gb_err *err)
+{
+    if ((unsigned)db < GB_DB_COUNT) return GB_OK;
+    return gb_err_set(err, GB_EINVAL, "cache %s: no database number %d", c->dir, (int)db);
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void write_header(uint8_t *p)
+{
+    p[0] = 'G';
+    p[1] = 'B';
+    p[2] = (uint8_t)(GB_CACHE_SCHEMA >> 8);
+    p[3] = (uint8_t)(GB_CACHE_SCHEMA & 0xff);
+}
+
+static bool header_is_ours(const MDB_val *v)
+{
+    const uint8_t *p = v->mv_data;
+    if (v->mv_size < HEADER_BYTES || p[0] != 'G' || p[1] != 'B') return false;
+    unsigned schema = (unsigned)p[2] << 8 | p[3];
+    return schema >= 1 && schema <= GB_CACHE_SCHEMA;
+}
+
+/* ---- transactions ------------------------------------------------------- */
+
+/* One piece of a value being stored; a record is the header and up to three pieces. */
+typedef struct piece {
+    const void *bytes;
+    size_t n;
+} piece;
+
+/* What one operation needs inside its transaction. A body returns GB_OK, a GB_E*
+ * code with err already set, or an LMDB code with `call` naming the failed call. */
+typedef struct op op;
+typedef int (*op_body)(MDB_txn *txn, op *o);
+struct op {
+    gb_cache *c;
+    gb_err *err;
+    const char *call;
+    gb_cache_db db;
+    const gb_key *key;
+    const piece *pieces;
+    size_t n_pieces;
+    void *value; /* get: the copied payload */
+    size_t len;
+    gb_cache_visit_fn visit;
+    void *ctx;
+    size_t map_bytes; /* the map size when MDB_MAP_FULL was seen */
+};
+
+static int lmdb_call(op *o, const char *call, int rc)
+{
+    if (rc) o->call = call;
+    return rc;
+}
+
+static int attempt(op *o, unsigned txn_flags, op_body body)
+{
+    MDB_txn *txn = NULL;
+    pthread_rwlock_rdlock(&o->c->lock);
+    int rc = lmdb_call(o, "mdb_txn_begin", mdb_txn_begin(o->c->env, NULL, txn_flags, &txn));
+    if (rc) goto cleanup;
+    if ((rc = body(txn, o))) goto cleanup;
+    rc = mdb_txn_commit(txn); /* frees txn, also on failure */
+    txn = NULL;
+    lmdb_call(o, "mdb_txn_commit", rc);
+cleanup:
+    if (txn) mdb_txn_abort(txn);
+    if (o->call && rc == MDB_MAP_FULL) {
+        MDB_envinfo info;
+        mdb_env_info(o->c->env, &info);
+        o->map_bytes = info.me_mapsize;
+    }
+    pthread_rwlock_unlock(&o->c->lock);
+    return rc;
+}
+
+/* Grows the map after MDB_MAP_FULL (unless another thread already did), or adopts
+ * the size another process gave it after MDB_MAP_RESIZED. */
+static int resize(op *o, int why)
+{
+    gb_cache *c = o->c;
+    MDB_envinfo info;
+    int rc = GB_OK;
+    pthread_rwlock_wrlock(&c->lock);
+    mdb_env_info(c->env, &info);
+    if (why == MDB_MAP_RESIZED)
+        rc = mdb_env_set_mapsize(c->env, 0);
+    else if (info.me_mapsize <= o->map_bytes)
+        rc = mdb_env_set_mapsize(c->env, 2 * o->map_bytes);
+    pthread_rwlock_unlock(&c->lock);
+    return lmdb_call(o, "mdb_env_set_mapsize", rc);
+}
+
+static int run(op *o, unsigned txn_flags, op_body body)
+{
+    int rc = GB_OK;
+    for (int tries = 0;; tries++) {
+        o->call = NULL;
+        rc = attempt(o, txn_flags, body);
+        bool grow = o->call && (rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED);
+        if (!grow || tries == MAX_RETRIES) break;
+        int resized = resize(o, rc);
+        if (resized) {
+            rc = resized;
+            break;
+        }
+    }
+    if (o->call) return lmdb_fail(o->c, o->err, o->call, rc);
+    return rc;
+}
+
+static MDB_val key_val(const gb_key *key)
+{
+    return (MDB_val){.mv_size = GB_KEY_BYTES, .mv_data = (void *)key->bytes};
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+/* mkdir -p; a path that exists must be a directory. */
+static int make_dirs(const char *dir, gb_err *err)
+{
+    char path[4096];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return gb_err_set(err, GB_EINVAL, "cache %s: the path is too long", dir);
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char was = *p;
+        *p = '\0';
+        int failed = mkdir(path, 0755) != 0 ? errno : 0;
+        if (failed && failed != EEXIST && stat(path, &st) != 0)
+            return gb_err_set(err, failed, "cache %s: mkdir %s: %s%s", dir, path, strerror(failed),
+                              lmdb_hint(failed));
+        *p = was;
+        if (was == '\0') break;
+    }
+    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+        return gb_err_set(err, ENOTDIR, "cache %s: not a directory; pass --cache DIR", dir);
+    return GB_OK;
+}
+
+static size_t initial_map_bytes(void)
+{
+    const char *text = getenv(INITIAL_MAP_ENV);
+    if (!text || !*text) return INITIAL_MAP_BYTES;
+    char *end = NULL;
+    unsigned long long n = strtoull(text, &end, 10);
+    return *end == '\0' && n > 0 ? (size_t)n : INITIAL_MAP_BYTES;
+}
+
+static int open_env(gb_cache *c, bool readonly, gb_err *err)
+{
+    const char *call = "mdb_env_create";
+    int rc = mdb_env_create(&c->env);
+    if (rc) goto cleanup;
+    call = "mdb_env_set_maxdbs";
+    if ((rc = mdb_env_set_maxdbs(c->env, GB_DB_COUNT))) goto cleanup;
+    call = "mdb_env_set_mapsize";
+    if ((rc = mdb_env_set_mapsize(c->env, initial_map_bytes()))) goto cleanup;
+    call = "mdb_env_open";
+    rc = mdb_env_open(c->env, c->dir, MDB_NOTLS | (readonly ? MDB_RDONLY : 0), 0644);
+cleanup:
+    if (rc) {
+        mdb_env_close(c->env); /* also required after a failed mdb_env_open */
+        c->env = NULL;
+        return lmdb_fail(c, err, call, rc);
+    }
+    c->readonly = readonly;
+    return GB_OK;
+}
+
+/* Read-write, or read-only when the files may be read but not written. */
+static int open_env_any(gb_cache *c, bool readonly, gb_err *err)
+{
+    int rc = open_env(c, readonly, err);
+    if (readonly || (rc != EACCES && rc != EROFS)) return rc;
+    if (open_env(c, true, NULL) != GB_OK) return rc; /* err still says why */
+    c->denied = rc;
+    gb_err_clear(err);
+    return GB_OK;
+}
+
+static int write_schema(MDB_txn *txn, op *o)
+{
+    char text[16];
+    uint8_t record[HEADER_BYTES + sizeof text];
+    int n = snprintf(text, sizeof text, "%d", GB_CACHE_SCHEMA);
+    write_header(record);
+    memcpy(record + HEADER_BYTES, text, (size_t)n);
+    MDB_val k = {strlen(SCHEMA_KEY), SCHEMA_KEY}, v = {HEADER_BYTES + (size_t)n, record};
+    return lmdb_call(o, "mdb_put", mdb_put(txn, o->c->dbi[GB_DB_META], &k, &v, 0));
+}
+
+/* The schema record's payload as a number; 0 when it is not one. */
+static unsigned long parse_schema(const MDB_val *v)
+{
+    const char *p = v->mv_data;
+    if (v->mv_size <= HEADER_BYTES || v->mv_size > HEADER_BYTES + 9 || p[0] != 'G' || p[1] != 'B')
+        return 0;
+    unsigned long n = 0;
+    for (size_t i = HEADER_BYTES; i < v->mv_size; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
+        n = n * 10 + (unsigned long)(p[i] - '0');
+    }
+    return n;
+}
+
+static int check_schema(MDB_txn *txn, op *o)
+{
+    gb_cache *c = o->c;
+    if (!c->has_db[GB_DB_META]) return GB_OK;
+    MDB_val k = {strlen(SCHEMA_KEY), SCHEMA_KEY}, v;
+    int rc = mdb_get(txn, c->dbi[GB_DB_META], &k, &v);
+    if (rc == MDB_NOTFOUND) return c->readonly ? GB_OK : write_schema(txn, o);
+    if (rc) return lmdb_call(o, "mdb_get", rc);
+    unsigned long schema = parse_schema(&v);
+    if (schema == 0)
+        return gb_err_set(o->err, GB_ECACHE,
+                          "cache %s: the schema record in db meta is unreadable; move the cache "
+                          "aside or pass --cache DIR",
+                          c->dir);
+    if (schema > GB_CACHE_SCHEMA)
+        return gb_err_set(o->err, GB_ECACHE,
+                          "cache %s has schema %lu, newer than this gpubench's schema %d: upgrade "
+                          "gpubench or pass --cache DIR",
+                          c->dir, schema, GB_CACHE_SCHEMA);
+    return GB_OK;
+}
+
+static int open_dbs(MDB_txn *txn, op *o)
+{
+    gb_cache *c = o->c;
+    for (int i = 0; i < GB_DB_COUNT; i++) {
+        int rc = mdb_dbi_open(txn, db_names[i], c->readonly ? 0 : MDB_CREATE, &c->dbi[i]);
+        c->has_db[i] = rc == 0;
+        if (rc == MDB_NOTFOUND && c->readonly) continue;
+        if (rc) return lmdb_call(o, "mdb_dbi_open", rc);
+    }
+    return check_schema(txn, o);
+}
+
+int gb_cache_open(const char *dir, unsigned flags, gb_cache **out, gb_err *err)
+{
+    bool readonly = flags & GB_CACHE_READONLY;
+    int rc = GB_ENOMEM;
+    *out = NULL;
+    if (!dir || !*dir) return gb_err_set(err, GB_EINVAL, "no cache directory given");
+    gb_cache *c = calloc(1, sizeof *c);
+    if (!c || !(c->dir = strdup(dir))) goto cleanup;
+    if (pthread_rwlock_init(&c->lock, NULL)) goto cleanup;
+    c->lock_ready = true;
+    if (!readonly && (rc = make_dirs(dir, err))) goto cleanup;
+    if ((rc = open_env_any(c, readonly, err))) goto cleanup;
+    op o = {.c = c, .err = err};
+    rc = run(&o, c->readonly ? MDB_RDONLY : 0, open_dbs);
+cleanup:
+    if (rc == GB_ENOMEM) gb_err_set(err, rc, "cache %s: out of memory", dir);
+    if (rc)
+        gb_cache_close(c);
+    else
+        *out = c;
+    return rc;
+}
+
+void gb_cache_close(gb_cache *cache)
+{
+    if (!cache) return;
+    if (cache->env) mdb_env_close(cache->env); /* also closes the dbi handles */
+    if (cache->lock_ready) pthread_rwlock_destroy(&cache->lock);
+    free(cache->dir);
+    free(cache);
+}
+
+const char *gb_cache_dir(const gb_cache *cache)
+{
+    return cache->dir;
+}
+
+int gb_cache_default_dir(char *out, size_t out_bytes, gb_err *err)
+{
+    const char *own = getenv("GPUBENCH_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (own && *own)
+        n = snprintf(out, out_bytes, "%s", own);
+    else if (xdg && *xdg)
+        n = snprintf(out, out_bytes, "%s/gpubench", xdg);
+    else if (home && *home)
+        n = snprintf(out, out_bytes, "%s/.cache/gpubench", home);
+    else
+        return gb_err_set(err, GB_EINVAL,
+                          "no cache directory: none of GPUBENCH_CACHE, XDG_CACHE_HOME and HOME is "
+                          "set; pass --cache DIR");
+    if (n < 0 || (size_t)n >= out_bytes)
+        return gb_err_set(err, GB_EINVAL,
+                          "the cache directory's path is too long; pass --cache DIR");
+    return GB_OK;
+}
+
+/* ---- raw records -------------------------------------------------------- */
+
+static int get_body(MDB_txn *txn, op *o)
+{
+    MDB_val k = key_val(o->key), v;
+    int rc = mdb_get(txn, o->c->dbi[o->db], &k, &v);
+    if (rc == MDB_NOTFOUND) return not_found(o->c, o->db, o->key, o->err);
+    if (rc) return lmdb_call(o, "mdb_get", rc);
+    if (!header_is_ours(&v)) return bad_record(o->c, o->db, o->key, "has a bad header", "", o->err);
+    o->len = v.mv_size - HEADER_BYTES;
+    if (!(o->value = malloc(o->len ? o->len : 1)))
+        return gb_err_set(o->err, GB_ENOMEM, "cache %s: out of memory", o->c->dir);
+    memcpy(o->value, (const char *)v.mv_data + HEADER_BYTES, o->len);
+    return GB_OK;
+}
+
+int gb_cache_get(gb_cache *cache, gb_cache_db db, const gb_key *key, void **out_value,
+                 size_t *out_len, gb_err *err)
+{
+    int rc = check_db(cache, db, err);
+    if (rc) return rc;
+    if (!cache->has_db[db]) return not_found(cache, db, key, err);
+    op o = {.c = cache, .err = err, .db = db, .key = key};
+    if ((rc = run(&o, MDB_RDONLY, get_body))) {
+        free(o.value); /* copied before a commit that failed */
+        return rc;
+    }
+    *out_value = o.value;
+    *out_len = o.len;
+    return GB_OK;
+}
+
+/* Stores the header and the pieces straight into the space LMDB reserves. */
+static int put_body(MDB_txn *txn, op *o)
+{
+    MDB_val k = key_val(o->key), v = {.mv_size = HEADER_BYTES};
+    for (size_t i = 0; i < o->n_pieces; i++)
+        v.mv_size += o->pieces[i].n;
+    int rc = mdb_put(txn, o->c->dbi[o->db], &k, &v, MDB_RESERVE);
+    if (rc) return lmdb_call(o, "mdb_put", rc);
+    uint8_t *p = v.mv_data;
+    write_header(p);
+    p += HEADER_BYTES;
+    for (size_t i = 0; i < o->n_pieces; i++) {
+        if (o->pieces[i].n) memcpy(p, o->pieces[i].bytes, o->pieces[i].n);
+        p += o->pieces[i].n;
+    }
+    return GB_OK;
+}
+
+static int put_pieces(gb_cache *cache, gb_cache_db db, const gb_key *key, const piece *pieces,
+                      size_t n_pieces, gb_err *err)
+{
+    int rc = check_db(cache, db, err);
+    if (!rc) rc = check_writable(cache, err);
+    if (rc) return rc;
+    op o = {.c = cache, .err = err, .db = db, .key = key, .pieces = pieces, .n_pieces = n_pieces};
+    return run(&o, 0, put_body);
+}
+
+int gb_cache_put(gb_cache *cache, gb_cache_db db, const gb_key *key, const void *value, size_t len,
+                 gb_err *err)
+{
+    piece pieces[] = {{value, len}};
+    return put_pieces(cache, db, key, pieces, 1, err);
+}
+
+static int del_body(MDB_txn *txn, op *o)
+{
+    MDB_val k = key_val(o->key);
+    int rc = mdb_del(txn, o->c->dbi[o->db], &k, NULL);
+    if (rc == MDB_NOTFOUND) return not_found(o->c, o->db, o->key, o->err);
+    return lmdb_call(o, "mdb_del", rc);
+}
+
+int gb_cache_del(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_err *err)
+{
+    int rc = check_db(cache, db, err);
+    if (!rc) rc = check_writable(cache, err);
+    if (rc) return rc;
+    op o = {.c = cache, .err = err, .db = db, .key = key};
+    return run(&o, 0, del_body);
+}
+
+/* ---- JSON and cubin records --------------------------------------------- */
+
+int gb_cache_get_json(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_json **out,
+                      gb_err *err)
+{
+    void *text = NULL;
+    size_t len = 0;
+    int rc = gb_cache_get(cache, db, key, &text, &len, err);
+    if (rc) return rc;
+    gb_err why;
+    gb_err_clear(&why);
+    rc = gb_json_parse(text, len, out, &why);
+    if (rc == GB_ENOMEM)
+        gb_err_copy(err, &why);
+    else if (rc)
+        rc = bad_record(cache, db, key, "does not parse: ", why.msg, err);
+    free(text);
+    return rc;
+}
+
+int gb_cache_put_json(gb_cache *cache, gb_cache_db db, const gb_key *key, const char *json,
+                      gb_err *err)
+{
+    if (!json) return gb_err_set(err, GB_EINVAL, "cache %s: no JSON to store", cache->dir);
+    return gb_cache_put(cache, db, key, json, strlen(json), err);
+}
+
+/* Splits a cubin payload in place: the cubin moves to the front of the buffer. */
+static int split_cubin(gb_cache *cache, const gb_key *key, uint8_t *payload, size_t len,
+                       char **out_meta_json, size_t *out_cubin_bytes, gb_err *err)
+{
+    if (len < 4) return bad_record(cache, GB_DB_CUBINS, key, "is too short for a cubin", "", err);
+    size_t meta_bytes =
+        (size_t)payload[0] << 24 | (size_t)payload[1] << 16 | (size_t)payload[2] << 8 | payload[3];
+    if (meta_bytes >= len - 4)
+        return bad_record(cache, GB_DB_CUBINS, key, "has a bad length or no cubin", "", err);
+    if (memchr(payload + 4, '\0', meta_bytes))
+        return bad_record(cache, GB_DB_CUBINS, key, "has a NUL in its JSON", "", err);
+    char *meta = malloc(meta_bytes + 1);
+    if (!meta) return gb_err_set(err, GB_ENOMEM, "cache %s: out of memory", cache->dir);
+    memcpy(meta, payload + 4, meta_bytes);
+    meta[meta_bytes] = '\0';
+    *out_cubin_bytes = len - 4 - meta_bytes;
+    memmove(payload, payload + 4 + meta_bytes, *out_cubin_bytes);
+    *out_meta_json = meta;
+    return GB_OK;
+}
+
+int gb_cache_get_cubin(gb_cache *cache, const gb_key *key, char **out_meta_json, void **out_cubin,
+                       size_t *out_cubin_bytes, gb_err *err)
+{
+    void *payload = NULL;
+    size_t len = 0;
+    int rc = gb_cache_get(cache, GB_DB_CUBINS, key, &payload, &len, err);
+    if (rc) return rc;
+    rc = split_cubin(cache, key, payload, len, out_meta_json, out_cubin_bytes, err);
+    if (rc)
+        free(payload);
+    else
+        *out_cubin = payload;
+    return rc;
+}
+
+/* An empty cubin is refused: no compile produces one, so it can only be a bug. */
+int gb_cache_put_cubin(gb_cache *cache, const gb_key *key, const char *meta_json, const void *cubin,
+                       size_t cubin_bytes, gb_err *err)
+{
+    if (!meta_json || !cubin || cubin_bytes == 0)
+        return gb_err_set(err, GB_EINVAL,
+                          "cache %s: a cubin record needs JSON and a non-empty cubin", cache->dir);
+    size_t meta_bytes = strlen(meta_json);
+    if (meta_bytes > UINT32_MAX)
+        return gb_err_set(err, GB_EINVAL, "cache %s: cubin JSON too long", cache->dir);
+    uint8_t be[4] = {(uint8_t)(meta_bytes >> 24), (uint8_t)(meta_bytes >> 16),
+                     (uint8_t)(meta_bytes >> 8), (uint8_t)meta_bytes};
+    piece pieces[] = {{be, 4}, {meta_json, meta_bytes}, {cubin, cubin_bytes}};
+    return put_pieces(cache, GB_DB_CUBINS, key, pieces, 3, err);
+}
+
+/* ---- walking ------------------------------------------------------------ */
+
+/* Keys that are not 16 bytes (meta's "schema") are not records and are skipped. The
+ * callback runs inside the read transaction, under the handle's shared lock: it may
+ * read and write the cache, but a write that has to grow the map would wait for the
+ * exclusive lock forever, so writes belong after the walk. */
+static int visit(op *o, const MDB_val *k, const MDB_val *v)
+{
+    if (k->mv_size != GB_KEY_BYTES) return 0;
+    gb_key key;
+    memcpy(key.bytes, k->mv_data, GB_KEY_BYTES);
+    if (!header_is_ours(v)) return o->visit(o->ctx, &key, NULL, 0);
+    return o->visit(o->ctx, &key, (const uint8_t *)v->mv_data + HEADER_BYTES,
+                    v->mv_size - HEADER_BYTES);
+}
+
+static int foreach_body(MDB_txn *txn, op *o)
+{
+    MDB_cursor *cursor = NULL;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, o->c->dbi[o->db], &cursor);
+    if (rc) return lmdb_call(o, "mdb_cursor_open", rc);
+    int stop = 0;
+    for (MDB_cursor_op step = MDB_FIRST; !stop; step = MDB_NEXT) {
+        if ((rc = mdb_cursor_get(cursor, &k, &v, step))) break;
+        stop = visit(o, &k, &v);
+    }
+    mdb_cursor_close(cursor);
+    if (stop) return stop;
+    return rc == MDB_NOTFOUND ? GB_OK : lmdb_call(o, "mdb_cursor_get", rc);
+}
+
+int gb_cache_foreach(gb_cache *cache, gb_cache_db db, gb_cache_visit_fn fn, void *ctx, gb_err *err)
+{
+    int rc = check_db(cache, db, err);
+    if (rc || !cache->has_db[db]) return rc;
+    op o = {.c = cache, .err = err, .db = db, .visit = fn, .ctx = ctx};
+    return run(&o, MDB_RDONLY, foreach_body);
+}
+
+static int count_body(MDB_txn *txn, op *o)
+{
+    MDB_stat st;
+    int rc = mdb_stat(txn, o->c->dbi[o->db], &st);
+    if (rc) return lmdb_call(o, "mdb_stat", rc);
+    o->len = st.ms_entries;
+    return GB_OK;
+}
+
+int gb_cache_count(gb_cache *cache, gb_cache_db db, size_t *out, gb_err *err)
+{
+    int rc = check_db(cache, db, err);
+    if (rc) return rc;
+    op o = {.c = cache, .err = err, .db = db};
+    if (cache->has_db[db] && (rc = run(&o, MDB_RDONLY, count_body))) return rc;
+    *out = o.len;
+    return GB_OK;
+}

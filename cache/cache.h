@@ -1,0 +1,91 @@
+/*
+ * The persistent store: one LMDB environment with named databases.
+ *
+ *   best    (kernel, kernel fingerprint, device fingerprint, shape key) -> best config
+ *   trials  (same, config) -> one measured trial: status and statistics
+ *   cubins  content hash of a compile -> cubin, ptxas log, resource usage
+ *   meta    "schema" -> the schema version of this environment
+ *
+ * Values are records: a 4-byte header ('G', 'B', schema version as big-endian u16)
+ * followed by the payload. For best and trials the payload is JSON text that also
+ * carries the readable key, so `gpubench cache ls` can print entries without the
+ * script. A cubin record's payload is a big-endian u32 length, that many bytes of
+ * JSON (log, registers, spills) and then the cubin itself.
+ *
+ * Every put is its own committed transaction: a tuner killed at any moment loses at
+ * most the trial it was measuring. Several processes may use one cache at once;
+ * readers never block the writer (LMDB's MVCC). A handle may be shared between
+ * threads. Errors name the cache path and the LMDB call.
+ */
+#ifndef GB_CACHE_CACHE_H
+#define GB_CACHE_CACHE_H
+
+#include "base/error.h"
+#include "base/json.h"
+#include "cache/key.h"
+
+#include <stddef.h>
+
+#define GB_CACHE_SCHEMA 1
+
+typedef enum gb_cache_db {
+    GB_DB_BEST,
+    GB_DB_TRIALS,
+    GB_DB_CUBINS,
+    GB_DB_META,
+    GB_DB_COUNT,
+} gb_cache_db;
+
+enum {
+    GB_CACHE_READONLY = 1 << 0, /* never write; fail rather than create */
+};
+
+typedef struct gb_cache gb_cache;
+
+/* The default location: $GPUBENCH_CACHE, else $XDG_CACHE_HOME/gpubench, else
+ * $HOME/.cache/gpubench. GB_EINVAL if none of them is set or the path is too long. */
+int gb_cache_default_dir(char *out, size_t out_bytes, gb_err *err);
+
+/* Opens (creating the directory and the databases if needed) the cache in dir.
+ * A directory that holds something other than a gpubench cache, a corrupt file or a
+ * newer schema gives GB_ECACHE with a message that says what to do. */
+int gb_cache_open(const char *dir, unsigned flags, gb_cache **out, gb_err *err);
+
+/* Closes the handle; NULL is a no-op. */
+void gb_cache_close(gb_cache *cache);
+
+/* The directory this handle opened. */
+const char *gb_cache_dir(const gb_cache *cache);
+
+/* Raw records (the payload after the header). get returns GB_ENOTFOUND when the key
+ * is absent, GB_ECACHE when the record's header is not ours; *out_value is malloc'd
+ * and owned by the caller. */
+int gb_cache_get(gb_cache *cache, gb_cache_db db, const gb_key *key, void **out_value,
+                 size_t *out_len, gb_err *err);
+int gb_cache_put(gb_cache *cache, gb_cache_db db, const gb_key *key, const void *value,
+                 size_t len, gb_err *err);
+int gb_cache_del(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_err *err);
+
+/* JSON records (best, trials). get parses; a record that does not parse is GB_ECACHE. */
+int gb_cache_get_json(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_json **out,
+                      gb_err *err);
+int gb_cache_put_json(gb_cache *cache, gb_cache_db db, const gb_key *key, const char *json,
+                      gb_err *err);
+
+/* Cubin records. meta_json is the JSON half; both outputs are malloc'd. */
+int gb_cache_get_cubin(gb_cache *cache, const gb_key *key, char **out_meta_json,
+                       void **out_cubin, size_t *out_cubin_bytes, gb_err *err);
+int gb_cache_put_cubin(gb_cache *cache, const gb_key *key, const char *meta_json,
+                       const void *cubin, size_t cubin_bytes, gb_err *err);
+
+/* Calls fn for every record of db in key order, inside one read transaction. A
+ * nonzero return from fn stops the walk and is returned. Records whose header is not
+ * ours are passed with value NULL so the caller can report them. */
+typedef int (*gb_cache_visit_fn)(void *ctx, const gb_key *key, const void *value, size_t len);
+int gb_cache_foreach(gb_cache *cache, gb_cache_db db, gb_cache_visit_fn fn, void *ctx,
+                     gb_err *err);
+
+/* Number of records in db. */
+int gb_cache_count(gb_cache *cache, gb_cache_db db, size_t *out, gb_err *err);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * The records gpubench keeps in the cache, their keys and their JSON form.
+ *
+ * A record's identity is (kernel name, kernel fingerprint, device fingerprint,
+ * shape key) and, for a trial, the configuration. The JSON value repeats the
+ * identity in readable form, so `gpubench cache ls` and the header exporter need
+ * nothing but the cache. Every value carries the cache schema in its header
+ * (cache.h); fields added later are optional, so old records stay readable.
+ */
+#ifndef GB_CACHE_RECORD_H
+#define GB_CACHE_RECORD_H
+
+#include "base/error.h"
+#include "base/json.h"
+#include "base/value.h"
+#include "cache/key.h"
+#include "engine/exec.h"
+#include "engine/stats.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct gb_record_id {
+    char *kernel;
+    char *kernel_fp; /* hex of the kernel fingerprint */
+    char *device;    /* device fingerprint, gb_device_fingerprint() */
+    gb_fields shape; /* the shape's key fields only */
+} gb_record_id;
+
+int gb_record_id_copy(const gb_record_id *src, gb_record_id *out);
+void gb_record_id_free(gb_record_id *id);
+
+int gb_record_best_key(const gb_record_id *id, gb_key *out);
+int gb_record_trial_key(const gb_record_id *id, const gb_fields *config, gb_key *out);
+
+/* The winner for one shape. */
+typedef struct gb_best_record {
+    gb_record_id id;
+    char *space_fp;  /* hex hash of the tuning space the winner was chosen from */
+    gb_fields config;
+    gb_stats stats;  /* milliseconds */
+    double flops;    /* per launch, 0 when the script gives none */
+    double bytes;
+    bool has_baseline;
+    gb_stats baseline; /* the reference, when it was timed */
+    int n_configs;     /* the space, the constraints' rejections, and what was measured */
+    int n_rejected;
+    int n_timed;
+    int n_failed;
+    int64_t when;      /* unix seconds */
+    char engine_version[32];
+    char nvrtc_version[16];
+    int driver_version;
+} gb_best_record;
+
+void gb_best_record_write(gb_jw *w, const gb_best_record *rec);
+int gb_best_record_read(const gb_json *json, gb_best_record *out, gb_err *err);
+void gb_best_record_free(gb_best_record *rec);
+
+/* One measured (or failed) configuration. */
+typedef struct gb_trial_record {
+    gb_record_id id;
+    gb_fields config;
+    gb_trial_status status;
+    char *reason; /* "" for ok */
+    gb_check_result check;
+    bool has_stats;
+    gb_stats stats;
+    int registers;
+    int64_t when;
+} gb_trial_record;
+
+void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec);
+int gb_trial_record_read(const gb_json *json, gb_trial_record *out, gb_err *err);
+void gb_trial_record_free(gb_trial_record *rec);
+
+/* Statistics as a JSON object and back (missing fields read as NaN). */
+void gb_stats_write_json(gb_jw *w, const gb_stats *stats);
+void gb_stats_read_json(const gb_json *obj, gb_stats *out);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * The command-line front ends. gpubench-tune and `gpubench tune` share
+ * gb_cli_tune; `gpubench cache ...` is gb_cli_cache. Each returns the process's
+ * exit status (see gb_cli_exit_status).
+ */
+#ifndef GB_CLI_CLI_H
+#define GB_CLI_CLI_H
+
+#include "base/error.h"
+
+/* The exit status for an error code: 2 usage/script/cache, 3 no usable GPU,
+ * 130 interrupted, 1 otherwise. */
+int gb_cli_exit_status(int code);
+
+/* argv[0] is the program name as it should appear in messages. */
+int gb_cli_tune(int argc, char **argv);
+int gb_cli_cache(int argc, char **argv);
+
+/* Opens the cache named by dir, or the default one when dir is NULL. */
+struct gb_cache;
+int gb_cli_open_cache(const char *dir, unsigned flags, struct gb_cache **out, gb_err *err);
+
+#endif

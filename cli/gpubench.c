@@ -1,0 +1,52 @@
+/* gpubench: the general front end. `gpubench tune` is gpubench-tune. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef GB_VERSION
+#define GB_VERSION "0.0.0"
+#endif
+
+static const char USAGE[] =
+    "usage: gpubench COMMAND [arguments]\n"
+    "\n"
+    "A JIT-compiling GPU benchmark engine with an autotuner: Lua scripts describe\n"
+    "CUDA kernels and their tuning spaces; gpubench compiles them with NVRTC, checks\n"
+    "and times every variant, and keeps the best per problem shape in a cache.\n"
+    "\n"
+    "commands:\n"
+    "  tune SCRIPT [options]   tune the kernels of a script (as gpubench-tune)\n"
+    "  cache ls|path           what the cache holds, and where it is\n"
+    "\n"
+    "  --help                  this text; `gpubench COMMAND --help` for a command\n"
+    "  --version               the version\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "%s", USAGE);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        printf("%s", USAGE);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("gpubench %s\n", GB_VERSION);
+        return 0;
+    }
+    /* Each command sees itself as argv[0], named as the messages should name it. */
+    static char tune_name[] = "gpubench tune", cache_name[] = "gpubench";
+    if (!strcmp(cmd, "tune")) {
+        argv[1] = tune_name;
+        return gb_cli_tune(argc - 1, argv + 1);
+    }
+    if (!strcmp(cmd, "cache")) {
+        argv[1] = cache_name;
+        return gb_cli_cache(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "gpubench: unknown command '%s'\n\n%s", cmd, USAGE);
+    return 2;
+}

@@ -1,0 +1,227 @@
+/* gpubench-tune SCRIPT [options] [-- script arguments] */
+#include "cache/cache.h"
+#include "cli/cli.h"
+#include "engine/exec.h"
+#include "lua/binding.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef GB_VERSION
+#define GB_VERSION "0.0.0"
+#endif
+#ifndef GB_SOURCE_TEMPLATES
+#define GB_SOURCE_TEMPLATES ""
+#endif
+#ifndef GB_INSTALL_TEMPLATES
+#define GB_INSTALL_TEMPLATES ""
+#endif
+
+#define MAX_TEMPLATE_DIRS 32
+
+static const char USAGE[] =
+    "usage: %s SCRIPT [options] [-- script arguments]\n"
+    "\n"
+    "Tunes the CUDA kernels a Lua script describes: every configuration of each\n"
+    "kernel's space is compiled with NVRTC, checked against the reference and timed\n"
+    "on the GPU; the best per shape is kept in the cache and printed as a table.\n"
+    "Without a GPU, every variant is compiled and its registers and spills shown.\n"
+    "\n"
+    "options:\n"
+    "  --cache DIR      the cache (default $GPUBENCH_CACHE, else $XDG_CACHE_HOME/gpubench,\n"
+    "                   else ~/.cache/gpubench)\n"
+    "  --no-cache       keep nothing: no cached results, no cubins\n"
+    "  --force          re-tune shapes that have a cached best\n"
+    "  --compile-only   compile every variant, report registers and spills, time nothing\n"
+    "  --arch ARCH      compile for ARCH (default: the GPU's; sm_90a without a GPU)\n"
+    "  --require-gpu    exit with status 3 when there is no usable GPU\n"
+    "  --device N       the GPU to use (default 0)\n"
+    "  --jobs N         compile threads (default: the number of CPUs)\n"
+    "  --seed N         seed of the argument buffers (default 1)\n"
+    "  -v, --verbose    a line for every trial\n"
+    "  -q, --quiet      no result tables\n"
+    "  -h, --help       this text\n"
+    "      --version    the version\n"
+    "\n"
+    "exit status: 0 done; 1 a shape has no valid variant; 2 usage or script error;\n"
+    "3 no usable GPU (with --require-gpu).\n";
+
+typedef struct tune_args {
+    const char *script;
+    const char *cache_dir;
+    bool no_cache, quiet;
+    int device;
+    int n_script_args;
+    char **script_args;
+} tune_args;
+
+static int parse_int(const char *prog, const char *opt, const char *text, int lo, int *out)
+{
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || v < lo || v > 1 << 20) {
+        fprintf(stderr, "%s: %s needs an integer >= %d, got '%s'\n", prog, opt, lo, text);
+        return 2;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+enum { OPT_CACHE = 256, OPT_NO_CACHE, OPT_FORCE, OPT_COMPILE_ONLY, OPT_ARCH, OPT_REQUIRE_GPU,
+       OPT_DEVICE, OPT_JOBS, OPT_SEED, OPT_VERSION };
+
+static const struct option long_options[] = {
+    {"cache", required_argument, NULL, OPT_CACHE},
+    {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+    {"force", no_argument, NULL, OPT_FORCE},
+    {"compile-only", no_argument, NULL, OPT_COMPILE_ONLY},
+    {"arch", required_argument, NULL, OPT_ARCH},
+    {"require-gpu", no_argument, NULL, OPT_REQUIRE_GPU},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"verbose", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* Returns -1 to go on, or an exit status. */
+static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
+{
+    int v = 0;
+    switch (c) {
+    case OPT_CACHE: a->cache_dir = optarg; return -1;
+    case OPT_NO_CACHE: a->no_cache = true; return -1;
+    case OPT_FORCE: h->tuner.force = true; return -1;
+    case OPT_COMPILE_ONLY: h->tuner.compile_only = true; return -1;
+    case OPT_ARCH: h->tuner.arch = optarg; return -1;
+    case OPT_REQUIRE_GPU: h->require_gpu = true; return -1;
+    case OPT_DEVICE: return parse_int(prog, "--device", optarg, 0, &a->device) ? 2 : -1;
+    case OPT_JOBS: return parse_int(prog, "--jobs", optarg, 0, &h->tuner.jobs) ? 2 : -1;
+    case OPT_SEED:
+        if (parse_int(prog, "--seed", optarg, 0, &v)) return 2;
+        h->tuner.seed = (uint64_t)v;
+        return -1;
+    case 'v': h->tuner.verbose = true; return -1;
+    case 'q': a->quiet = true; return -1;
+    case 'h': printf(USAGE, prog); return 0;
+    case OPT_VERSION: printf("gpubench %s\n", GB_VERSION); return 0;
+    default: fprintf(stderr, USAGE, prog); return 2;
+    }
+}
+
+/* Options may come before or after SCRIPT; everything after SCRIPT that is not
+ * an option, and everything after "--", goes to the script as arg[1..]. */
+static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
+{
+    const char *prog = argv[0];
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "vqh", long_options, NULL)) != -1) {
+        int status = apply_option(c, prog, a, h);
+        if (status >= 0) return status;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "%s: no SCRIPT given\n", prog);
+        fprintf(stderr, USAGE, prog);
+        return 2;
+    }
+    a->script = argv[optind++];
+    a->script_args = argv + optind;
+    a->n_script_args = argc - optind;
+    return -1;
+}
+
+static int open_local(void *ctx, gb_exec **out, gb_err *err)
+{
+    return gb_exec_local(*(int *)ctx, out, err);
+}
+
+static int template_path(const char **dirs, char *env_copy)
+{
+    int n = 0;
+    for (char *save = NULL, *d = env_copy ? strtok_r(env_copy, ":", &save) : NULL;
+         d && n < MAX_TEMPLATE_DIRS - 2; d = strtok_r(NULL, ":", &save))
+        dirs[n++] = d;
+    if (*GB_SOURCE_TEMPLATES && access(GB_SOURCE_TEMPLATES, R_OK) == 0) dirs[n++] = GB_SOURCE_TEMPLATES;
+    if (*GB_INSTALL_TEMPLATES) dirs[n++] = GB_INSTALL_TEMPLATES;
+    return n;
+}
+
+static int run_script(const tune_args *a, gb_lua_host *h, const char *prog)
+{
+    lua_State *L = NULL;
+    gb_err err = {0};
+    int rc = gb_lua_new(h, &L, &err);
+    if (rc == GB_OK) rc = gb_lua_run(L, a->script, a->n_script_args, a->script_args, &err);
+    gb_lua_close(L, h);
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", prog, err.msg);
+        return gb_cli_exit_status(rc);
+    }
+    if (h->gpu_missing && h->require_gpu) return 3;
+    return h->n_shapes_failed > 0 ? 1 : 0;
+}
+
+int gb_cli_tune(int argc, char **argv)
+{
+    tune_args a = {0};
+    gb_lua_host h = {.out = stdout};
+    h.tuner.log = stderr;
+    h.tuner.seed = 1;
+    h.tuner.measure = gb_measure_defaults();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    h.tuner.jobs = cpus > 0 ? (int)cpus : 1;
+    int status = parse_args(argc, argv, &a, &h);
+    if (status >= 0) return status;
+    if (a.quiet) h.out = NULL;
+    h.open_exec = open_local;
+    h.open_exec_ctx = &a.device;
+
+    const char *dirs[MAX_TEMPLATE_DIRS];
+    char *env = getenv("GPUBENCH_TEMPLATES") ? strdup(getenv("GPUBENCH_TEMPLATES")) : NULL;
+    h.n_template_path = template_path(dirs, env);
+    h.template_path = dirs;
+
+    gb_err err = {0};
+    if (!a.no_cache && gb_cli_open_cache(a.cache_dir, 0, &h.tuner.cache, &err) != GB_OK) {
+        fprintf(stderr, "%s: %s\n", argv[0], err.msg);
+        free(env);
+        return gb_cli_exit_status(err.code);
+    }
+    status = run_script(&a, &h, argv[0]);
+    gb_cache_close(h.tuner.cache);
+    free(env);
+    return status;
+}
+
+int gb_cli_exit_status(int code)
+{
+    switch (code) {
+    case GB_OK: return 0;
+    case GB_ESCRIPT:
+    case GB_EINVAL:
+    case GB_ECACHE:
+    case GB_EIO: return 2;
+    case GB_ENODRIVER:
+    case GB_ENOGPU: return 3;
+    case GB_EINTR: return 130;
+    default: return code > 0 ? 2 : 1; /* errno: the environment, e.g. a cache path */
+    }
+}
+
+int gb_cli_open_cache(const char *dir, unsigned flags, gb_cache **out, gb_err *err)
+{
+    char path[4096];
+    if (!dir) {
+        int rc = gb_cache_default_dir(path, sizeof path, err);
+        if (rc) return rc;
+        dir = path;
+    }
+    return gb_cache_open(dir, flags, out, err);
+}

@@ -1,0 +1,211 @@
+// Kernels the engine itself runs: filling argument buffers, poisoning outputs,
+// comparing a variant's outputs with the reference's, and flushing L2. Compiled
+// with NVRTC for the device in hand when a GPU session opens; embedded into the
+// binary at build time (engine/CMakeLists.txt), so nothing is read from disk.
+//
+// Every generated value depends only on (seed, element index), never on the launch
+// geometry, so buffers are the same on every run and in every worker process.
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned short u16;
+typedef unsigned char u8;
+
+#define GB_INF_F32 __int_as_float(0x7F800000)
+#define GB_NAN_F32 __int_as_float(0x7FC00000)
+#define GB_INF_F64 __longlong_as_double(0x7FF0000000000000ll)
+
+// Must match gb_dtype in engine/spec.h.
+enum { F64, F32, F16, BF16, FP8_E4M3, FP8_E5M2, I8, U8, I32, U32, I64 };
+// Must match gb_fill_mode in engine/builtins.h.
+enum { FILL_RANDN, FILL_RAND, FILL_ZEROS, FILL_ONES, FILL_POISON, FILL_VALUE };
+
+__device__ __forceinline__ u64 mix64(u64 x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+__device__ __forceinline__ double element_value(int mode, u64 seed, u64 i, double value)
+{
+    u64 h = mix64(seed ^ mix64(i));
+    double u1 = (double)((h >> 40) + 1) * (1.0 / 16777216.0); // (0, 1]
+    double u2 = (double)(h & 0xFFFFFF) * (1.0 / 16777216.0);  // [0, 1)
+    switch (mode) {
+    case FILL_RANDN: return sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+    case FILL_RAND: return u2;
+    case FILL_ZEROS: return 0.0;
+    case FILL_ONES: return 1.0;
+    default: return value;
+    }
+}
+
+__device__ __forceinline__ u16 f32_to_f16_bits(float x)
+{
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    return h;
+}
+
+__device__ __forceinline__ float f16_bits_to_f32(u16 h)
+{
+    float x;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(h));
+    return x;
+}
+
+__device__ __forceinline__ u16 f32_to_bf16_bits(float x)
+{
+    u32 b = __float_as_uint(x);
+    if ((b & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0; // NaN
+    b += 0x7FFFu + ((b >> 16) & 1u);                    // round to nearest even
+    return (u16)(b >> 16);
+}
+
+// A small float with 1 sign bit, E exponent bits and M mantissa bits, rounded to
+// nearest and saturated to the largest finite value (the "satfinite" convention of
+// fp8 arithmetic). e4m3 has no infinity and uses S.1111.111 for NaN.
+__device__ u8 f32_to_small(float x, int E, int M, int bias, bool ieee_special)
+{
+    u8 sign = signbit(x) ? (u8)(1u << (E + M)) : 0;
+    int max_exp = ieee_special ? (1 << E) - 2 : (1 << E) - 1;
+    int max_man = ieee_special ? (1 << M) - 1 : (1 << M) - 2;
+    u8 max_bits = (u8)((max_exp << M) | max_man);
+    if (isnan(x)) return (u8)(sign | ((1u << (E + M)) - 1u));
+    float a = fabsf(x);
+    if (a == 0.0f) return sign;
+    if (isinf(a)) return (u8)(sign | max_bits);
+    int e;
+    frexpf(a, &e);
+    e -= 1; // a = 1.f * 2^e
+    int min_normal = 1 - bias;
+    int scale = e < min_normal ? min_normal - M : e - M;
+    float m = rintf(ldexpf(a, -scale));
+    if (e < min_normal) return (u8)(sign | (u8)fminf(m, (float)max_bits)); // subnormal (or 0)
+    if (m >= (float)(2 << M)) {                                           // rounded up a binade
+        m *= 0.5f;
+        e += 1;
+    }
+    int biased = e + bias;
+    u32 bits = ((u32)biased << M) | ((u32)m - (1u << M));
+    if (biased > max_exp || bits > max_bits) bits = max_bits;
+    return (u8)(sign | bits);
+}
+
+__device__ float small_to_f32(u8 v, int E, int M, int bias, bool ieee_special)
+{
+    float sign = (v >> (E + M)) & 1 ? -1.0f : 1.0f;
+    int exp = (v >> M) & ((1 << E) - 1);
+    int man = v & ((1 << M) - 1);
+    if (ieee_special && exp == (1 << E) - 1) return man ? GB_NAN_F32 : sign * GB_INF_F32;
+    if (!ieee_special && exp == (1 << E) - 1 && man == (1 << M) - 1) return GB_NAN_F32;
+    if (exp == 0) return sign * ldexpf((float)man, 1 - bias - M);
+    return sign * ldexpf((float)(man | (1 << M)), exp - bias - M);
+}
+
+__device__ __forceinline__ double clamp_int(double v, double lo, double hi)
+{
+    return fmin(fmax(rint(v), lo), hi);
+}
+
+__device__ void store(void *out, int dtype, u64 i, double v, bool poison)
+{
+    switch (dtype) {
+    case F64: ((double *)out)[i] = poison ? __longlong_as_double(0x7FF8000000000000ll) : v; break;
+    case F32: ((float *)out)[i] = poison ? GB_NAN_F32 : (float)v; break;
+    case F16: ((u16 *)out)[i] = poison ? 0x7E00 : f32_to_f16_bits((float)v); break;
+    case BF16: ((u16 *)out)[i] = poison ? 0x7FC0 : f32_to_bf16_bits((float)v); break;
+    case FP8_E4M3: ((u8 *)out)[i] = poison ? 0x7F : f32_to_small((float)v, 4, 3, 7, false); break;
+    case FP8_E5M2: ((u8 *)out)[i] = poison ? 0x7F : f32_to_small((float)v, 5, 2, 15, true); break;
+    case I8: ((signed char *)out)[i] = poison ? -1 : (signed char)clamp_int(v, -128, 127); break;
+    case U8: ((u8 *)out)[i] = poison ? 0xFF : (u8)clamp_int(v, 0, 255); break;
+    case I32: ((int *)out)[i] = poison ? -1 : (int)clamp_int(v, -2147483648.0, 2147483647.0); break;
+    case U32: ((u32 *)out)[i] = poison ? 0xFFFFFFFFu : (u32)clamp_int(v, 0, 4294967295.0); break;
+    case I64: ((long long *)out)[i] = poison ? -1ll : (long long)rint(v); break;
+    }
+}
+
+__device__ double load(const void *in, int dtype, u64 i)
+{
+    switch (dtype) {
+    case F64: return ((const double *)in)[i];
+    case F32: return ((const float *)in)[i];
+    case F16: return f16_bits_to_f32(((const u16 *)in)[i]);
+    case BF16: return __uint_as_float((u32)((const u16 *)in)[i] << 16);
+    case FP8_E4M3: return small_to_f32(((const u8 *)in)[i], 4, 3, 7, false);
+    case FP8_E5M2: return small_to_f32(((const u8 *)in)[i], 5, 2, 15, true);
+    case I8: return ((const signed char *)in)[i];
+    case U8: return ((const u8 *)in)[i];
+    case I32: return ((const int *)in)[i];
+    case U32: return ((const u32 *)in)[i];
+    default: return (double)((const long long *)in)[i];
+    }
+}
+
+// Integers take small values from the random modes, so sums and products of them
+// stay exact: rand gives 0..99, randn gives round(10 z).
+__device__ __forceinline__ double integer_value(int mode, double v)
+{
+    if (mode == FILL_RAND) return floor(v * 100.0);
+    if (mode == FILL_RANDN) return rint(v * 10.0);
+    return v;
+}
+
+extern "C" __global__ void gb_fill(void *out, int dtype, u64 n, int mode, u64 seed, double value)
+{
+    bool is_int = dtype >= I8;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        double v = mode == FILL_POISON ? 0.0 : element_value(mode, seed, i, value);
+        if (is_int) v = integer_value(mode, v);
+        store(out, dtype, i, v, mode == FILL_POISON);
+    }
+}
+
+// Must match gb_compare_result in engine/builtins.h.
+struct compare_result {
+    u64 n_bad;
+    u64 first_bad;  // smallest failing index, or ~0
+    u64 max_abs;    // bits of a non-negative double: integer order is numeric order
+    u64 max_rel;
+};
+
+extern "C" __global__ void gb_compare(const void *x, const void *ref, int dtype, u64 n, double rtol,
+                                      double atol, compare_result *out)
+{
+    u64 bad = 0, first = ~0ull;
+    double max_abs = 0.0, max_rel = 0.0;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        double a = load(x, dtype, i), r = load(ref, dtype, i);
+        double diff = fabs(a - r);
+        bool ok = a == r || (!isnan(diff) && diff <= atol + rtol * fabs(r));
+        if (isnan(a) || isnan(r)) ok = false;
+        if (!ok) {
+            bad++;
+            first = first < i ? first : i;
+        }
+        if (!isnan(diff) && !isinf(diff) && a != r) {
+            max_abs = fmax(max_abs, diff);
+            max_rel = fmax(max_rel, r != 0.0 ? diff / fabs(r) : GB_INF_F64);
+        }
+    }
+    if (bad) {
+        atomicAdd(&out->n_bad, bad);
+        atomicMin(&out->first_bad, first);
+    }
+    if (max_abs > 0.0) atomicMax(&out->max_abs, (u64)__double_as_longlong(max_abs));
+    if (max_rel > 0.0) atomicMax(&out->max_rel, (u64)__double_as_longlong(max_rel));
+}
+
+// Writes every word of a buffer larger than L2, which evicts whatever the timed
+// kernel could otherwise find there. The value changes per call so no write is
+// skipped as redundant.
+extern "C" __global__ void gb_flush(u32 *buf, u64 n_words, u32 value)
+{
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n_words; i += (u64)gridDim.x * blockDim.x)
+        buf[i] = value;
+}
+
+// Launched with no work: the cost of a launch, for calibrating the timer.
+extern "C" __global__ void gb_empty(void) {}

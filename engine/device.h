@@ -1,0 +1,43 @@
+/*
+ * What a device is and what it can do, read once from the driver. The device
+ * fingerprint (name, compute capability, SM count) keys the cache, so results from
+ * one GPU model are never served to another.
+ */
+#ifndef GB_ENGINE_DEVICE_H
+#define GB_ENGINE_DEVICE_H
+
+#include "base/error.h"
+
+#include <stdint.h>
+
+typedef struct gb_device_info {
+    char name[256];
+    int ordinal;
+    int cc_major;
+    int cc_minor;
+    int sms;
+    int smem_per_block_optin; /* bytes a block may ask for after opting in */
+    int smem_per_sm;
+    int regs_per_sm;
+    int max_threads_per_block;
+    int64_t l2_bytes;
+    int64_t mem_bytes;
+    int mem_clock_khz;   /* peak memory clock; 0 when the driver does not say */
+    int bus_width_bits;
+    int sm_clock_khz;    /* peak SM clock */
+    double peak_gbps;    /* from memory clock and bus width (DDR: x2); 0 when unknown */
+    int driver_version;  /* e.g. 13000 */
+    char arch[16];       /* NVRTC target for this device, e.g. "sm_90a" */
+} gb_device_info;
+
+/* Reads the properties of device ordinal. The driver must be loaded. */
+int gb_device_query(int ordinal, gb_device_info *out, gb_err *err);
+
+/* The NVRTC target for a compute capability: "sm_90a" for 9.0 (so Hopper-only
+ * instructions such as wgmma are available), "sm_XY" otherwise. */
+void gb_device_arch(int cc_major, int cc_minor, char out[16]);
+
+/* "NVIDIA H100 80GB HBM3/sm_90/132" — the cache's device fingerprint. */
+void gb_device_fingerprint(const gb_device_info *info, char *out, size_t out_bytes);
+
+#endif

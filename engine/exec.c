@@ -1,0 +1,170 @@
+#include "engine/exec.h"
+
+#include "base/strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gb_exec {
+    const gb_backend_ops *ops;
+    void *backend;
+    bool open;
+    int started;
+    gb_device_info info;
+    /* The current problem and reference, replayed on every fresh backend. */
+    gb_arg args[GB_MAX_ARGS];
+    int n_args;
+    uint64_t seed;
+    bool have_problem, problem_live;
+    gb_variant ref;
+    void *ref_cubin;
+    char *ref_name;
+    bool have_ref, ref_live;
+};
+
+static const char *const status_names[GB_TRIAL_STATUS_COUNT] = {
+    [GB_TRIAL_OK] = "ok",
+    [GB_TRIAL_WRONG] = "wrong",
+    [GB_TRIAL_COMPILE_ERROR] = "compile_error",
+    [GB_TRIAL_LAUNCH_ERROR] = "launch_error",
+    [GB_TRIAL_CRASHED] = "crashed",
+    [GB_TRIAL_TIMEOUT] = "timeout",
+};
+
+const char *gb_trial_status_name(gb_trial_status status)
+{
+    return (unsigned)status < GB_TRIAL_STATUS_COUNT ? status_names[status] : "unknown";
+}
+
+int gb_trial_status_parse(const char *name, gb_trial_status *out)
+{
+    for (int i = 0; i < GB_TRIAL_STATUS_COUNT; i++) {
+        if (strcmp(name, status_names[i]) == 0) {
+            *out = (gb_trial_status)i;
+            return GB_OK;
+        }
+    }
+    return GB_EINVAL;
+}
+
+void gb_trial_result_free(gb_trial_result *result)
+{
+    if (result) gb_measurement_free(&result->measurement);
+}
+
+int gb_exec_create(const gb_backend_ops *ops, void *backend, gb_exec **out, gb_err *err)
+{
+    gb_exec *exec = calloc(1, sizeof *exec);
+    if (!exec) {
+        ops->destroy(backend);
+        return gb_err_set(err, GB_ENOMEM, "out of memory");
+    }
+    exec->ops = ops;
+    exec->backend = backend;
+    *out = exec;
+    return GB_OK;
+}
+
+static void close_backend(gb_exec *exec)
+{
+    if (exec->open) exec->ops->close(exec->backend);
+    exec->open = false;
+    exec->problem_live = false;
+    exec->ref_live = false;
+}
+
+void gb_exec_destroy(gb_exec *exec)
+{
+    if (!exec) return;
+    close_backend(exec);
+    exec->ops->destroy(exec->backend);
+    free(exec->ref_cubin);
+    free(exec->ref_name);
+    free(exec);
+}
+
+/* Brings the backend to the state the tuner last asked for. */
+static int ensure_ready(gb_exec *exec, gb_err *err)
+{
+    int rc = GB_OK;
+    if (!exec->open) {
+        if ((rc = exec->ops->open(exec->backend, &exec->info, err))) return rc;
+        exec->open = true;
+        exec->started++;
+    }
+    if (exec->have_problem && !exec->problem_live) {
+        rc = exec->ops->set_problem(exec->backend, exec->args, exec->n_args, exec->seed, err);
+        exec->problem_live = rc == GB_OK;
+    }
+    if (rc == GB_OK && exec->have_ref && !exec->ref_live) {
+        rc = exec->ops->reference(exec->backend, &exec->ref, err);
+        exec->ref_live = rc == GB_OK;
+    }
+    if (rc) close_backend(exec);
+    return rc;
+}
+
+int gb_exec_device(gb_exec *exec, gb_device_info *out, gb_err *err)
+{
+    int rc = ensure_ready(exec, err);
+    if (rc == GB_OK) *out = exec->info;
+    return rc;
+}
+
+int gb_exec_set_problem(gb_exec *exec, const gb_arg *args, int n_args, uint64_t seed,
+                        gb_err *err)
+{
+    if (n_args < 0 || n_args > GB_MAX_ARGS)
+        return gb_err_set(err, GB_EINVAL, "%d arguments (at most %d)", n_args, GB_MAX_ARGS);
+    memcpy(exec->args, args, (size_t)n_args * sizeof *args);
+    exec->n_args = n_args;
+    exec->seed = seed;
+    exec->have_problem = true;
+    exec->problem_live = false;
+    exec->have_ref = false; /* a reference belongs to one problem */
+    exec->ref_live = false;
+    return ensure_ready(exec, err);
+}
+
+int gb_exec_reference(gb_exec *exec, const gb_variant *ref, gb_err *err)
+{
+    free(exec->ref_cubin);
+    free(exec->ref_name);
+    exec->ref = *ref;
+    exec->ref_cubin = malloc(ref->cubin_bytes);
+    exec->ref_name = strdup(ref->lowered_name);
+    if (!exec->ref_cubin || !exec->ref_name) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    memcpy(exec->ref_cubin, ref->cubin, ref->cubin_bytes);
+    exec->ref.cubin = exec->ref_cubin;
+    exec->ref.lowered_name = exec->ref_name;
+    exec->have_ref = true;
+    exec->ref_live = false;
+    return ensure_ready(exec, err);
+}
+
+static bool backend_lost(int rc)
+{
+    return rc == GB_EFAULT || rc == GB_ETIMEOUT || rc == GB_EPROTO;
+}
+
+int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check,
+                  const gb_measure_opts *opts, gb_trial_result *out, gb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = ensure_ready(exec, err);
+    if (rc) return rc;
+    gb_err trial_err = {0};
+    rc = exec->ops->trial(exec->backend, v, check, opts, out, &trial_err);
+    if (rc == GB_OK) return GB_OK;
+    if (!backend_lost(rc)) return gb_err_copy(err, &trial_err);
+    out->status = rc == GB_ETIMEOUT ? GB_TRIAL_TIMEOUT : GB_TRIAL_CRASHED;
+    gb_strlcpy(out->reason, trial_err.msg, sizeof out->reason);
+    close_backend(exec);
+    return GB_OK;
+}
+
+int gb_exec_backends_started(const gb_exec *exec)
+{
+    return exec->started;
+}

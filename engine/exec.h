@@ -1,0 +1,97 @@
+/*
+ * Where trials run. The tuner hands an executor a problem (the arguments of one
+ * shape), a reference, and variants to try; it gets back one result per variant,
+ * with a status, the check and the measurement.
+ *
+ * An executor drives a backend: the GPU session in this process (gb_exec_local)
+ * or, through engine/worker.h, a worker process that owns the GPU. The executor
+ * remembers the current problem and reference, so after a backend is lost (a
+ * kernel faulted and took the CUDA context with it, or the worker died or hung)
+ * it starts a fresh one and replays them: the buffers come from the same seed, so
+ * the data are the same.
+ */
+#ifndef GB_ENGINE_EXEC_H
+#define GB_ENGINE_EXEC_H
+
+#include "base/error.h"
+#include "engine/device.h"
+#include "engine/gpu.h"
+#include "engine/spec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A compiled kernel and how to launch it. */
+typedef struct gb_variant {
+    const void *cubin;
+    size_t cubin_bytes;
+    const char *lowered_name;
+    gb_launch launch;
+} gb_variant;
+
+typedef enum gb_trial_status {
+    GB_TRIAL_OK,
+    GB_TRIAL_WRONG,
+    GB_TRIAL_COMPILE_ERROR,
+    GB_TRIAL_LAUNCH_ERROR,
+    GB_TRIAL_CRASHED,
+    GB_TRIAL_TIMEOUT,
+    GB_TRIAL_STATUS_COUNT,
+} gb_trial_status;
+
+/* "ok", "wrong", "compile_error", "launch_error", "crashed", "timeout". */
+const char *gb_trial_status_name(gb_trial_status status);
+int gb_trial_status_parse(const char *name, gb_trial_status *out);
+
+typedef struct gb_trial_result {
+    gb_trial_status status;
+    char reason[1024]; /* why it is not ok: the CUDA error, the check's figures... */
+    gb_check_result check;
+    gb_measurement measurement; /* only for ok trials */
+} gb_trial_result;
+
+void gb_trial_result_free(gb_trial_result *result);
+
+/* What a backend must do. Each call returns GB_OK, or a failure code with err set;
+ * GB_EFAULT, GB_ETIMEOUT or GB_EPROTO mean the backend is lost and must be closed. */
+typedef struct gb_backend_ops {
+    int (*open)(void *self, gb_device_info *out_info, gb_err *err);
+    int (*set_problem)(void *self, const gb_arg *args, int n_args, uint64_t seed, gb_err *err);
+    int (*reference)(void *self, const gb_variant *ref, gb_err *err);
+    int (*trial)(void *self, const gb_variant *v, const gb_check_spec *check,
+                 const gb_measure_opts *opts, gb_trial_result *out, gb_err *err);
+    void (*close)(void *self);
+    void (*destroy)(void *self);
+} gb_backend_ops;
+
+typedef struct gb_exec gb_exec;
+
+/* Wraps a backend (ops and its state, which the executor destroys at the end). */
+int gb_exec_create(const gb_backend_ops *ops, void *backend, gb_exec **out, gb_err *err);
+
+/* An executor whose backend is a GPU session in this process. */
+int gb_exec_local(int ordinal, gb_exec **out, gb_err *err);
+
+void gb_exec_destroy(gb_exec *exec);
+
+/* Opens the backend if needed and returns the device it runs on. */
+int gb_exec_device(gb_exec *exec, gb_device_info *out, gb_err *err);
+
+/* Sets the problem for the following trials (the args are copied). */
+int gb_exec_set_problem(gb_exec *exec, const gb_arg *args, int n_args, uint64_t seed,
+                        gb_err *err);
+
+/* Runs the reference on the current problem; the variant is copied. */
+int gb_exec_reference(gb_exec *exec, const gb_variant *ref, gb_err *err);
+
+/* Runs one trial. Losing the backend is not an error of the run: the result says
+ * crashed or timeout with the reason, and the next call starts a fresh backend.
+ * The return value is non-zero only when the run itself cannot go on (the
+ * problem or the reference fail on a fresh backend, no GPU, out of memory). */
+int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check,
+                  const gb_measure_opts *opts, gb_trial_result *out, gb_err *err);
+
+/* Backends started so far (1 for a run in which nothing was lost). */
+int gb_exec_backends_started(const gb_exec *exec);
+
+#endif

@@ -1,0 +1,113 @@
+/* The in-process backend: a GPU session in this process. A fault poisons the
+ * context, so the executor closes this backend and opens a new session; the
+ * primary context is reset in between so the new one starts clean. */
+#include "engine/driver.h"
+#include "engine/exec.h"
+
+#include "base/strbuf.h"
+#include "engine/gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct local_backend {
+    int ordinal;
+    gb_gpu *gpu;
+    gb_gpu_kernel *ref;
+    gb_launch ref_launch;
+} local_backend;
+
+static int local_open(void *self, gb_device_info *out_info, gb_err *err)
+{
+    local_backend *b = self;
+    int rc = gb_gpu_open(b->ordinal, &b->gpu, err);
+    if (rc == GB_OK) *out_info = *gb_gpu_device(b->gpu);
+    return rc;
+}
+
+static void local_close(void *self)
+{
+    local_backend *b = self;
+    if (!b->gpu) return;
+    gb_gpu_unload(b->gpu, b->ref);
+    b->ref = NULL;
+    gb_gpu_close(b->gpu);
+    b->gpu = NULL;
+}
+
+static void local_destroy(void *self)
+{
+    local_close(self);
+    free(self);
+}
+
+static int local_set_problem(void *self, const gb_arg *args, int n_args, uint64_t seed, gb_err *err)
+{
+    local_backend *b = self;
+    return gb_gpu_set_problem(b->gpu, args, n_args, seed, err);
+}
+
+static int local_reference(void *self, const gb_variant *ref, gb_err *err)
+{
+    local_backend *b = self;
+    gb_gpu_unload(b->gpu, b->ref);
+    b->ref = NULL;
+    int rc = gb_gpu_load(b->gpu, ref->cubin, ref->cubin_bytes, ref->lowered_name,
+                         ref->launch.smem_bytes, &b->ref, err);
+    if (rc == GB_OK) rc = gb_gpu_run_reference(b->gpu, b->ref, &ref->launch, err);
+    return rc;
+}
+
+static void describe_wrong(const gb_check_result *c, char *out, size_t n)
+{
+    snprintf(out, n,
+             "%lld of %lld elements outside the tolerance (max abs err %.3g, max rel err %.3g; "
+             "first at argument %d, element %lld)",
+             (long long)c->n_bad, (long long)c->n_compared, c->max_abs_err, c->max_rel_err,
+             c->first_bad_output + 1, (long long)c->first_bad_index);
+}
+
+/* Refused launches and loads are the variant's fault, not the backend's. */
+static int settle(int rc, const gb_err *e, gb_trial_result *out)
+{
+    if (rc != GB_ELAUNCH) return rc;
+    out->status = GB_TRIAL_LAUNCH_ERROR;
+    gb_strlcpy(out->reason, e->msg, sizeof out->reason);
+    return GB_OK;
+}
+
+static int local_trial(void *self, const gb_variant *v, const gb_check_spec *check,
+                       const gb_measure_opts *opts, gb_trial_result *out, gb_err *err)
+{
+    local_backend *b = self;
+    gb_gpu_kernel *k = NULL;
+    int rc = gb_gpu_load(b->gpu, v->cubin, v->cubin_bytes, v->lowered_name, v->launch.smem_bytes,
+                         &k, err);
+    if (rc == GB_OK) rc = gb_gpu_verify(b->gpu, k, &v->launch, check, &out->check, err);
+    if (rc == GB_OK && out->check.n_bad > 0) {
+        out->status = GB_TRIAL_WRONG;
+        describe_wrong(&out->check, out->reason, sizeof out->reason);
+    } else if (rc == GB_OK) {
+        rc = gb_gpu_measure(b->gpu, k, &v->launch, opts, &out->measurement, err);
+        out->status = GB_TRIAL_OK;
+    }
+    gb_gpu_unload(b->gpu, k);
+    return settle(rc, err, out);
+}
+
+static const gb_backend_ops local_ops = {
+    .open = local_open,
+    .set_problem = local_set_problem,
+    .reference = local_reference,
+    .trial = local_trial,
+    .close = local_close,
+    .destroy = local_destroy,
+};
+
+int gb_exec_local(int ordinal, gb_exec **out, gb_err *err)
+{
+    local_backend *b = calloc(1, sizeof *b);
+    if (!b) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    b->ordinal = ordinal;
+    return gb_exec_create(&local_ops, b, out, err);
+}

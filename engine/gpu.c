@@ -1,0 +1,472 @@
+#include "engine/gpu.h"
+
+#include "engine/builtins.h"
+#include "engine/driver.h"
+#include "engine/nvrtc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct gb_gpu_kernel {
+    CUmodule module;
+    CUfunction function;
+    int registers;
+};
+
+/* One argument of the current problem: its description, device buffer(s) and the
+ * host storage that cuLaunchKernel reads its value from. */
+typedef struct gpu_arg {
+    gb_arg desc;
+    CUdeviceptr buf;     /* tensors */
+    CUdeviceptr ref_buf; /* outputs: the reference's own copy */
+    union {
+        CUdeviceptr ptr;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        float f32;
+        double f64;
+    } value;
+} gpu_arg;
+
+struct gb_gpu {
+    gb_device_info info;
+    CUcontext ctx;
+    CUdevice dev;
+    CUstream stream;
+    CUevent start, stop;
+    CUmodule builtins;
+    CUfunction fill, compare, flush;
+    CUdeviceptr compare_out;
+    gpu_arg args[GB_MAX_ARGS];
+    int n_args;
+    uint64_t seed;
+    bool have_reference;
+    bool broken; /* a kernel faulted: the context is gone */
+    gb_err broken_err;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Marks the session unusable after a sticky error, so later calls say why. */
+static int note_fault(gb_gpu *gpu, int rc, gb_err *err)
+{
+    if (rc == GB_EFAULT && !gpu->broken) {
+        gpu->broken = true;
+        gb_err_copy(&gpu->broken_err, err);
+    }
+    return rc;
+}
+
+static int check_usable(gb_gpu *gpu, gb_err *err)
+{
+    if (!gpu->broken) return GB_OK;
+    return gb_err_set(err, GB_EFAULT, "the GPU context is unusable after an earlier fault (%s)",
+                      gpu->broken_err.msg);
+}
+
+static int load_builtins(gb_gpu *gpu, gb_err *err)
+{
+    gb_compile_req req = {
+        .source = gb_builtins_source,
+        .source_name = GB_BUILTINS_NAME,
+        .name_exprs = {"gb_fill"},
+        .n_name_exprs = 1,
+        .arch = gpu->info.arch,
+    };
+    gb_compile_out out;
+    int rc = gb_nvrtc_compile(&req, &out, err);
+    if (rc) return gb_err_prefix(err, "compiling the engine's own kernels for %s", gpu->info.arch);
+    GB_CU_CHECK(rc, err, gb_cu.cuModuleLoadData(&gpu->builtins, out.cubin));
+    GB_CU_CHECK(rc, err, gb_cu.cuModuleGetFunction(&gpu->fill, gpu->builtins, "gb_fill"));
+    GB_CU_CHECK(rc, err, gb_cu.cuModuleGetFunction(&gpu->compare, gpu->builtins, "gb_compare"));
+    GB_CU_CHECK(rc, err, gb_cu.cuModuleGetFunction(&gpu->flush, gpu->builtins, "gb_flush"));
+cleanup:
+    gb_compile_out_free(&out);
+    return rc;
+}
+
+static int open_context(gb_gpu *gpu, int ordinal, gb_err *err)
+{
+    int rc = GB_OK, count = 0;
+    GB_CU_CHECK(rc, err, gb_cu.cuDeviceGetCount(&count));
+    if (ordinal < 0 || ordinal >= count)
+        return gb_err_set(err, GB_ENOGPU, "no GPU with ordinal %d (the driver sees %d)", ordinal,
+                          count);
+    GB_CU_CHECK(rc, err, gb_cu.cuDeviceGet(&gpu->dev, ordinal));
+    GB_CU_CHECK(rc, err, gb_cu.cuDevicePrimaryCtxRetain(&gpu->ctx, gpu->dev));
+    GB_CU_CHECK(rc, err, gb_cu.cuCtxSetCurrent(gpu->ctx));
+    if ((rc = gb_device_query(ordinal, &gpu->info, err))) return rc;
+    GB_CU_CHECK(rc, err, gb_cu.cuStreamCreate(&gpu->stream, CU_STREAM_NON_BLOCKING));
+    GB_CU_CHECK(rc, err, gb_cu.cuEventCreate(&gpu->start, CU_EVENT_DEFAULT));
+    GB_CU_CHECK(rc, err, gb_cu.cuEventCreate(&gpu->stop, CU_EVENT_DEFAULT));
+    GB_CU_CHECK(rc, err, gb_cu.cuMemAlloc(&gpu->compare_out, sizeof(gb_compare_result)));
+cleanup:
+    return rc;
+}
+
+int gb_gpu_open(int ordinal, gb_gpu **out, gb_err *err)
+{
+    *out = NULL;
+    int rc = gb_driver_load(err);
+    if (rc) return rc;
+    gb_gpu *gpu = calloc(1, sizeof *gpu);
+    if (!gpu) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    if ((rc = open_context(gpu, ordinal, err)) || (rc = load_builtins(gpu, err))) {
+        gb_gpu_close(gpu);
+        return rc;
+    }
+    *out = gpu;
+    return GB_OK;
+}
+
+static void free_problem(gb_gpu *gpu)
+{
+    for (int i = 0; i < gpu->n_args; i++) {
+        if (gpu->args[i].buf) gb_cu.cuMemFree(gpu->args[i].buf);
+        if (gpu->args[i].ref_buf) gb_cu.cuMemFree(gpu->args[i].ref_buf);
+    }
+    memset(gpu->args, 0, sizeof gpu->args);
+    gpu->n_args = 0;
+    gpu->have_reference = false;
+}
+
+void gb_gpu_close(gb_gpu *gpu)
+{
+    if (!gpu) return;
+    if (gpu->ctx) {
+        gb_cu.cuCtxSetCurrent(gpu->ctx);
+        if (!gpu->broken) gb_cu.cuStreamSynchronize(gpu->stream);
+        free_problem(gpu);
+        if (gpu->compare_out) gb_cu.cuMemFree(gpu->compare_out);
+        if (gpu->builtins) gb_cu.cuModuleUnload(gpu->builtins);
+        if (gpu->start) gb_cu.cuEventDestroy(gpu->start);
+        if (gpu->stop) gb_cu.cuEventDestroy(gpu->stop);
+        if (gpu->stream) gb_cu.cuStreamDestroy(gpu->stream);
+        gb_cu.cuDevicePrimaryCtxRelease(gpu->dev);
+    }
+    free(gpu);
+}
+
+const gb_device_info *gb_gpu_device(const gb_gpu *gpu)
+{
+    return &gpu->info;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static uint32_t grid_for(uint64_t n)
+{
+    uint64_t blocks = (n + 255) / 256;
+    return blocks > 65535 ? 65535 : blocks ? (uint32_t)blocks : 1;
+}
+
+static int fill(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, gb_fill_mode mode,
+                uint64_t seed, gb_err *err)
+{
+    int dtype = arg->dtype, imode = mode, rc = GB_OK;
+    uint64_t n = (uint64_t)gb_arg_elements(arg);
+    double value = arg->init_value;
+    void *params[] = {&buf, &dtype, &n, &imode, &seed, &value};
+    GB_CU_CHECK(rc, err, gb_cu.cuLaunchKernel(gpu->fill, grid_for(n), 1, 1, 256, 1, 1, 0,
+                                              gpu->stream, params, NULL));
+cleanup:
+    return rc;
+}
+
+static gb_fill_mode fill_mode(gb_init init)
+{
+    switch (init) {
+    case GB_INIT_RANDN: return GB_FILL_RANDN;
+    case GB_INIT_RAND: return GB_FILL_RAND;
+    case GB_INIT_ZEROS: return GB_FILL_ZEROS;
+    case GB_INIT_ONES: return GB_FILL_ONES;
+    case GB_INIT_OUTPUT: return GB_FILL_POISON;
+    default: return GB_FILL_VALUE;
+    }
+}
+
+/* Fills every input from the seed and poisons every output (both copies). */
+static int reset_buffers(gb_gpu *gpu, gb_err *err)
+{
+    int rc = GB_OK;
+    for (int i = 0; i < gpu->n_args && rc == GB_OK; i++) {
+        gpu_arg *a = &gpu->args[i];
+        if (a->desc.kind != GB_ARG_TENSOR || gb_arg_elements(&a->desc) == 0) continue;
+        uint64_t seed = mix64(gpu->seed ^ mix64((uint64_t)i + 1));
+        rc = fill(gpu, a->buf, &a->desc, fill_mode(a->desc.init), seed, err);
+        if (rc == GB_OK && a->ref_buf) rc = fill(gpu, a->ref_buf, &a->desc, GB_FILL_POISON, 0, err);
+        if (rc) gb_err_prefix(err, "filling argument %d", i + 1);
+    }
+    return rc;
+}
+
+static void set_scalar(gpu_arg *a)
+{
+    switch (a->desc.dtype) {
+    case GB_DT_I32: a->value.i32 = (int32_t)a->desc.int_value; break;
+    case GB_DT_U32: a->value.u32 = (uint32_t)a->desc.int_value; break;
+    case GB_DT_I64: a->value.i64 = a->desc.int_value; break;
+    case GB_DT_F32: a->value.f32 = (float)a->desc.float_value; break;
+    default: a->value.f64 = a->desc.float_value; break;
+    }
+}
+
+static int alloc_arg(gpu_arg *a, int position, gb_err *err)
+{
+    size_t bytes = gb_arg_bytes(&a->desc);
+    int rc = GB_OK;
+    if (bytes == 0) return GB_OK;
+    GB_CU_CHECK(rc, err, gb_cu.cuMemAlloc(&a->buf, bytes));
+    if (a->desc.init == GB_INIT_OUTPUT) GB_CU_CHECK(rc, err, gb_cu.cuMemAlloc(&a->ref_buf, bytes));
+    a->value.ptr = a->buf;
+cleanup:
+    if (rc)
+        gb_err_prefix(err, "allocating argument %d (%s, %.1f MiB)", position,
+                      gb_dtype_name(a->desc.dtype), bytes / 1048576.0);
+    return rc;
+}
+
+int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t seed, gb_err *err)
+{
+    int rc = check_usable(gpu, err);
+    if (rc) return rc;
+    if (n_args < 0 || n_args > GB_MAX_ARGS)
+        return gb_err_set(err, GB_EINVAL, "%d arguments (at most %d)", n_args, GB_MAX_ARGS);
+    gb_cu.cuStreamSynchronize(gpu->stream);
+    free_problem(gpu);
+    gpu->seed = seed;
+    gpu->n_args = n_args;
+    for (int i = 0; i < n_args && rc == GB_OK; i++) {
+        gpu->args[i].desc = args[i];
+        if (args[i].kind == GB_ARG_TENSOR) rc = alloc_arg(&gpu->args[i], i + 1, err);
+        else set_scalar(&gpu->args[i]);
+    }
+    if (rc == GB_OK) rc = reset_buffers(gpu, err);
+    if (rc) free_problem(gpu);
+    return note_fault(gpu, rc, err);
+}
+
+/* ---- kernels ------------------------------------------------------------ */
+
+int gb_gpu_load(gb_gpu *gpu, const void *cubin, size_t cubin_bytes, const char *lowered_name,
+                uint32_t smem_bytes, gb_gpu_kernel **out, gb_err *err)
+{
+    (void)cubin_bytes; /* a cubin is an ELF image and carries its own size */
+    *out = NULL;
+    int rc = check_usable(gpu, err);
+    if (rc) return rc;
+    gb_gpu_kernel *k = calloc(1, sizeof *k);
+    if (!k) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    GB_CU_CHECK(rc, err, gb_cu.cuModuleLoadData(&k->module, cubin));
+    GB_CU_CHECK(rc, err, gb_cu.cuModuleGetFunction(&k->function, k->module, lowered_name));
+    if (gb_cu.cuFuncGetAttribute(&k->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k->function))
+        k->registers = -1;
+    if (smem_bytes > 48 * 1024)
+        GB_CU_CHECK(rc, err, gb_cu.cuFuncSetAttribute(k->function,
+                                                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                      (int)smem_bytes));
+    *out = k;
+    return GB_OK;
+cleanup:
+    gb_gpu_unload(gpu, k);
+    return note_fault(gpu, rc, err);
+}
+
+void gb_gpu_unload(gb_gpu *gpu, gb_gpu_kernel *kernel)
+{
+    (void)gpu; /* modules belong to the context the session keeps current */
+    if (!kernel) return;
+    if (kernel->module) gb_cu.cuModuleUnload(kernel->module);
+    free(kernel);
+}
+
+int gb_gpu_kernel_registers(const gb_gpu_kernel *kernel)
+{
+    return kernel->registers;
+}
+
+/* Launches with the problem's arguments; outputs named in check go to the
+ * reference's buffers when use_ref_outputs is set. */
+static int launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_ref_outputs,
+                  gb_err *err)
+{
+    void *params[GB_MAX_ARGS];
+    CUdeviceptr ref_ptrs[GB_MAX_ARGS];
+    for (int i = 0; i < gpu->n_args; i++) {
+        gpu_arg *a = &gpu->args[i];
+        params[i] = &a->value;
+        if (use_ref_outputs && a->ref_buf) {
+            ref_ptrs[i] = a->ref_buf;
+            params[i] = &ref_ptrs[i];
+        }
+    }
+    CUresult cr = gb_cu.cuLaunchKernel(k->function, l->grid[0], l->grid[1], l->grid[2],
+                                       l->block[0], l->block[1], l->block[2], l->smem_bytes,
+                                       gpu->stream, params, NULL);
+    if (cr != CUDA_SUCCESS) return gb_cu_fail(err, cr, "cuLaunchKernel");
+    return GB_OK;
+}
+
+static int sync(gb_gpu *gpu, gb_err *err)
+{
+    CUresult cr = gb_cu.cuStreamSynchronize(gpu->stream);
+    if (cr != CUDA_SUCCESS) return note_fault(gpu, gb_cu_fail(err, cr, "cuStreamSynchronize"), err);
+    return GB_OK;
+}
+
+int gb_gpu_run_reference(gb_gpu *gpu, gb_gpu_kernel *ref, const gb_launch *l, gb_err *err)
+{
+    int rc = check_usable(gpu, err);
+    if (rc == GB_OK) rc = reset_buffers(gpu, err);
+    if (rc == GB_OK) rc = launch(gpu, ref, l, true, err);
+    if (rc == GB_OK) rc = sync(gpu, err);
+    if (rc) return gb_err_prefix(err, "reference kernel");
+    gpu->have_reference = true;
+    return GB_OK;
+}
+
+static double bits_to_double(uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* Compares output argument pos with the reference's copy (or, with no reference,
+ * with itself, which flags exactly the NaNs) and folds the result into out. */
+static int compare_output(gb_gpu *gpu, int pos, const gb_check_spec *check, gb_check_result *out,
+                          gb_err *err)
+{
+    gpu_arg *a = &gpu->args[pos];
+    gb_compare_result host = {0, UINT64_MAX, 0, 0};
+    CUdeviceptr ref = gpu->have_reference ? a->ref_buf : a->buf;
+    int dtype = a->desc.dtype, rc = GB_OK;
+    uint64_t n = (uint64_t)gb_arg_elements(&a->desc);
+    double rtol = check->rtol, atol = check->atol;
+    void *params[] = {&a->buf, &ref, &dtype, &n, &rtol, &atol, &gpu->compare_out};
+    GB_CU_CHECK(rc, err, gb_cu.cuMemcpyHtoD(gpu->compare_out, &host, sizeof host));
+    GB_CU_CHECK(rc, err, gb_cu.cuLaunchKernel(gpu->compare, grid_for(n), 1, 1, 256, 1, 1, 0,
+                                              gpu->stream, params, NULL));
+    if ((rc = sync(gpu, err))) return rc;
+    GB_CU_CHECK(rc, err, gb_cu.cuMemcpyDtoH(&host, gpu->compare_out, sizeof host));
+    if (host.n_bad && out->first_bad_output < 0) {
+        out->first_bad_output = pos;
+        out->first_bad_index = (int64_t)host.first_bad;
+    }
+    out->n_bad += (int64_t)host.n_bad;
+    out->n_compared += (int64_t)n;
+    out->max_abs_err = fmax(out->max_abs_err, bits_to_double(host.max_abs_bits));
+    out->max_rel_err = fmax(out->max_rel_err, bits_to_double(host.max_rel_bits));
+cleanup:
+    return rc;
+}
+
+int gb_gpu_verify(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
+                  const gb_check_spec *check, gb_check_result *out, gb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->first_bad_output = -1;
+    out->checked = gpu->have_reference;
+    int rc = check_usable(gpu, err);
+    if (rc == GB_OK) rc = reset_buffers(gpu, err);
+    if (rc == GB_OK) rc = launch(gpu, kernel, l, false, err);
+    if (rc == GB_OK) rc = sync(gpu, err);
+    for (int i = 0; rc == GB_OK && i < check->n_outputs; i++) {
+        int pos = check->outputs[i];
+        if (pos < 0 || pos >= gpu->n_args || gpu->args[pos].desc.kind != GB_ARG_TENSOR)
+            return gb_err_set(err, GB_EINVAL, "check.outputs names argument %d, not a tensor",
+                              pos + 1);
+        rc = compare_output(gpu, pos, check, out, err);
+    }
+    return note_fault(gpu, rc, err);
+}
+
+/* ---- timing ------------------------------------------------------------- */
+
+gb_measure_opts gb_measure_defaults(void)
+{
+    return (gb_measure_opts){
+        .warmup_ms = 20.0,
+        .min_samples = 10,
+        .max_samples = 2000,
+        .max_ms = 1000.0,
+        .target_rel_ci = 0.005,
+    };
+}
+
+void gb_measurement_free(gb_measurement *m)
+{
+    if (!m) return;
+    free(m->samples_ms);
+    memset(m, 0, sizeof *m);
+}
+
+static int timed_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, double *out_ms,
+                        gb_err *err)
+{
+    int rc = GB_OK;
+    float ms = 0.0f;
+    GB_CU_CHECK(rc, err, gb_cu.cuEventRecord(gpu->start, gpu->stream));
+    if ((rc = launch(gpu, k, l, false, err))) return rc;
+    GB_CU_CHECK(rc, err, gb_cu.cuEventRecord(gpu->stop, gpu->stream));
+    GB_CU_CHECK(rc, err, gb_cu.cuEventSynchronize(gpu->stop));
+    GB_CU_CHECK(rc, err, gb_cu.cuEventElapsedTime(&ms, gpu->start, gpu->stop));
+    *out_ms = ms;
+cleanup:
+    return rc;
+}
+
+static int warm_up(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, double warmup_ms,
+                   gb_err *err)
+{
+    double start = now_ms(), ms;
+    int rc = GB_OK;
+    for (int i = 0; rc == GB_OK && (i < 3 || now_ms() - start < warmup_ms); i++)
+        rc = timed_launch(gpu, k, l, &ms, err);
+    return rc;
+}
+
+static bool done_sampling(const gb_measure_opts *o, const double *samples, int n, double start,
+                          bool *capped)
+{
+    gb_stats stats;
+    if (n >= o->min_samples && gb_stats_compute(samples, n, &stats) == GB_OK &&
+        gb_stats_rel_ci(&stats) <= o->target_rel_ci)
+        return true;
+    *capped = n >= o->max_samples || (n >= o->min_samples && now_ms() - start >= o->max_ms);
+    return *capped;
+}
+
+int gb_gpu_measure(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
+                   const gb_measure_opts *opts, gb_measurement *out, gb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = check_usable(gpu, err);
+    if (rc == GB_OK) rc = warm_up(gpu, kernel, l, opts->warmup_ms, err);
+    if (rc) return note_fault(gpu, rc, err);
+    if (!(out->samples_ms = malloc((size_t)opts->max_samples * sizeof(double))))
+        return gb_err_set(err, GB_ENOMEM, "out of memory");
+    double start = now_ms();
+    while (rc == GB_OK && !done_sampling(opts, out->samples_ms, out->n_samples, start, &out->capped))
+        rc = timed_launch(gpu, kernel, l, &out->samples_ms[out->n_samples++], err);
+    out->wall_ms = now_ms() - start;
+    if (rc == GB_OK) rc = gb_stats_compute(out->samples_ms, out->n_samples, &out->stats);
+    if (rc) gb_measurement_free(out);
+    return note_fault(gpu, rc, err);
+}

@@ -1,0 +1,99 @@
+/*
+ * What a kernel launch needs, described without CUDA types: element types, the
+ * argument list (tensors with their initialisation, and scalars), the launch
+ * geometry and what to compare against the reference. The tuner fills these from
+ * the script; the GPU side (engine/gpu.c, and the worker process) acts on them.
+ */
+#ifndef GB_ENGINE_SPEC_H
+#define GB_ENGINE_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GB_MAX_ARGS 32
+#define GB_MAX_DIMS 8
+
+typedef enum gb_dtype {
+    GB_DT_F64,
+    GB_DT_F32,
+    GB_DT_F16,
+    GB_DT_BF16,
+    GB_DT_FP8_E4M3,
+    GB_DT_FP8_E5M2,
+    GB_DT_I8,
+    GB_DT_U8,
+    GB_DT_I32,
+    GB_DT_U32,
+    GB_DT_I64,
+    GB_DT_COUNT,
+} gb_dtype;
+
+/* "f32", "bf16", ...; NULL for an invalid value. */
+const char *gb_dtype_name(gb_dtype dtype);
+/* 0 and *out set when name is a dtype, GB_EINVAL otherwise. */
+int gb_dtype_parse(const char *name, gb_dtype *out);
+size_t gb_dtype_bytes(gb_dtype dtype);
+bool gb_dtype_is_float(gb_dtype dtype);
+
+/* How a tensor starts. OUTPUT buffers are filled with NaN (0xFF bytes for integer
+ * types) before every checked launch, so an element the kernel never writes fails. */
+typedef enum gb_init {
+    GB_INIT_RANDN,
+    GB_INIT_RAND,
+    GB_INIT_ZEROS,
+    GB_INIT_ONES,
+    GB_INIT_OUTPUT,
+    GB_INIT_VALUE,
+} gb_init;
+
+const char *gb_init_name(gb_init init);
+int gb_init_parse(const char *name, gb_init *out);
+
+typedef enum gb_arg_kind { GB_ARG_TENSOR, GB_ARG_SCALAR } gb_arg_kind;
+
+/* Scalars are i32, u32, i64, f32 or f64; the value is kept as the widest type of its
+ * family and narrowed when the launch packs it. */
+typedef struct gb_arg {
+    gb_arg_kind kind;
+    gb_dtype dtype;
+    int n_dims; /* tensor */
+    int64_t dims[GB_MAX_DIMS];
+    gb_init init;
+    double init_value; /* GB_INIT_VALUE */
+    int64_t int_value; /* integer scalar */
+    double float_value; /* floating scalar */
+} gb_arg;
+
+/* Elements of a tensor argument (product of its dims). */
+int64_t gb_arg_elements(const gb_arg *arg);
+/* Bytes of a tensor argument. */
+size_t gb_arg_bytes(const gb_arg *arg);
+
+typedef struct gb_launch {
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t smem_bytes; /* dynamic shared memory */
+} gb_launch;
+
+/* Which arguments are compared with the reference, and how closely:
+ * |x - r| <= atol + rtol * |r|, and NaN never passes. */
+typedef struct gb_check_spec {
+    int n_outputs;
+    int outputs[GB_MAX_ARGS]; /* 0-based argument positions */
+    double rtol;
+    double atol;
+} gb_check_spec;
+
+/* The outcome of comparing one variant's outputs with the reference's. */
+typedef struct gb_check_result {
+    bool checked;         /* false when there was no reference */
+    int64_t n_bad;        /* elements outside the tolerance (NaN included) */
+    int64_t n_compared;
+    double max_abs_err;   /* over all compared elements, NaN excluded */
+    double max_rel_err;
+    int first_bad_output; /* argument position of the first failing output, or -1 */
+    int64_t first_bad_index;
+} gb_check_result;
+
+#endif

@@ -1,0 +1,58 @@
+-- Tune a register-tiled fp32 GEMM (templates/sgemm.cuh) over a few square sizes
+-- and one awkward size that is a multiple of no tile, checking every variant
+-- against a reference that accumulates in double.
+--
+--   gpubench-tune examples/gemm.lua            tune, print a table, fill the cache
+--   gpubench-tune examples/gemm.lua --force    tune again even where cached
+--   gpubench-tune examples/gemm.lua --compile-only
+
+local gb = require "gpubench"
+
+local reference = gb.kernel {
+  name  = "gemm_f32_ref",
+  source = gb.template "gemm_ref.cuh",
+  entry = "gemm_ref_f32",
+  grid  = function(c, s) return { gb.cdiv(s.N, 16), gb.cdiv(s.M, 16) } end,
+  block = { 16, 16 },
+}
+
+local gemm = gb.kernel {
+  name   = "gemm_f32",
+  source = gb.template "sgemm.cuh",
+  entry  = "sgemm<${BM},${BN},${BK},${TM},${TN}>",
+  params = {
+    BM = { 64, 128 }, BN = { 64, 128 }, BK = { 8, 16, 32 },
+    TM = { 4, 8 },    TN = { 4, 8 },
+  },
+  constraints = {
+    -- a block of 64 to 1024 threads
+    function(c) local t = (c.BM // c.TM) * (c.BN // c.TN); return t >= 64 and t <= 1024 end,
+    -- both tiles fit the 48 KiB of static shared memory
+    function(c) return 4 * c.BK * (c.BM + c.BN) <= 48 * 1024 end,
+  },
+  args = function(s) return {
+    gb.tensor("f32", { s.M, s.K }, "randn"),
+    gb.tensor("f32", { s.K, s.N }, "randn"),
+    gb.tensor("f32", { s.M, s.N }, "output"),
+    gb.i32(s.M), gb.i32(s.N), gb.i32(s.K),
+  } end,
+  grid  = function(c, s) return { gb.cdiv(s.N, c.BN), gb.cdiv(s.M, c.BM) } end,
+  block = function(c, s) return { (c.BM // c.TM) * (c.BN // c.TN) } end,
+  reference = reference,
+  -- fp32 sums of K products differ from the double reference by about
+  -- sqrt(K) * 2^-24 * |partial sums|: 1e-3 absolute covers K up to 4096
+  check = { outputs = { 3 }, rtol = 1e-3, atol = 1e-3 },
+  flops = function(s) return 2 * s.M * s.N * s.K end,
+  bytes = function(s) return 4 * (s.M * s.K + s.K * s.N + s.M * s.N) end,
+  key   = { "M", "N", "K" },
+}
+
+gb.tune(gemm, {
+  shapes = {
+    { M = 1024, N = 1024, K = 1024 },
+    { M = 2048, N = 2048, K = 2048 },
+    { M = 4096, N = 4096, K = 4096 },
+    { M = 1999, N = 1531, K = 1021 },   -- a multiple of no tile size, odd: the scalar path
+  },
+  baseline = "reference",               -- also time the reference: the "vs ref" column
+})

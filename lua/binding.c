@@ -1,0 +1,461 @@
+#include "lua/binding.h"
+
+#include "cache/record.h"
+#include "lua/internal.h"
+#include "report/table.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef GB_VERSION
+#define GB_VERSION "0.0.0"
+#endif
+
+extern const char gb_prelude_source[];
+extern const unsigned long gb_prelude_source_len;
+
+static const char HOST_KEY[] = "gpubench.host";
+static const char ERROR_MT[] = "gpubench.error";
+
+static gb_lua_host *get_host(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, HOST_KEY);
+    gb_lua_host *host = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return host;
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static int traceback(lua_State *L)
+{
+    if (luaL_testudata(L, 1, ERROR_MT) || lua_istable(L, 1)) return 1; /* engine errors */
+    const char *msg = lua_tostring(L, 1);
+    if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    if (strstr(msg, "\nstack traceback:")) return 1; /* a hook's error, already traced */
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+int gb_lua_pcall(lua_State *L, int nargs, int nresults, gb_err *err)
+{
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, traceback);
+    lua_insert(L, base);
+    int status = lua_pcall(L, nargs, nresults, base);
+    lua_remove(L, base);
+    if (status == LUA_OK) return GB_OK;
+    const char *msg = lua_tostring(L, -1);
+    gb_err_set(err, GB_ESCRIPT, "%s", msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+    return GB_ESCRIPT;
+}
+
+/* "file:line: " of the innermost frame that is the script's, not the prelude's. */
+static void script_where(lua_State *L, luaL_Buffer *b)
+{
+    lua_Debug ar;
+    for (int level = 1; lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+        if (strcmp(ar.source, "=gpubench") == 0) continue;
+        lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+        luaL_addvalue(b);
+        return;
+    }
+}
+
+int gb_lua_raise(lua_State *L, const gb_err *err)
+{
+    if (err->code == GB_ESCRIPT) {
+        lua_pushstring(L, err->msg);
+        return lua_error(L);
+    }
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, err->code);
+    lua_setfield(L, -2, "code");
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    script_where(L, &b);
+    luaL_addstring(&b, err->msg);
+    luaL_pushresult(&b);
+    lua_setfield(L, -2, "message");
+    luaL_setmetatable(L, ERROR_MT);
+    return lua_error(L);
+}
+
+static int error_tostring(lua_State *L)
+{
+    lua_getfield(L, 1, "message");
+    return 1;
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+void gb_lua_push_value(lua_State *L, const gb_value *v)
+{
+    switch (v->kind) {
+    case GB_VAL_INT: lua_pushinteger(L, v->i); break;
+    case GB_VAL_NUM: lua_pushnumber(L, v->num); break;
+    case GB_VAL_STR: lua_pushstring(L, v->str); break;
+    default: lua_pushboolean(L, v->b); break;
+    }
+}
+
+int gb_lua_to_value(lua_State *L, int idx, gb_value *out)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+        *out = lua_isinteger(L, idx) ? gb_value_int(lua_tointeger(L, idx))
+                                     : gb_value_num(lua_tonumber(L, idx));
+        return GB_OK;
+    case LUA_TBOOLEAN: *out = gb_value_bool(lua_toboolean(L, idx)); return GB_OK;
+    case LUA_TSTRING: return gb_value_str(lua_tostring(L, idx), out);
+    default: return GB_EINVAL;
+    }
+}
+
+void gb_lua_push_fields(lua_State *L, const gb_fields *f)
+{
+    lua_createtable(L, 0, f->n);
+    for (int i = 0; i < f->n; i++) {
+        gb_lua_push_value(L, &f->values[i]);
+        lua_setfield(L, -2, f->names[i]);
+    }
+}
+
+int gb_lua_to_fields(lua_State *L, int idx, gb_fields *out, gb_err *err)
+{
+    idx = lua_absindex(L, idx);
+    *out = (gb_fields){0};
+    int rc = GB_OK;
+    lua_pushnil(L);
+    while (rc == GB_OK && lua_next(L, idx)) {
+        gb_value v;
+        if (lua_type(L, -2) != LUA_TSTRING || gb_lua_to_value(L, -1, &v) != GB_OK)
+            rc = gb_err_set(err, GB_EINVAL, "fields must map names to numbers, strings or booleans");
+        else if ((rc = gb_fields_set(out, lua_tostring(L, -2), &v)))
+            gb_err_set(err, rc, "out of memory");
+        if (rc == GB_OK) gb_value_free(&v);
+        lua_pop(L, rc == GB_OK ? 1 : 2);
+    }
+    if (rc) gb_fields_free(out);
+    return rc;
+}
+
+/* ---- the GPU, when there is one ----------------------------------------- */
+
+/* Opens the executor the first time; without a GPU, switches the host to
+ * compiling only (or fails, with --require-gpu). */
+static int ensure_gpu(gb_lua_host *host, gb_device_info *info, gb_err *err)
+{
+    if (host->gpu_missing || host->tuner.compile_only) return GB_ENOGPU;
+    int rc = GB_OK;
+    if (!host->tuner.exec) rc = host->open_exec(host->open_exec_ctx, &host->tuner.exec, err);
+    gb_device_info scratch;
+    if (rc == GB_OK) rc = gb_exec_device(host->tuner.exec, info ? info : &scratch, err);
+    if ((rc == GB_ENODRIVER || rc == GB_ENOGPU) && !host->require_gpu) {
+        host->gpu_missing = true;
+        gb_err_copy(&host->gpu_missing_err, err);
+        if (host->tuner.log)
+            fprintf(host->tuner.log, "gpubench: %s; compiling only, timing needs a GPU\n", err->msg);
+        return GB_ENOGPU;
+    }
+    return rc;
+}
+
+/* ---- core functions ----------------------------------------------------- */
+
+static int to_shapes(lua_State *L, int idx, gb_fields **out, int *out_n, gb_err *err)
+{
+    int n = (int)luaL_len(L, idx), rc = GB_OK;
+    gb_fields *shapes = calloc((size_t)(n ? n : 1), sizeof *shapes);
+    if (!shapes) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    for (int i = 0; i < n && rc == GB_OK; i++) {
+        lua_rawgeti(L, idx, i + 1);
+        rc = gb_lua_to_fields(L, -1, &shapes[i], err);
+        lua_pop(L, 1);
+    }
+    *out = shapes;
+    *out_n = n;
+    return rc;
+}
+
+static void free_shapes(gb_fields *shapes, int n)
+{
+    for (int i = 0; shapes && i < n; i++)
+        gb_fields_free(&shapes[i]);
+    free(shapes);
+}
+
+static gb_tune_request read_request(lua_State *L, int idx)
+{
+    gb_tune_request req = {0};
+    lua_getfield(L, idx, "evals");
+    req.max_evals = lua_tointeger(L, -1);
+    lua_getfield(L, idx, "seconds");
+    req.max_seconds = lua_tonumber(L, -1);
+    lua_getfield(L, idx, "baseline");
+    req.baseline = lua_toboolean(L, -1);
+    lua_pop(L, 3);
+    return req;
+}
+
+static void tally(gb_lua_host *host, const gb_tuner_opts *opts, const gb_tune_result *result)
+{
+    host->n_tuned++;
+    for (int i = 0; i < result->n_shapes; i++) {
+        const gb_shape_result *s = &result->shapes[i];
+        if (opts->compile_only ? s->n_status[GB_TRIAL_COMPILE_ERROR] > 0 && s->n_compiled == 0
+                               : !s->has_best)
+            host->n_shapes_failed++;
+    }
+}
+
+/* core.tune(kernel, shapes, {evals=, seconds=, baseline=}) -> results */
+static int core_tune(lua_State *L)
+{
+    gb_lua_host *host = get_host(L);
+    gb_kernel_def *def = NULL;
+    gb_fields *shapes = NULL;
+    gb_tune_result result = {0};
+    gb_err err = {0};
+    int n_shapes = 0;
+    gb_tune_request req = read_request(L, 3);
+    int rc = gb_lua_kernel_def(L, 1, &def, &err);
+    if (rc == GB_OK) rc = to_shapes(L, 2, &shapes, &n_shapes, &err);
+    if (rc == GB_OK) {
+        rc = ensure_gpu(host, NULL, &err);
+        if (rc == GB_ENOGPU && host->gpu_missing) rc = GB_OK;
+    }
+    gb_tuner_opts opts = host->tuner;
+    opts.compile_only = opts.compile_only || host->gpu_missing;
+    if (opts.compile_only) opts.exec = NULL;
+    req.shapes = shapes;
+    req.n_shapes = n_shapes;
+    if (rc == GB_OK) rc = gb_tune(&opts, def, &req, &result, &err);
+    if (rc == GB_OK) {
+        tally(host, &opts, &result);
+        if (host->out) gb_report_tune(host->out, def->name, &result, opts.compile_only);
+        gb_lua_push_results(L, &result);
+    }
+    gb_tune_result_free(&result);
+    free_shapes(shapes, n_shapes);
+    gb_lua_kernel_free(def);
+    return rc ? gb_lua_raise(L, &err) : 1;
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void push_device(lua_State *L, const gb_device_info *d)
+{
+    lua_createtable(L, 0, 16);
+    lua_pushstring(L, d->name);
+    lua_setfield(L, -2, "name");
+    lua_pushfstring(L, "%d.%d", d->cc_major, d->cc_minor);
+    lua_setfield(L, -2, "cc");
+    lua_pushstring(L, d->arch);
+    lua_setfield(L, -2, "arch");
+    set_int(L, "cc_major", d->cc_major);
+    set_int(L, "cc_minor", d->cc_minor);
+    set_int(L, "sms", d->sms);
+    set_int(L, "smem_per_block_optin", d->smem_per_block_optin);
+    set_int(L, "smem_per_sm", d->smem_per_sm);
+    set_int(L, "regs_per_sm", d->regs_per_sm);
+    set_int(L, "l2_bytes", d->l2_bytes);
+    set_int(L, "mem_bytes", d->mem_bytes);
+    set_int(L, "sm_clock_mhz", d->sm_clock_khz / 1000);
+    set_int(L, "mem_clock_mhz", d->mem_clock_khz / 1000);
+    set_int(L, "bus_width_bits", d->bus_width_bits);
+    set_int(L, "driver", d->driver_version);
+    lua_pushnumber(L, d->peak_gbps);
+    lua_setfield(L, -2, "peak_gbps");
+}
+
+/* core.device() -> table, or nil and the reason when there is no GPU */
+static int core_device(lua_State *L)
+{
+    gb_lua_host *host = get_host(L);
+    gb_device_info info;
+    gb_err err = {0};
+    int rc = ensure_gpu(host, &info, &err);
+    if (rc == GB_ENOGPU && (host->gpu_missing || host->tuner.compile_only)) {
+        lua_pushnil(L);
+        lua_pushstring(L, host->gpu_missing ? host->gpu_missing_err.msg : "--compile-only");
+        return 2;
+    }
+    if (rc) return gb_lua_raise(L, &err);
+    push_device(L, &info);
+    return 1;
+}
+
+static int read_best(gb_lua_host *host, const gb_kernel_def *def, gb_fields *shape,
+                     gb_best_record *out, gb_err *err)
+{
+    gb_device_info info;
+    gb_record_id id = {.kernel = def->name, .shape = *shape};
+    char fp[33], device[320];
+    gb_key key;
+    gb_json *json = NULL;
+    int rc = ensure_gpu(host, &info, err);
+    if (rc == GB_OK) rc = gb_tune_kernel_fingerprint(def, fp, err);
+    if (rc) return rc;
+    gb_device_fingerprint(&info, device, sizeof device);
+    id.kernel_fp = fp;
+    id.device = device;
+    if (gb_record_best_key(&id, &key)) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    if (!host->tuner.cache) return GB_ENOTFOUND;
+    rc = gb_cache_get_json(host->tuner.cache, GB_DB_BEST, &key, &json, err);
+    if (rc == GB_OK) rc = gb_best_record_read(json, out, err);
+    gb_json_free(json);
+    return rc;
+}
+
+/* core.best(kernel, shape) -> config table or nil */
+static int core_best(lua_State *L)
+{
+    gb_lua_host *host = get_host(L);
+    gb_kernel_def *def = NULL;
+    gb_fields shape = {0}, key = {0};
+    gb_best_record rec = {0};
+    gb_err err = {0};
+    int rc = gb_lua_kernel_def(L, 1, &def, &err);
+    if (rc == GB_OK) rc = gb_lua_to_fields(L, 2, &shape, &err);
+    if (rc == GB_OK) rc = gb_tune_key_fields(def, &shape, &key, &err);
+    if (rc == GB_OK) rc = read_best(host, def, &key, &rec, &err);
+    if (rc == GB_OK) gb_lua_push_fields(L, &rec.config);
+    else lua_pushnil(L);
+    gb_best_record_free(&rec);
+    gb_fields_free(&shape);
+    gb_fields_free(&key);
+    gb_lua_kernel_free(def);
+    if (rc && rc != GB_ENOTFOUND && rc != GB_ENOGPU) return gb_lua_raise(L, &err);
+    return 1;
+}
+
+static int core_template_path(lua_State *L)
+{
+    gb_lua_host *host = get_host(L);
+    lua_createtable(L, host->n_template_path, 0);
+    for (int i = 0; i < host->n_template_path; i++) {
+        lua_pushstring(L, host->template_path[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static int open_core(lua_State *L)
+{
+    static const luaL_Reg fns[] = {
+        {"tune", core_tune},
+        {"device", core_device},
+        {"best", core_best},
+        {"template_path", core_template_path},
+        {NULL, NULL},
+    };
+    luaL_newlib(L, fns);
+    lua_pushstring(L, GB_VERSION);
+    lua_setfield(L, -2, "version");
+    return 1;
+}
+
+/* require "gpubench": runs the embedded prelude and keeps its type tables. */
+static int open_gpubench(lua_State *L)
+{
+    if (luaL_loadbufferx(L, gb_prelude_source, gb_prelude_source_len, "=gpubench", "t"))
+        return lua_error(L);
+    lua_call(L, 0, 1);
+    lua_getfield(L, -1, "_Tensor");
+    lua_setfield(L, LUA_REGISTRYINDEX, "gpubench.Tensor");
+    lua_getfield(L, -1, "_Scalar");
+    lua_setfield(L, LUA_REGISTRYINDEX, "gpubench.Scalar");
+    return 1;
+}
+
+int gb_lua_new(gb_lua_host *host, lua_State **out, gb_err *err)
+{
+    lua_State *L = luaL_newstate();
+    if (!L) return gb_err_set(err, GB_ENOMEM, "cannot create a Lua state");
+    luaL_openlibs(L);
+    lua_pushlightuserdata(L, host);
+    lua_setfield(L, LUA_REGISTRYINDEX, HOST_KEY);
+    luaL_newmetatable(L, ERROR_MT);
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, open_core);
+    lua_setfield(L, -2, "gpubench.core");
+    lua_pushcfunction(L, open_gpubench);
+    lua_setfield(L, -2, "gpubench");
+    lua_pop(L, 1);
+    *out = L;
+    return GB_OK;
+}
+
+/* Turns the error value on top of the stack into err and pops it. */
+static int take_error(lua_State *L, gb_err *err)
+{
+    int code = GB_ESCRIPT;
+    if (luaL_testudata(L, -1, ERROR_MT) || lua_istable(L, -1)) {
+        lua_getfield(L, -1, "code");
+        if (lua_isinteger(L, -1)) code = (int)lua_tointeger(L, -1);
+        lua_getfield(L, -2, "message");
+        gb_err_set(err, code, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "error");
+        lua_pop(L, 3);
+        return code;
+    }
+    const char *msg = lua_tostring(L, -1);
+    gb_err_set(err, code, "%s", msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+    return code;
+}
+
+static int protected_call(lua_State *L, int nargs, gb_err *err)
+{
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, traceback);
+    lua_insert(L, base);
+    int status = lua_pcall(L, nargs, 0, base);
+    lua_remove(L, base);
+    return status == LUA_OK ? GB_OK : take_error(L, err);
+}
+
+int gb_lua_run(lua_State *L, const char *path, int argc, char **argv, gb_err *err)
+{
+    lua_createtable(L, argc, 1);
+    lua_pushstring(L, path);
+    lua_rawseti(L, -2, 0);
+    for (int i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setglobal(L, "arg");
+    if (luaL_loadfile(L, path) != LUA_OK) return take_error(L, err);
+    int rc = protected_call(L, 0, err);
+    if (rc) return rc;
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "gpubench");
+    if ((rc = protected_call(L, 1, err))) return rc;
+    /* require left nothing (nresults 0); fetch the module from package.loaded. */
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_getfield(L, -1, "gpubench");
+    lua_getfield(L, -1, "_run_declared");
+    lua_remove(L, -2);
+    lua_remove(L, -2);
+    return protected_call(L, 0, err);
+}
+
+void gb_lua_close(lua_State *L, gb_lua_host *host)
+{
+    if (L) lua_close(L);
+    if (host) {
+        gb_exec_destroy(host->tuner.exec);
+        host->tuner.exec = NULL;
+    }
+}

@@ -1,0 +1,48 @@
+/*
+ * The Lua binding: a Lua 5.4 state with `require "gpubench"` (the prelude
+ * lua/gpubench.lua, embedded) and its C core `gpubench.core`, wired to a host
+ * that owns the cache, the executor and the options of the command line.
+ *
+ * Scripts run under one protected call. A script error comes back as GB_ESCRIPT
+ * with "file:line: message" and a traceback; an error of the engine (no GPU, a
+ * broken cache) comes back with its own code, so the front end can pick the exit
+ * status.
+ */
+#ifndef GB_LUA_BINDING_H
+#define GB_LUA_BINDING_H
+
+#include "base/error.h"
+#include "engine/exec.h"
+#include "tuner/tune.h"
+
+#include <lua.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct gb_lua_host {
+    gb_tuner_opts tuner;   /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
+    /* Starts the executor the first time the GPU is needed. */
+    int (*open_exec)(void *ctx, gb_exec **out, gb_err *err);
+    void *open_exec_ctx;
+    bool require_gpu;      /* no GPU is an error, not a switch to compiling only */
+    const char *const *template_path;
+    int n_template_path;
+    FILE *out;             /* result tables; NULL for none */
+    /* Filled as the script runs. */
+    int n_tuned;           /* gb.tune calls that completed */
+    int n_shapes_failed;   /* shapes left with no valid variant */
+    bool gpu_missing;      /* timing was skipped for want of a GPU */
+    gb_err gpu_missing_err;
+} gb_lua_host;
+
+/* A new state with the standard libraries and gpubench preloaded. */
+int gb_lua_new(gb_lua_host *host, lua_State **out, gb_err *err);
+
+/* Runs the script at path with arg = {[0]=path, argv...}; after it, tunes the
+ * kernels it declared with shapes if it never called gb.tune. */
+int gb_lua_run(lua_State *L, const char *path, int argc, char **argv, gb_err *err);
+
+/* Closes the state and the executor the host opened. */
+void gb_lua_close(lua_State *L, gb_lua_host *host);
+
+#endif

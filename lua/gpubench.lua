@@ -1,0 +1,497 @@
+-- gpubench: the Lua side of the contract (docs/lua-api.md).
+--
+-- This prelude is embedded in the binaries and loaded as `require "gpubench"`.
+-- It builds and checks the script's objects (kernels, tensors, scalars, shape
+-- lists) and hands them to the C core (`gpubench.core`), which compiles, runs and
+-- caches. Every error about the script is raised at the script's own line: `fail`
+-- looks up the stack for the first frame that is not this file.
+
+local core = require "gpubench.core"
+
+local gb = {}
+local PRELUDE = debug.getinfo(1, "S").source
+
+-- The position "file:line: " of the innermost script frame on the stack.
+local function where()
+  for level = 2, 64 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.source ~= PRELUDE and info.what ~= "C" and info.currentline > 0 then
+      return info.short_src .. ":" .. info.currentline .. ": "
+    end
+  end
+  return ""
+end
+
+local function fail(fmt, ...)
+  error(where() .. string.format(fmt, ...), 0)
+end
+gb._fail = fail
+
+local function describe(v)
+  local t = math.type(v) or type(v)
+  if t == "string" then return string.format("string %q", v) end
+  if t == "integer" or t == "float" then return t .. " " .. tostring(v) end
+  return t
+end
+
+local function is_list(t)
+  if type(t) ~= "table" then return false end
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  return n == #t
+end
+
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  return keys
+end
+
+local function check_list_of(what, v, elem_type)
+  if not is_list(v) then fail("%s must be a list, got %s", what, describe(v)) end
+  for i, x in ipairs(v) do
+    if type(x) ~= elem_type then
+      fail("%s[%d] must be a %s, got %s", what, i, elem_type, describe(x))
+    end
+  end
+  return v
+end
+
+-- Typed objects carry a metatable, so a plain table is never taken for one.
+local Tensor = { __name = "gpubench.tensor" }
+local Scalar = { __name = "gpubench.scalar" }
+local Template = { __name = "gpubench.template" }
+local Kernel = { __name = "gpubench.kernel" }
+local Same = { __name = "gpubench.same" }
+
+-- ---- dtypes, tensors and scalars ---------------------------------------------
+
+local DTYPES = { "f64", "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i8", "u8", "i32", "u32", "i64" }
+local INITS = { "randn", "rand", "zeros", "ones", "output" }
+local function member(list, x)
+  for _, y in ipairs(list) do if y == x then return true end end
+  return false
+end
+
+function gb.tensor(dtype, dims, init)
+  if not member(DTYPES, dtype) then
+    fail("gb.tensor: unknown dtype %s (one of: %s)", describe(dtype), table.concat(DTYPES, " "))
+  end
+  if type(dims) == "number" then dims = { dims } end
+  if not is_list(dims) or #dims == 0 or #dims > 8 then
+    fail("gb.tensor: dims must be a list of 1 to 8 sizes, got %s", describe(dims))
+  end
+  for i, d in ipairs(dims) do
+    local n = math.tointeger(d)
+    if not n or n < 0 then
+      fail("gb.tensor: dims[%d] must be a non-negative integer, got %s", i, describe(d))
+    end
+  end
+  init = init == nil and "output" or init
+  if type(init) ~= "number" and not member(INITS, init) then
+    fail("gb.tensor: init must be a number or one of %s, got %s", table.concat(INITS, " "), describe(init))
+  end
+  local copy = {}
+  for i, d in ipairs(dims) do copy[i] = math.tointeger(d) end
+  return setmetatable({ dtype = dtype, dims = copy, init = init }, Tensor)
+end
+
+local INT_RANGES = {
+  i32 = { -2147483648, 2147483647 },
+  u32 = { 0, 4294967295 },
+  i64 = { math.mininteger, math.maxinteger },
+}
+
+local function integer_scalar(dtype)
+  return function(v)
+    local iv = math.tointeger(v)
+    local range = INT_RANGES[dtype]
+    if not iv or iv < range[1] or iv > range[2] then
+      fail("gb.%s: expected an integer in [%d, %d], got %s", dtype, range[1], range[2], describe(v))
+    end
+    return setmetatable({ dtype = dtype, value = iv }, Scalar)
+  end
+end
+
+local function float_scalar(dtype)
+  return function(v)
+    if type(v) ~= "number" then fail("gb.%s: expected a number, got %s", dtype, describe(v)) end
+    return setmetatable({ dtype = dtype, value = v + 0.0 }, Scalar)
+  end
+end
+
+gb.i32, gb.u32, gb.i64 = integer_scalar "i32", integer_scalar "u32", integer_scalar "i64"
+gb.f32, gb.f64 = float_scalar "f32", float_scalar "f64"
+
+function gb.cdiv(a, b)
+  if math.type(a) ~= "integer" or math.type(b) ~= "integer" or b <= 0 then
+    fail("gb.cdiv: expected integers a >= 0 and b > 0, got %s and %s", describe(a), describe(b))
+  end
+  return (a + b - 1) // b
+end
+
+-- ---- shapes -------------------------------------------------------------------
+
+function gb.same(field)
+  if type(field) ~= "string" then fail("gb.same: expected a field name, got %s", describe(field)) end
+  return setmetatable({ field = field }, Same)
+end
+
+function gb.pow2(a, b)
+  if math.type(a) ~= "integer" or math.type(b) ~= "integer" or a < 0 or b < a or b > 62 then
+    fail("gb.pow2: expected integers 0 <= a <= b <= 62, got %s and %s", describe(a), describe(b))
+  end
+  local out = {}
+  for e = a, b do out[#out + 1] = 1 << e end
+  return out
+end
+
+function gb.range(a, b, step)
+  step = step or 1
+  if type(a) ~= "number" or type(b) ~= "number" or type(step) ~= "number" or step == 0 then
+    fail("gb.range: expected numbers a, b and a non-zero step")
+  end
+  local out = {}
+  for v = a, b, step do out[#out + 1] = v end
+  if #out > 1000000 then fail("gb.range: %d values is too many", #out) end
+  return out
+end
+
+local function as_values(what, v)
+  if type(v) == "table" and getmetatable(v) == nil then
+    if not is_list(v) or #v == 0 then fail("%s must be a value or a non-empty list of values", what) end
+    return v
+  end
+  return { v }
+end
+
+-- The cartesian product of the fields' values; later names vary fastest.
+function gb.sweep(spec)
+  if type(spec) ~= "table" then fail("gb.sweep: expected a table of fields, got %s", describe(spec)) end
+  local names, tied = {}, {}
+  for _, name in ipairs(sorted_keys(spec)) do
+    local v = spec[name]
+    if getmetatable(v) == Same then
+      if spec[v.field] == nil then fail("gb.sweep: field %s is tied to %s, which is not in the sweep", name, v.field) end
+      tied[name] = v.field
+    else
+      names[#names + 1] = name
+      spec[name] = as_values("gb.sweep: field " .. name, v)
+    end
+  end
+  local shapes = { {} }
+  for _, name in ipairs(names) do
+    local grown = {}
+    for _, s in ipairs(shapes) do
+      for _, v in ipairs(spec[name]) do
+        local t = {}
+        for k, x in pairs(s) do t[k] = x end
+        t[name] = v
+        grown[#grown + 1] = t
+      end
+    end
+    shapes = grown
+  end
+  for _, s in ipairs(shapes) do
+    for name, field in pairs(tied) do
+      if getmetatable(spec[field]) == Same then fail("gb.sweep: field %s is tied to another tied field", name) end
+      s[name] = s[field]
+    end
+  end
+  return shapes
+end
+
+function gb.zip(spec)
+  if type(spec) ~= "table" then fail("gb.zip: expected a table of lists, got %s", describe(spec)) end
+  local n
+  for _, name in ipairs(sorted_keys(spec)) do
+    local list = as_values("gb.zip: field " .. name, spec[name])
+    if n and #list ~= n then fail("gb.zip: field %s has %d values, others have %d", name, #list, n) end
+    n = #list
+    spec[name] = list
+  end
+  local shapes = {}
+  for i = 1, n or 0 do
+    local s = {}
+    for name, list in pairs(spec) do s[name] = list[i] end
+    shapes[i] = s
+  end
+  return shapes
+end
+
+local function check_shapes(what, shapes)
+  if not is_list(shapes) or #shapes == 0 then
+    fail("%s must be a non-empty list of shape tables (gb.sweep, gb.zip or a plain list)", what)
+  end
+  for i, s in ipairs(shapes) do
+    if type(s) ~= "table" then fail("%s[%d] must be a table of fields, got %s", what, i, describe(s)) end
+    for k, v in pairs(s) do
+      local t = type(v)
+      if type(k) ~= "string" or (t ~= "number" and t ~= "string" and t ~= "boolean") then
+        fail("%s[%d]: field %s must be a number, string or boolean", what, i, tostring(k))
+      end
+    end
+  end
+  return shapes
+end
+
+-- ---- templates and kernels ------------------------------------------------------
+
+local function dirname(path)
+  return path:match("^(.*)/[^/]*$") or "."
+end
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- The folder of the script that is calling us.
+local function script_dir()
+  for level = 2, 64 do
+    local info = debug.getinfo(level, "S")
+    if not info then break end
+    if info.source ~= PRELUDE and info.source:sub(1, 1) == "@" then return dirname(info.source:sub(2)) end
+  end
+  return "."
+end
+
+function gb.template(name)
+  if type(name) ~= "string" or name == "" then fail("gb.template: expected a file name, got %s", describe(name)) end
+  local dirs = { script_dir() }
+  for _, d in ipairs(core.template_path()) do dirs[#dirs + 1] = d end
+  for _, d in ipairs(dirs) do
+    local path = name:sub(1, 1) == "/" and name or d .. "/" .. name
+    local text = read_file(path)
+    if text then
+      return setmetatable({ path = path, text = text, dir = dirname(path) }, Template)
+    end
+  end
+  fail("gb.template: %s not found (looked in %s)", name, table.concat(dirs, ", "))
+end
+
+local KERNEL_FIELDS = {
+  name = "string", source = "source", entry = "string", params = "table", constraints = "table",
+  options = "table", macros = "boolean", args = "function", grid = "geometry", block = "geometry",
+  smem = "number-or-function", reference = "kernel", check = "table", flops = "number-or-function",
+  bytes = "number-or-function", key = "table", shapes = "table", defines = "function",
+  include_dirs = "table",
+}
+
+local function suggest(name)
+  local best, best_d
+  for k in pairs(KERNEL_FIELDS) do
+    local d = 0
+    for i = 1, math.max(#k, #name) do
+      if k:sub(i, i) ~= name:sub(i, i) then d = d + 1 end
+    end
+    if not best_d or d < best_d then best, best_d = k, d end
+  end
+  return best_d and best_d <= 2 and string.format(" (did you mean '%s'?)", best) or ""
+end
+
+local function as_function(v)
+  if type(v) == "function" then return v end
+  return function() return v end
+end
+
+local function check_params(params)
+  for _, name in ipairs(sorted_keys(params)) do
+    if type(name) ~= "string" or not name:match("^[A-Za-z_][A-Za-z0-9_]*$") then
+      fail("gb.kernel: params: %s is not a valid parameter name", describe(name))
+    end
+    local values = params[name]
+    if not is_list(values) or #values == 0 then
+      fail("gb.kernel: params.%s must be a non-empty list of values, got %s", name, describe(values))
+    end
+    for i, v in ipairs(values) do
+      local t = type(v)
+      if t ~= "number" and t ~= "string" and t ~= "boolean" then
+        fail("gb.kernel: params.%s[%d] must be a number, string or boolean, got %s", name, i, describe(v))
+      end
+    end
+  end
+end
+
+local function check_field_type(name, kind, v)
+  local ok
+  if kind == "source" then ok = type(v) == "string" or getmetatable(v) == Template
+  elseif kind == "geometry" then ok = type(v) == "function" or type(v) == "table" or math.type(v) == "integer"
+  elseif kind == "number-or-function" then ok = type(v) == "number" or type(v) == "function"
+  elseif kind == "kernel" then ok = getmetatable(v) == Kernel
+  else ok = type(v) == kind end
+  if not ok then
+    local expect = ({ source = "a string of CUDA source or gb.template(...)",
+                      geometry = "a function(c, s), a list of up to 3 sizes or a number",
+                      ["number-or-function"] = "a number or a function",
+                      kernel = "a kernel made by gb.kernel" })[kind] or "a " .. kind
+    fail("gb.kernel: field '%s' must be %s, got %s", name, expect, describe(v))
+  end
+end
+
+local function check_check(check)
+  for k in pairs(check) do
+    if k ~= "outputs" and k ~= "rtol" and k ~= "atol" then fail("gb.kernel: check has an unknown field '%s'", tostring(k)) end
+  end
+  if check.outputs ~= nil then
+    if not is_list(check.outputs) then fail("gb.kernel: check.outputs must be a list of argument positions") end
+    for i, p in ipairs(check.outputs) do
+      if math.type(p) ~= "integer" or p < 1 then
+        fail("gb.kernel: check.outputs[%d] must be a 1-based argument position, got %s", i, describe(p))
+      end
+    end
+  end
+  for _, k in ipairs { "rtol", "atol" } do
+    if check[k] ~= nil and (type(check[k]) ~= "number" or check[k] < 0) then
+      fail("gb.kernel: check.%s must be a non-negative number, got %s", k, describe(check[k]))
+    end
+  end
+end
+
+local declared = {}
+
+function gb.kernel(spec)
+  if type(spec) ~= "table" then fail("gb.kernel: expected a table, got %s", describe(spec)) end
+  for k, v in pairs(spec) do
+    if type(k) ~= "string" or not KERNEL_FIELDS[k] then
+      fail("gb.kernel: unknown field '%s'%s", tostring(k), type(k) == "string" and suggest(k) or "")
+    end
+    check_field_type(k, KERNEL_FIELDS[k], v)
+  end
+  for _, required in ipairs { "name", "source", "entry", "grid", "block" } do
+    if spec[required] == nil then fail("gb.kernel: field '%s' is required", required) end
+  end
+  if not spec.name:match("^[A-Za-z0-9_.-]+$") then
+    fail("gb.kernel: name %q may use only letters, digits, '_', '.' and '-'", spec.name)
+  end
+  local params = spec.params or {}
+  check_params(params)
+  if spec.constraints then check_list_of("gb.kernel: constraints", spec.constraints, "function") end
+  if spec.options then check_list_of("gb.kernel: options", spec.options, "string") end
+  if spec.key then check_list_of("gb.kernel: key", spec.key, "string") end
+  if spec.include_dirs then check_list_of("gb.kernel: include_dirs", spec.include_dirs, "string") end
+  if spec.check then check_check(spec.check) end
+  if spec.reference and next(spec.reference.params) ~= nil then
+    fail("gb.kernel: reference %s has tuning parameters; a reference must have none", spec.reference.name)
+  end
+  if spec.shapes then check_shapes("gb.kernel: shapes", spec.shapes) end
+
+  local src = spec.source
+  local from_template = getmetatable(src) == Template
+  local include_dirs = {}
+  if from_template then include_dirs[1] = src.dir end
+  for _, d in ipairs(spec.include_dirs or {}) do include_dirs[#include_dirs + 1] = d end
+  for _, d in ipairs(core.template_path()) do include_dirs[#include_dirs + 1] = d end
+
+  local k = setmetatable({
+    name = spec.name,
+    source_text = from_template and src.text or src,
+    source_name = from_template and src.path or (spec.name .. ".cu"),
+    include_dirs = include_dirs,
+    entry = spec.entry,
+    params = params,
+    constraints = spec.constraints or {},
+    options = spec.options or {},
+    macros = spec.macros or false,
+    args = spec.args,
+    grid = as_function(spec.grid),
+    block = as_function(spec.block),
+    smem = as_function(spec.smem or 0),
+    defines = spec.defines,
+    reference = spec.reference,
+    check = spec.check or {},
+    flops = spec.flops and as_function(spec.flops),
+    bytes = spec.bytes and as_function(spec.bytes),
+    key = spec.key,
+    shapes = spec.shapes,
+    defined_at = where(),
+  }, Kernel)
+  declared[#declared + 1] = k
+  return k
+end
+
+Kernel.__index = Kernel
+Kernel.__tostring = function(k) return "gpubench kernel " .. k.name end
+
+-- ---- tuning -------------------------------------------------------------------------
+
+local TUNE_FIELDS = { shapes = true, strategy = true, budget = true, baseline = true }
+local STRATEGIES = { exhaustive = true }
+
+local function check_tune_opts(opts)
+  for k in pairs(opts) do
+    if not TUNE_FIELDS[k] then fail("gb.tune: unknown option '%s'", tostring(k)) end
+  end
+  local strategy = opts.strategy or "exhaustive"
+  if not STRATEGIES[strategy] then
+    fail("gb.tune: strategy %s is not one this build has (exhaustive)", describe(strategy))
+  end
+  local budget = opts.budget or {}
+  if type(budget) ~= "table" then fail("gb.tune: budget must be a table {evals=, seconds=}") end
+  for k, v in pairs(budget) do
+    if (k ~= "evals" and k ~= "seconds") or type(v) ~= "number" or v <= 0 then
+      fail("gb.tune: budget.%s must be evals or seconds with a positive number", tostring(k))
+    end
+  end
+  if opts.baseline ~= nil and opts.baseline ~= "reference" and opts.baseline ~= false then
+    fail("gb.tune: baseline must be \"reference\" or false, got %s", describe(opts.baseline))
+  end
+  return budget
+end
+
+local tune_called = false
+
+function gb.tune(kernel, opts)
+  if getmetatable(kernel) ~= Kernel then fail("gb.tune: expected a kernel made by gb.kernel, got %s", describe(kernel)) end
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("gb.tune: options must be a table, got %s", describe(opts)) end
+  local budget = check_tune_opts(opts)
+  local shapes = check_shapes("gb.tune: shapes", opts.shapes or kernel.shapes or fail("gb.tune: no shapes: give opts.shapes or the kernel's shapes field"))
+  if not kernel.args then
+    fail("gb.tune: kernel %s has no args function (only a reference may go without)", kernel.name)
+  end
+  if opts.baseline == "reference" and not kernel.reference then
+    fail("gb.tune: baseline = \"reference\" needs a kernel with a reference")
+  end
+  tune_called = true
+  return core.tune(kernel, shapes, {
+    evals = budget.evals and math.floor(budget.evals) or 0,
+    seconds = budget.seconds or 0,
+    baseline = opts.baseline == "reference",
+  })
+end
+
+function gb.device()
+  return core.device()
+end
+
+function gb.best(kernel, shape)
+  if getmetatable(kernel) ~= Kernel then fail("gb.best: expected a kernel made by gb.kernel, got %s", describe(kernel)) end
+  check_shapes("gb.best: shape", { shape })
+  return core.best(kernel, shape)
+end
+
+-- Called by gpubench-tune after the script: a script that declared kernels with
+-- shapes and never called gb.tune has each of them tuned.
+function gb._run_declared()
+  if tune_called then return 0 end
+  local n = 0
+  for _, k in ipairs(declared) do
+    if k.shapes then
+      gb.tune(k, { shapes = k.shapes })
+      n = n + 1
+    end
+  end
+  return n
+end
+
+gb._Kernel, gb._Tensor, gb._Scalar = Kernel, Tensor, Scalar
+gb.dtypes = DTYPES
+gb.version = core.version
+
+return gb

@@ -1,0 +1,34 @@
+/* Shared between the files of the Lua binding; not part of its interface. */
+#ifndef GB_LUA_INTERNAL_H
+#define GB_LUA_INTERNAL_H
+
+#include "base/value.h"
+#include "lua/binding.h"
+#include "tuner/tune.h"
+
+#include <lua.h>
+
+/* Calls the function below its nargs arguments on the stack under a traceback
+ * handler. On error returns GB_ESCRIPT with the message (and traceback) in err. */
+int gb_lua_pcall(lua_State *L, int nargs, int nresults, gb_err *err);
+
+/* Raises err as a Lua error: script errors as their message, others as an error
+ * object {code=, message=} so the front end can pick the exit status. */
+int gb_lua_raise(lua_State *L, const gb_err *err);
+
+void gb_lua_push_value(lua_State *L, const gb_value *v);
+/* Converts the value at idx; GB_EINVAL for other types. */
+int gb_lua_to_value(lua_State *L, int idx, gb_value *out);
+void gb_lua_push_fields(lua_State *L, const gb_fields *f);
+/* A table of string keys to numbers, strings and booleans. */
+int gb_lua_to_fields(lua_State *L, int idx, gb_fields *out, gb_err *err);
+
+/* Builds a kernel definition from the Kernel object at idx; its hooks call back
+ * into L. Free with gb_lua_kernel_free. */
+int gb_lua_kernel_def(lua_State *L, int idx, gb_kernel_def **out, gb_err *err);
+void gb_lua_kernel_free(gb_kernel_def *def);
+
+/* Pushes the results table of a tuning run. */
+void gb_lua_push_results(lua_State *L, const gb_tune_result *result);
+
+#endif

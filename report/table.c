@@ -1,0 +1,192 @@
+#include "report/table.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gb_table_init(gb_table *t, const char *const *headers, const char *align)
+{
+    memset(t, 0, sizeof *t);
+    for (int i = 0; headers[i] && i < GB_TABLE_MAX_COLS; i++) {
+        t->headers[i] = headers[i];
+        t->right[i] = align[i] == 'r';
+        t->n_cols++;
+    }
+}
+
+static bool grow(gb_table *t)
+{
+    if (t->n_rows < t->cap_rows) return true;
+    int cap = t->cap_rows ? 2 * t->cap_rows : 16;
+    char **cells = realloc(t->cells, (size_t)cap * (size_t)t->n_cols * sizeof *cells);
+    if (!cells) return false;
+    t->cells = cells;
+    t->cap_rows = cap;
+    return true;
+}
+
+void gb_table_cell(gb_table *t, const char *fmt, ...)
+{
+    if (t->failed) return;
+    if (t->col == 0 && !grow(t)) {
+        t->failed = true;
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
+    va_end(ap);
+    t->cells[t->n_rows * t->n_cols + t->col] = text;
+    if (++t->col == t->n_cols) {
+        t->col = 0;
+        t->n_rows++;
+    }
+}
+
+static const char *cell(const gb_table *t, int row, int col)
+{
+    const char *s = t->cells[row * t->n_cols + col];
+    return s ? s : "?";
+}
+
+void gb_table_print(const gb_table *t, FILE *out)
+{
+    int width[GB_TABLE_MAX_COLS];
+    for (int c = 0; c < t->n_cols; c++) {
+        width[c] = (int)strlen(t->headers[c]);
+        for (int r = 0; r < t->n_rows; r++) {
+            int w = (int)strlen(cell(t, r, c));
+            if (w > width[c]) width[c] = w;
+        }
+    }
+    for (int r = -1; r < t->n_rows; r++) {
+        for (int c = 0; c < t->n_cols; c++) {
+            const char *text = r < 0 ? t->headers[c] : cell(t, r, c);
+            const char *sep = c + 1 < t->n_cols ? "  " : "";
+            if (c + 1 == t->n_cols && !t->right[c]) fprintf(out, "%s", text);
+            else fprintf(out, t->right[c] ? "%*s%s" : "%-*s%s", width[c], text, sep);
+        }
+        fputc('\n', out);
+    }
+    if (t->failed) fprintf(out, "(out of memory: the table is incomplete)\n");
+}
+
+void gb_table_free(gb_table *t)
+{
+    if (!t) return;
+    for (int i = 0; t->cells && i < t->n_rows * t->n_cols + t->col; i++)
+        free(t->cells[i]);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- tuning reports ----------------------------------------------------- */
+
+static void config_cell(gb_table *t, const gb_fields *config)
+{
+    gb_strbuf sb = GB_STRBUF_INIT;
+    gb_fields_append_canonical(&sb, config, NULL, 0);
+    gb_table_cell(t, "%s", sb.len ? gb_sb_str(&sb) : "-");
+    gb_sb_free(&sb);
+}
+
+static int n_failed(const gb_shape_result *s)
+{
+    int n = 0;
+    for (int i = 0; i < GB_TRIAL_STATUS_COUNT; i++)
+        if (i != GB_TRIAL_OK) n += s->n_status[i];
+    return n;
+}
+
+static void rate_cells(gb_table *t, const gb_shape_result *s)
+{
+    double seconds = s->best.median * 1e-3;
+    if (s->flops > 0) gb_table_cell(t, "%.2f", s->flops / seconds / 1e12);
+    else gb_table_cell(t, "-");
+    if (s->bytes > 0) gb_table_cell(t, "%.1f", s->bytes / seconds / 1e9);
+    else gb_table_cell(t, "-");
+}
+
+static void shape_row(gb_table *t, const gb_shape_result *s)
+{
+    gb_table_cell(t, "%s", s->key_text ? s->key_text : "?");
+    if (s->has_best) {
+        config_cell(t, &s->best_config);
+        gb_table_cell(t, "%.4f", s->best.median);
+        rate_cells(t, s);
+    } else {
+        gb_table_cell(t, "%s", s->failure ? "(failed)" : "(no valid variant)");
+        gb_table_cell(t, "-");
+        gb_table_cell(t, "-");
+        gb_table_cell(t, "-");
+    }
+    if (s->has_baseline && s->has_best) gb_table_cell(t, "%.2fx", s->baseline.median / s->best.median);
+    else gb_table_cell(t, "-");
+    if (s->cached) {
+        gb_table_cell(t, "-");
+        gb_table_cell(t, "%llu", (unsigned long long)s->n_rejected);
+        gb_table_cell(t, "-");
+        gb_table_cell(t, "%d", s->n_timed);
+        gb_table_cell(t, "cache");
+        return;
+    }
+    gb_table_cell(t, "%d", s->n_compiled);
+    gb_table_cell(t, "%llu", (unsigned long long)s->n_rejected);
+    gb_table_cell(t, "%d", n_failed(s));
+    gb_table_cell(t, "%d", s->n_timed);
+    gb_table_cell(t, "tuned");
+}
+
+static void compile_row(gb_table *t, const gb_compile_row *row)
+{
+    config_cell(t, &row->config);
+    if (row->error) {
+        gb_table_cell(t, "-");
+        gb_table_cell(t, "-");
+        gb_table_cell(t, "-");
+        gb_table_cell(t, "-");
+        gb_table_cell(t, "error: %.80s", row->error);
+        return;
+    }
+    gb_table_cell(t, "%d", row->resources.registers);
+    gb_table_cell(t, "%d", row->resources.spill_store_bytes + row->resources.spill_load_bytes);
+    gb_table_cell(t, "%d", row->resources.smem_static_bytes);
+    gb_table_cell(t, "%.0f", row->compile_ms);
+    gb_table_cell(t, "%s", row->cached ? "cache" : "compiled");
+}
+
+static void report_compiles(FILE *out, const gb_tune_result *r)
+{
+    static const char *const headers[] = {"config", "regs", "spill B", "smem B", "ms", "", NULL};
+    gb_table t;
+    gb_table_init(&t, headers, "lrrrrl");
+    for (int i = 0; i < r->n_compiles; i++)
+        compile_row(&t, &r->compiles[i]);
+    gb_table_print(&t, out);
+    gb_table_free(&t);
+}
+
+void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool compile_only)
+{
+    fprintf(out, "\n%s  (kernel %.12s%s%s)\n", kernel, r->kernel_fp, r->device[0] ? ", " : "",
+            r->device);
+    if (compile_only) {
+        report_compiles(out, r);
+        fflush(out);
+        return;
+    }
+    static const char *const headers[] = {"shape",    "best config", "median ms", "TFLOP/s",
+                                          "GB/s",     "vs ref",      "compiled",  "rejected",
+                                          "failed",   "timed",       "",          NULL};
+    gb_table t;
+    gb_table_init(&t, headers, "llrrrrrrrrl");
+    for (int i = 0; i < r->n_shapes; i++)
+        shape_row(&t, &r->shapes[i]);
+    gb_table_print(&t, out);
+    gb_table_free(&t);
+    for (int i = 0; i < r->n_shapes; i++)
+        if (r->shapes[i].failure)
+            fprintf(out, "  %s: %s\n", r->shapes[i].key_text, r->shapes[i].failure);
+    fflush(out);
+}

@@ -1,0 +1,22 @@
+/*
+ * A kernel's source closure: its text plus the local headers it includes
+ * (#include "file", found in the include directories, followed recursively).
+ * The closure's hash is the kernel fingerprint's core and part of every cubin key,
+ * so editing a template or one of its headers makes old results show as stale and
+ * old cubins unused.
+ */
+#ifndef GB_TUNER_SOURCE_H
+#define GB_TUNER_SOURCE_H
+
+#include "base/error.h"
+#include "cache/key.h"
+
+/* Hashes source and every local header it reaches. A header that is not found is
+ * hashed by name only (NVRTC will say it is missing when it compiles). */
+int gb_source_fingerprint(const char *source, const char *const *include_dirs, int n_dirs,
+                          gb_key *out, gb_err *err);
+
+/* Reads a whole file into a NUL-terminated buffer; GB_EIO naming the path. */
+int gb_read_file(const char *path, char **out, size_t *out_len, gb_err *err);
+
+#endif

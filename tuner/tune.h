@@ -1,0 +1,147 @@
+/*
+ * The tuning loop: for each shape, enumerate the kernel's configuration space,
+ * compile every accepted configuration (ahead of the GPU, through the compiler
+ * pool), check and time it on the executor, record each trial in the cache as it
+ * finishes, and keep the fastest correct configuration as the shape's best.
+ *
+ * The tuner knows nothing of Lua: the script's functions reach it as hooks. A hook
+ * that fails returns GB_ESCRIPT with the script's file:line in the message; that
+ * stops the run (it is a bug in the script, not in a variant).
+ */
+#ifndef GB_TUNER_TUNE_H
+#define GB_TUNER_TUNE_H
+
+#include "base/error.h"
+#include "base/value.h"
+#include "cache/cache.h"
+#include "cache/key.h"
+#include "engine/exec.h"
+#include "engine/nvrtc.h"
+#include "engine/spec.h"
+#include "engine/stats.h"
+#include "tuner/space.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The script's functions, called on the tuner's thread. NULL hooks are allowed
+ * where noted. */
+typedef struct gb_kernel_hooks {
+    /* The constraints: *out_ok false drops the configuration (NULL: keep all). */
+    int (*accept)(void *ctx, const gb_config *config, bool *out_ok, gb_err *err);
+    /* The kernel's arguments for a shape (at most GB_MAX_ARGS). */
+    int (*args)(void *ctx, const gb_fields *shape, gb_arg *out_args, int *out_n_args, gb_err *err);
+    /* Grid, block and dynamic shared memory. */
+    int (*launch)(void *ctx, const gb_config *config, const gb_fields *shape, gb_launch *out,
+                  gb_err *err);
+    /* Extra -D macros (NULL: none). */
+    int (*defines)(void *ctx, const gb_config *config, const gb_fields *shape, gb_fields *out,
+                   gb_err *err);
+    /* Floating-point operations and bytes moved per launch (NULL: unknown). */
+    int (*work)(void *ctx, const gb_fields *shape, double *out_flops, double *out_bytes,
+                gb_err *err);
+} gb_kernel_hooks;
+
+typedef struct gb_kernel_def gb_kernel_def;
+struct gb_kernel_def {
+    char *name;
+    char *source;      /* CUDA C++ text */
+    char *source_name; /* how logs name it: the template's path, or "<name>.cu" */
+    char **include_dirs;
+    int n_include_dirs;
+    char *entry; /* name expression with ${P} placeholders */
+    gb_space space;
+    char **options;
+    int n_options;
+    bool macros; /* also pass every parameter as -DNAME=value */
+    gb_check_spec check;
+    char **key_fields; /* shape fields that form the cache key (NULL: all) */
+    int n_key_fields;
+    gb_kernel_def *reference; /* owned; a kernel with no parameters, or NULL */
+    gb_kernel_hooks hooks;
+    void *hooks_ctx;
+};
+
+void gb_kernel_def_free(gb_kernel_def *def);
+
+/* What every tuning run of a session shares. */
+typedef struct gb_tuner_opts {
+    gb_cache *cache;    /* NULL: remember nothing */
+    gb_exec *exec;      /* NULL with compile_only */
+    const char *arch;   /* compile target when there is no device ("sm_90a") */
+    int jobs;           /* compile threads (0: compile on the tuner's thread) */
+    bool force;         /* re-tune shapes that have a cached best */
+    bool compile_only;  /* compile every variant, time nothing */
+    bool verbose;       /* a line per trial on log */
+    uint64_t seed;      /* for the argument buffers */
+    gb_measure_opts measure;
+    FILE *log;          /* progress and warnings; NULL for silence */
+} gb_tuner_opts;
+
+typedef struct gb_tune_request {
+    const gb_fields *shapes;
+    int n_shapes;
+    int64_t max_evals;  /* per shape; 0: no limit */
+    double max_seconds; /* per shape; 0: no limit */
+    bool baseline;      /* also time the reference */
+} gb_tune_request;
+
+/* One compile, as --compile-only reports it. */
+typedef struct gb_compile_row {
+    gb_key key; /* of the cubin */
+    gb_fields config;
+    gb_resources resources;
+    double compile_ms;
+    bool cached;
+    char *error; /* the first diagnostic, or NULL */
+} gb_compile_row;
+
+typedef struct gb_shape_result {
+    gb_fields shape;
+    char *key_text;    /* "K=1024,M=1024,N=1024" */
+    bool cached;       /* reported from the cache; nothing was measured now */
+    bool has_best;
+    gb_fields best_config;
+    gb_stats best;     /* milliseconds */
+    double flops;      /* per launch; 0 when unknown */
+    double bytes;
+    bool has_baseline;
+    gb_stats baseline;
+    uint64_t n_configs;  /* size of the space */
+    uint64_t n_rejected; /* dropped by the constraints */
+    int n_compiled;      /* compiled now or found compiled in the cache */
+    int n_status[GB_TRIAL_STATUS_COUNT];
+    int n_timed;         /* trials that reached the timer */
+    char *failure;       /* why the shape has no result (e.g. the reference failed) */
+} gb_shape_result;
+
+typedef struct gb_tune_result {
+    gb_shape_result *shapes;
+    int n_shapes;
+    gb_compile_row *compiles; /* --compile-only: one row per distinct compile */
+    int n_compiles;
+    char kernel_fp[33];
+    char device[320];         /* device fingerprint, "" without a device */
+} gb_tune_result;
+
+/* Tunes kernel over the request's shapes. Returns GB_OK when the run completed
+ * (shapes may still have failed: see failure and has_best); GB_ESCRIPT for a
+ * script error, GB_ENODRIVER / GB_ENOGPU when timing is impossible, GB_EINTR when
+ * interrupted. */
+int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tune_request *req,
+            gb_tune_result *out, gb_err *err);
+
+void gb_tune_result_free(gb_tune_result *result);
+
+/* The entry expression with ${P} replaced by the configuration's values. */
+int gb_tune_expand_entry(const char *entry, const gb_config *config, gb_strbuf *out, gb_err *err);
+
+/* The shape's fields that key the cache (the kernel's key list, or all of them). */
+int gb_tune_key_fields(const gb_kernel_def *kernel, const gb_fields *shape, gb_fields *out,
+                       gb_err *err);
+
+/* The kernel fingerprint (hex): source closure, entry, options, macros. */
+int gb_tune_kernel_fingerprint(const gb_kernel_def *kernel, char out[33], gb_err *err);
+
+#endif
