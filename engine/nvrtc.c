@@ -227,16 +227,34 @@ gb_resources gb_nvrtc_parse_resources(const char *log, const char *lowered_name)
     return res;
 }
 
+/* The "(LINE): error" or "(LINE): catastrophic error" marker of a diagnostic line,
+ * found from the right so a file name may itself contain parentheses; NULL if the
+ * line is not an error. */
+static const char *error_marker(const char *line, size_t len, long *out_line)
+{
+    static const char *const kinds[] = {"): error", "): catastrophic error"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *close = memmem(line, len, kinds[k], strlen(kinds[k]));
+        if (!close) continue;
+        const char *open = close;
+        while (open > line && open[-1] >= '0' && open[-1] <= '9')
+            open--;
+        if (open == close || open == line || open[-1] != '(') continue;
+        *out_line = strtol(open, NULL, 10);
+        return open - 1;
+    }
+    return NULL;
+}
+
 /* "file(12): error: text" -> "file:12: error: text" */
 static bool rewrite_diagnostic(const char *line, size_t len, char *out, size_t out_bytes)
 {
-    const char *open = memchr(line, '(', len);
+    long lineno = 0;
+    const char *open = error_marker(line, len, &lineno);
     if (!open) return false;
-    char *after = NULL;
-    long lineno = strtol(open + 1, &after, 10);
-    if (after == open + 1 || after[0] != ')' || after[1] != ':') return false;
+    const char *rest = strchr(open, ')') + 2; /* after "):" */
     int n = snprintf(out, out_bytes, "%.*s:%ld:%.*s", (int)(open - line), line, lineno,
-                     (int)(len - (size_t)(after + 2 - line)), after + 2);
+                     (int)(len - (size_t)(rest - line)), rest);
     return n > 0;
 }
 
@@ -252,8 +270,7 @@ void gb_nvrtc_first_error(const char *log, char *out, size_t out_bytes)
             first_line = line;
             first_len = len;
         }
-        if (memmem(line, len, ": error", 7) && rewrite_diagnostic(line, len, out, out_bytes))
-            return;
+        if (rewrite_diagnostic(line, len, out, out_bytes)) return;
         line = eol ? eol + 1 : NULL;
     }
     if (first_line) snprintf(out, out_bytes, "%.*s", (int)first_len, first_line);

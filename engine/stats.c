@@ -30,14 +30,16 @@ static double log_binomial_half(int n, int k)
 
 void gb_stats_median_ci_ranks(int n, double confidence, int *out_lo, int *out_hi)
 {
-    /* Find the largest j with P(B < j) <= alpha/2, B ~ Bin(n, 1/2); then the
-     * interval [x_(j), x_(n-1-j)] (0-based) covers the median with >= confidence. */
+    /* With 0-based ranks, [x_(j), x_(n-1-j)] covers the median with probability
+     * 1 - 2 P(B <= j), B ~ Bin(n, 1/2): the median is below x_(j) exactly when at
+     * most j samples are below it. So j is the largest k with P(B <= k) <= alpha/2;
+     * when even k = 0 fails (n < 6 at 95%), the extremes are the best there is. */
     double tail = (1.0 - confidence) / 2.0, cdf = 0.0;
     int j = 0;
     for (int k = 0; k < n; k++) {
         cdf += exp(log_binomial_half(n, k));
         if (cdf > tail) break;
-        j = k + 1;
+        j = k;
     }
     if (j > (n - 1) / 2) j = (n - 1) / 2;
     *out_lo = j;
