@@ -17,6 +17,7 @@ struct gb_compile_job {
     gb_err err;
     gb_compile_out out;
     bool cached;
+    bool submitted;
     bool done;
     gb_compile_job *next;
 };
@@ -276,6 +277,7 @@ void gb_compiler_submit(gb_compiler *c, gb_compile_job *job)
 {
     if (c->n_threads == 0) return; /* compiled when waited for */
     pthread_mutex_lock(&c->lock);
+    job->submitted = true;
     job->next = NULL;
     if (c->tail) c->tail->next = job;
     else c->head = job;
@@ -287,7 +289,7 @@ void gb_compiler_submit(gb_compiler *c, gb_compile_job *job)
 int gb_compiler_wait(gb_compiler *c, gb_compile_job *job, const gb_compile_out **out,
                      gb_err *err)
 {
-    if (c->n_threads == 0 && !job->done) {
+    if (!job->submitted && !job->done) { /* no threads, or never queued */
         run_job(c, job);
         job->done = true;
     }

@@ -5,7 +5,8 @@
  * variant is compiled once per machine, not once per run or per shape.
  *
  * The tuner creates a job per variant, submits it, and later waits for it; jobs
- * finish in any order. With zero threads a job is compiled when it is waited for.
+ * finish in any order. A job that was not submitted (or a compiler with zero
+ * threads) is compiled on the thread that waits for it.
  */
 #ifndef GB_TUNER_COMPILER_H
 #define GB_TUNER_COMPILER_H

@@ -193,6 +193,8 @@ static bool try_cached(run *r, const gb_record_id *id, gb_shape_result *res)
         res->best = rec.stats;
         res->has_baseline = rec.has_baseline;
         res->baseline = rec.baseline;
+        res->flops = rec.flops;
+        res->bytes = rec.bytes;
         res->n_rejected = (uint64_t)rec.n_rejected;
         res->n_timed = rec.n_timed;
     }
@@ -448,15 +450,31 @@ static bool fatal(int rc)
     return rc == GB_ENODRIVER || rc == GB_ENOGPU || rc == GB_ESCRIPT || rc == GB_EINTR;
 }
 
+/* The script's view of a shape: its arguments, the check on them and the work;
+ * errors here are the script's, found before anything is compiled or run. */
+static int shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_arg *args,
+                      int *n_args)
+{
+    const gb_kernel_hooks *h = &r->k->hooks;
+    int rc = h->args(r->k->hooks_ctx, shape, args, n_args, r->err);
+    if (rc == GB_OK) rc = resolve_check(r, args, *n_args);
+    if (rc == GB_OK && h->work)
+        rc = h->work(r->k->hooks_ctx, shape, &res->flops, &res->bytes, r->err);
+    return rc;
+}
+
+static int check_script(run *r, const gb_fields *shape, gb_shape_result *res)
+{
+    gb_arg args[GB_MAX_ARGS];
+    int n_args = 0;
+    return shape_args(r, shape, res, args, &n_args);
+}
+
 static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_arg args[GB_MAX_ARGS];
     int n_args = 0;
-    const gb_kernel_hooks *h = &r->k->hooks;
-    int rc = h->args(r->k->hooks_ctx, shape, args, &n_args, r->err);
-    if (rc == GB_OK) rc = resolve_check(r, args, n_args);
-    if (rc == GB_OK && h->work)
-        rc = h->work(r->k->hooks_ctx, shape, &res->flops, &res->bytes, r->err);
+    int rc = shape_args(r, shape, res, args, &n_args);
     if (rc) return rc;
     gb_err e = {0};
     rc = gb_exec_set_problem(r->opts->exec, args, n_args, r->opts->seed, &e);
@@ -499,7 +517,8 @@ static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
         gb_record_id_free(&id);
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     }
-    if (r->opts->compile_only) rc = explore(r, shape, &id, res, NULL);
+    if (r->opts->compile_only) rc = check_script(r, shape, res);
+    if (r->opts->compile_only && rc == GB_OK) rc = explore(r, shape, &id, res, NULL);
     else if (!try_cached(r, &id, res)) rc = measure_shape(r, shape, &id, res);
     gb_record_id_free(&id);
     return rc;
