@@ -170,6 +170,8 @@ static int run_script(const tune_args *a, gb_lua_host *h, const char *prog)
 
 int gb_cli_tune(int argc, char **argv)
 {
+    const char *slash = strrchr(argv[0], '/');
+    if (slash) argv[0] = (char *)slash + 1; /* messages say "gpubench-tune: ..." */
     tune_args a = {0};
     gb_lua_host h = {.out = stdout};
     h.tuner.log = stderr;

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 gb_cu_api gb_cu;
@@ -46,10 +47,12 @@ static int resolve_all(get_proc_fn get_proc)
 
 static void load(void)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    /* GPUBENCH_LIBCUDA names the driver library when it is not on the loader's path. */
+    const char *path = getenv("GPUBENCH_LIBCUDA");
+    if (!path || !*path) path = "libcuda.so.1";
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        gb_err_set(&load_err, GB_ENODRIVER,
-                   "no CUDA driver: libcuda.so.1 could not be loaded (%s)",
+        gb_err_set(&load_err, GB_ENODRIVER, "no CUDA driver: %s could not be loaded (%s)", path,
                    dlerror());
         return;
     }

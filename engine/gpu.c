@@ -48,6 +48,8 @@ struct gb_gpu {
     gb_err broken_err;
 };
 
+static int sync(gb_gpu *gpu, gb_err *err);
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -259,6 +261,21 @@ int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t see
     }
     if (rc == GB_OK) rc = reset_buffers(gpu, err);
     if (rc) free_problem(gpu);
+    return note_fault(gpu, rc, err);
+}
+
+int gb_gpu_read_arg(gb_gpu *gpu, int pos, bool reference, void *host, size_t bytes, gb_err *err)
+{
+    int rc = check_usable(gpu, err);
+    if (rc) return rc;
+    if (pos < 0 || pos >= gpu->n_args || gpu->args[pos].desc.kind != GB_ARG_TENSOR)
+        return gb_err_set(err, GB_EINVAL, "argument %d is not a tensor", pos + 1);
+    CUdeviceptr src = reference ? gpu->args[pos].ref_buf : gpu->args[pos].buf;
+    size_t size = gb_arg_bytes(&gpu->args[pos].desc);
+    if (!src) return gb_err_set(err, GB_EINVAL, "argument %d has no reference copy", pos + 1);
+    if ((rc = sync(gpu, err))) return rc;
+    GB_CU_CHECK(rc, err, gb_cu.cuMemcpyDtoH(host, src, bytes < size ? bytes : size));
+cleanup:
     return note_fault(gpu, rc, err);
 }
 

@@ -40,6 +40,10 @@ const gb_device_info *gb_gpu_device(const gb_gpu *gpu);
  * problem's buffers. Output tensors get a second buffer for the reference. */
 int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t seed, gb_err *err);
 
+/* Copies argument pos (0-based, a tensor) of the current problem to host memory;
+ * reference selects the reference's copy of an output. At most bytes are copied. */
+int gb_gpu_read_arg(gb_gpu *gpu, int pos, bool reference, void *host, size_t bytes, gb_err *err);
+
 /* Loads a cubin and looks up the kernel by its lowered name; raises the kernel's
  * dynamic shared memory limit to smem_bytes when that is above the 48 KiB default. */
 int gb_gpu_load(gb_gpu *gpu, const void *cubin, size_t cubin_bytes, const char *lowered_name,

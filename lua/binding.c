@@ -29,12 +29,24 @@ static gb_lua_host *get_host(lua_State *L)
 
 /* ---- errors ------------------------------------------------------------- */
 
+/* True when the error was raised by the prelude itself: a contract error whose
+ * message already names the script's line, so a traceback adds only noise. */
+static bool raised_by_prelude(lua_State *L)
+{
+    lua_Debug ar;
+    for (int level = 1; lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "S", &ar)) return false;
+        if (strcmp(ar.what, "C") != 0) return strcmp(ar.source, "=gpubench") == 0;
+    }
+    return false;
+}
+
 static int traceback(lua_State *L)
 {
     if (luaL_testudata(L, 1, ERROR_MT) || lua_istable(L, 1)) return 1; /* engine errors */
     const char *msg = lua_tostring(L, 1);
     if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    if (strstr(msg, "\nstack traceback:")) return 1; /* a hook's error, already traced */
+    if (strstr(msg, "\nstack traceback:") || raised_by_prelude(L)) return 1;
     luaL_traceback(L, L, msg, 1);
     return 1;
 }
@@ -227,7 +239,7 @@ static int core_tune(lua_State *L)
     if (rc == GB_OK) rc = to_shapes(L, 2, &shapes, &n_shapes, &err);
     if (rc == GB_OK) {
         rc = ensure_gpu(host, NULL, &err);
-        if (rc == GB_ENOGPU && host->gpu_missing) rc = GB_OK;
+        if (rc == GB_ENOGPU && (host->gpu_missing || host->tuner.compile_only)) rc = GB_OK;
     }
     gb_tuner_opts opts = host->tuner;
     opts.compile_only = opts.compile_only || host->gpu_missing;
@@ -404,7 +416,8 @@ static int take_error(lua_State *L, gb_err *err)
     int code = GB_ESCRIPT;
     if (luaL_testudata(L, -1, ERROR_MT) || lua_istable(L, -1)) {
         lua_getfield(L, -1, "code");
-        if (lua_isinteger(L, -1)) code = (int)lua_tointeger(L, -1);
+        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) != GB_OK) /* never success */
+            code = (int)lua_tointeger(L, -1);
         lua_getfield(L, -2, "message");
         gb_err_set(err, code, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "error");
         lua_pop(L, 3);

@@ -153,9 +153,10 @@ function gb.range(a, b, step)
   if type(a) ~= "number" or type(b) ~= "number" or type(step) ~= "number" or step == 0 then
     fail("gb.range: expected numbers a, b and a non-zero step")
   end
+  local n = math.floor((b - a) / step) + 1
+  if n > 1000000 then fail("gb.range: %.0f values is too many", n) end
   local out = {}
   for v = a, b, step do out[#out + 1] = v end
-  if #out > 1000000 then fail("gb.range: %d values is too many", #out) end
   return out
 end
 
@@ -168,8 +169,15 @@ local function as_values(what, v)
 end
 
 -- The cartesian product of the fields' values; later names vary fastest.
+local function shallow_copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+
 function gb.sweep(spec)
   if type(spec) ~= "table" then fail("gb.sweep: expected a table of fields, got %s", describe(spec)) end
+  spec = shallow_copy(spec)
   local names, tied = {}, {}
   for _, name in ipairs(sorted_keys(spec)) do
     local v = spec[name]
@@ -205,6 +213,7 @@ end
 
 function gb.zip(spec)
   if type(spec) ~= "table" then fail("gb.zip: expected a table of lists, got %s", describe(spec)) end
+  spec = shallow_copy(spec)
   local n
   for _, name in ipairs(sorted_keys(spec)) do
     local list = as_values("gb.zip: field " .. name, spec[name])
@@ -283,13 +292,25 @@ local KERNEL_FIELDS = {
   include_dirs = "table",
 }
 
+-- Edit distance, for "did you mean" on a misspelt field.
+local function distance(a, b)
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
 local function suggest(name)
   local best, best_d
-  for k in pairs(KERNEL_FIELDS) do
-    local d = 0
-    for i = 1, math.max(#k, #name) do
-      if k:sub(i, i) ~= name:sub(i, i) then d = d + 1 end
-    end
+  for _, k in ipairs(sorted_keys(KERNEL_FIELDS)) do
+    local d = distance(name, k)
     if not best_d or d < best_d then best, best_d = k, d end
   end
   return best_d and best_d <= 2 and string.format(" (did you mean '%s'?)", best) or ""
@@ -353,6 +374,37 @@ local function check_check(check)
   end
 end
 
+-- Fixed values are checked here, at the script's line: as hooks they would be
+-- reported at the prelude's.
+local function check_static(spec)
+  for _, name in ipairs { "grid", "block" } do
+    local v = spec[name]
+    if type(v) ~= "function" then
+      local sizes = type(v) == "table" and v or { v }
+      if not is_list(sizes) or #sizes < 1 or #sizes > 3 then
+        fail("gb.kernel: field '%s' must be a list of 1 to 3 sizes", name)
+      end
+      for i, x in ipairs(sizes) do
+        local n = math.tointeger(x)
+        if not n or n < 1 or n > 0x7FFFFFFF then
+          fail("gb.kernel: %s[%d] must be a positive integer, got %s", name, i, describe(x))
+        end
+      end
+    end
+  end
+  for _, name in ipairs { "smem", "flops", "bytes" } do
+    local v = spec[name]
+    if type(v) == "number" and (not (v >= 0) or (name == "smem" and not math.tointeger(v))) then
+      fail("gb.kernel: %s must be a non-negative %s, got %s", name, name == "smem" and "integer" or "number", describe(v))
+    end
+  end
+  for p in spec.entry:gmatch("%${(.-)}") do
+    if (spec.params or {})[p] == nil then
+      fail("gb.kernel: entry %q uses ${%s}, which is not in params", spec.entry, p)
+    end
+  end
+end
+
 local declared = {}
 
 function gb.kernel(spec)
@@ -380,6 +432,7 @@ function gb.kernel(spec)
     fail("gb.kernel: reference %s has tuning parameters; a reference must have none", spec.reference.name)
   end
   if spec.shapes then check_shapes("gb.kernel: shapes", spec.shapes) end
+  check_static(spec)
 
   local src = spec.source
   local from_template = getmetatable(src) == Template
@@ -483,6 +536,8 @@ function gb._run_declared()
   local n = 0
   for _, k in ipairs(declared) do
     if k.shapes then
+      -- No script frame is on the stack now: name the kernel's own line.
+      if not k.args then error(k.defined_at .. "gb.kernel: kernel " .. k.name .. " has shapes but no args function", 0) end
       gb.tune(k, { shapes = k.shapes })
       n = n + 1
     end
