@@ -1,0 +1,378 @@
+/* The GPU session on a real device: buffers, launches, the check, timing, faults,
+ * and a whole tuning run through the Lua binding. Every test skips when there is
+ * no CUDA driver or no device, so the suite passes on machines without a GPU. */
+#include "cache/cache.h"
+#include "engine/driver.h"
+#include "engine/exec.h"
+#include "engine/gpu.h"
+#include "engine/nvrtc.h"
+#include "lua/binding.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char KERNELS[] =
+    "extern \"C\" __global__ void copy(const float *in, float *out, int n)\n"
+    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = in[i]; }\n"
+    "extern \"C\" __global__ void copy_plus(const float *in, float *out, int n)\n"
+    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = in[i] + 1.0f; }\n"
+    "extern \"C\" __global__ void copy_half(const float *in, float *out, int n)\n"
+    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n / 2) out[i] = in[i]; }\n"
+    "extern \"C\" __global__ void write_far(const float *in, float *out, int n)\n"
+    "{ if (threadIdx.x == 0) out[(size_t)n << 28] = 1.0f; }\n"
+    "extern \"C\" __global__ void big_smem(const float *in, float *out, int n)\n"
+    "{ extern __shared__ float s[]; int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  s[threadIdx.x * 64] = i < n ? in[i] : 0.f; __syncthreads();\n"
+    "  if (i < n) out[i] = s[threadIdx.x * 64]; }\n";
+
+enum { N = 1 << 20 };
+
+typedef struct fixture {
+    gb_gpu *gpu;
+    gb_compile_out cubin;
+    gb_check_spec check;
+    gb_launch launch;
+} fixture;
+
+static bool have_gpu(void)
+{
+    int count = 0;
+    return gb_driver_load(NULL) == GB_OK && gb_cu.cuDeviceGetCount(&count) == CUDA_SUCCESS &&
+           count > 0;
+}
+
+static void compile_kernels(const char *arch, gb_compile_out *out)
+{
+    gb_compile_req req = {
+        .source = KERNELS, .source_name = "test_gpu.cu", .arch = arch,
+        .name_exprs = {"copy"}, .n_name_exprs = 1,
+    };
+    gb_err err;
+    assert_int_equal(gb_nvrtc_compile(&req, out, &err), GB_OK);
+}
+
+static void set_copy_problem(gb_gpu *gpu, uint64_t seed)
+{
+    gb_arg args[3] = {
+        {.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {N}, .init = GB_INIT_RANDN},
+        {.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {N}, .init = GB_INIT_OUTPUT},
+        {.kind = GB_ARG_SCALAR, .dtype = GB_DT_I32, .int_value = N},
+    };
+    gb_err err;
+    assert_int_equal(gb_gpu_set_problem(gpu, args, 3, seed, &err), GB_OK);
+}
+
+static int setup(void **state)
+{
+    if (!have_gpu()) {
+        *state = NULL;
+        return 0;
+    }
+    fixture *f = calloc(1, sizeof *f);
+    gb_err err;
+    if (gb_gpu_open(0, &f->gpu, &err) != GB_OK) {
+        fprintf(stderr, "gb_gpu_open: %s\n", err.msg);
+        free(f);
+        return -1;
+    }
+    compile_kernels(gb_gpu_device(f->gpu)->arch, &f->cubin);
+    set_copy_problem(f->gpu, 42);
+    f->check = (gb_check_spec){.n_outputs = 1, .outputs = {1}, .rtol = 0, .atol = 0};
+    f->launch = (gb_launch){.grid = {N / 256, 1, 1}, .block = {256, 1, 1}};
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (!f) return 0;
+    gb_gpu_close(f->gpu);
+    gb_compile_out_free(&f->cubin);
+    free(f);
+    return 0;
+}
+
+#define NEED_GPU(f)                                                                                \
+    do {                                                                                           \
+        if (!(f)) skip();                                                                          \
+    } while (0)
+
+static gb_gpu_kernel *load(fixture *f, const char *name, uint32_t smem)
+{
+    gb_gpu_kernel *k = NULL;
+    gb_err err;
+    assert_int_equal(gb_gpu_load(f->gpu, f->cubin.cubin, f->cubin.cubin_bytes, name, smem, &k, &err),
+                     GB_OK);
+    return k;
+}
+
+static void test_device_properties_are_read(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    const gb_device_info *d = gb_gpu_device(f->gpu);
+    assert_true(d->sms > 0);
+    assert_true(d->l2_bytes > 0);
+    assert_true(d->mem_bytes > 0);
+    assert_true(d->smem_per_block_optin >= 48 * 1024);
+    assert_true(strncmp(d->arch, "sm_", 3) == 0);
+    printf("# %s, cc %d.%d, %d SMs, L2 %lld MiB, peak %.0f GB/s\n", d->name, d->cc_major,
+           d->cc_minor, d->sms, (long long)(d->l2_bytes >> 20), d->peak_gbps);
+}
+
+static void test_buffers_are_the_same_for_the_same_seed(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    gb_err err;
+    assert_int_equal(gb_gpu_read_arg(f->gpu, 0, false, a, N * sizeof *a, &err), GB_OK);
+    set_copy_problem(f->gpu, 42);
+    assert_int_equal(gb_gpu_read_arg(f->gpu, 0, false, b, N * sizeof *b, &err), GB_OK);
+    assert_memory_equal(a, b, N * sizeof *a);
+    double sum = 0, sq = 0;
+    for (int i = 0; i < N; i++)
+        sum += a[i], sq += (double)a[i] * a[i];
+    assert_true(fabs(sum / N) < 0.01);        /* randn: mean 0 */
+    assert_true(fabs(sq / N - 1.0) < 0.01);   /* and variance 1 */
+    set_copy_problem(f->gpu, 43);
+    assert_int_equal(gb_gpu_read_arg(f->gpu, 0, false, b, N * sizeof *b, &err), GB_OK);
+    assert_true(memcmp(a, b, N * sizeof *a) != 0);
+    free(a);
+    free(b);
+}
+
+static void test_outputs_start_poisoned_with_nan(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    float *out = malloc(N * sizeof *out);
+    gb_err err;
+    assert_int_equal(gb_gpu_read_arg(f->gpu, 1, false, out, N * sizeof *out, &err), GB_OK);
+    for (int i = 0; i < N; i += 4099)
+        assert_true(isnan(out[i]));
+    free(out);
+}
+
+static void check_variant(fixture *f, const char *name, int64_t expect_bad)
+{
+    gb_gpu_kernel *ref = load(f, "copy", 0), *k = load(f, name, 0);
+    gb_check_result res;
+    gb_err err;
+    assert_int_equal(gb_gpu_run_reference(f->gpu, ref, &f->launch, &err), GB_OK);
+    assert_int_equal(gb_gpu_verify(f->gpu, k, &f->launch, &f->check, &res, &err), GB_OK);
+    assert_true(res.checked);
+    assert_int_equal(res.n_compared, N);
+    assert_int_equal(res.n_bad, expect_bad);
+    gb_gpu_unload(f->gpu, k);
+    gb_gpu_unload(f->gpu, ref);
+}
+
+static void test_a_correct_variant_passes_the_check(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    check_variant(f, "copy", 0);
+}
+
+static void test_a_wrong_variant_fails_every_element(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    check_variant(f, "copy_plus", N);
+}
+
+static void test_unwritten_outputs_fail_the_check(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    check_variant(f, "copy_half", N / 2);
+}
+
+static void test_measurement_is_finite_and_ordered(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    gb_gpu_kernel *k = load(f, "copy", 0);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m;
+    gb_err err;
+    assert_int_equal(gb_gpu_measure(f->gpu, k, &f->launch, &opts, &m, &err), GB_OK);
+    assert_true(m.stats.n >= opts.min_samples);
+    assert_true(m.stats.min > 0 && isfinite(m.stats.max));
+    assert_true(m.stats.min <= m.stats.median && m.stats.median <= m.stats.max);
+    assert_true(m.stats.ci_lo <= m.stats.median && m.stats.median <= m.stats.ci_hi);
+    printf("# copy of %d floats: median %.4f ms over %d samples (%.0f GB/s)\n", N, m.stats.median,
+           m.stats.n, 8.0 * N / (m.stats.median * 1e-3) / 1e9);
+    gb_measurement_free(&m);
+    gb_gpu_unload(f->gpu, k);
+}
+
+static void test_dynamic_shared_memory_above_48k_is_granted(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    uint32_t smem = 256 * 64 * sizeof(float); /* 64 KiB */
+    gb_gpu_kernel *ref = load(f, "copy", 0), *k = load(f, "big_smem", smem);
+    gb_launch launch = f->launch;
+    launch.smem_bytes = smem;
+    gb_check_result res;
+    gb_err err;
+    assert_int_equal(gb_gpu_run_reference(f->gpu, ref, &f->launch, &err), GB_OK);
+    assert_int_equal(gb_gpu_verify(f->gpu, k, &launch, &f->check, &res, &err), GB_OK);
+    assert_int_equal(res.n_bad, 0);
+    gb_gpu_unload(f->gpu, k);
+    gb_gpu_unload(f->gpu, ref);
+}
+
+static void test_an_impossible_launch_is_refused(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    gb_gpu_kernel *k = load(f, "copy", 0);
+    gb_launch launch = {.grid = {1, 1, 1}, .block = {4096, 1, 1}};
+    gb_check_result res;
+    gb_err err;
+    assert_int_equal(gb_gpu_verify(f->gpu, k, &launch, &f->check, &res, &err), GB_ELAUNCH);
+    assert_non_null(strstr(err.msg, "cuLaunchKernel"));
+    /* the session is still usable */
+    assert_int_equal(gb_gpu_verify(f->gpu, k, &f->launch, &f->check, &res, &err), GB_OK);
+    gb_gpu_unload(f->gpu, k);
+}
+
+static void test_a_fault_is_reported_and_poisons_the_session(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    gb_gpu_kernel *k = load(f, "write_far", 0);
+    gb_check_result res;
+    gb_err err;
+    assert_int_equal(gb_gpu_verify(f->gpu, k, &f->launch, &f->check, &res, &err), GB_EFAULT);
+    assert_non_null(strstr(err.msg, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+    assert_int_equal(gb_gpu_verify(f->gpu, k, &f->launch, &f->check, &res, &err), GB_EFAULT);
+    assert_non_null(strstr(err.msg, "unusable"));
+    gb_gpu_unload(f->gpu, k);
+    gb_gpu_close(f->gpu);
+    /* a fresh session on the same device works again */
+    assert_int_equal(gb_gpu_open(0, &f->gpu, &err), GB_OK);
+    set_copy_problem(f->gpu, 42);
+    check_variant(f, "copy", 0);
+}
+
+/* ---- a whole tuning run ------------------------------------------------- */
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static int open_local(void *ctx, gb_exec **out, gb_err *err)
+{
+    return gb_exec_local(0, out, err);
+}
+
+static int run_script(const char *script, const char *mode, const char *cache_dir,
+                      gb_lua_host *host, gb_err *err)
+{
+    static const char *templates[1];
+    static char template_dir[4096];
+    snprintf(template_dir, sizeof template_dir, "%s/templates", getenv("GB_SOURCE_DIR"));
+    templates[0] = template_dir;
+    *host = (gb_lua_host){.open_exec = open_local, .template_path = templates,
+                          .n_template_path = 1, .out = stdout};
+    host->tuner = (gb_tuner_opts){.jobs = 4, .seed = 1, .measure = gb_measure_defaults(),
+                                  .log = stderr};
+    assert_int_equal(gb_cache_open(cache_dir, 0, &host->tuner.cache, err), GB_OK);
+    lua_State *L = NULL;
+    int rc = gb_lua_new(host, &L, err);
+    char *argv[] = {(char *)mode};
+    if (rc == GB_OK) rc = gb_lua_run(L, script, 1, argv, err);
+    gb_lua_close(L, host);
+    gb_cache_close(host->tuner.cache);
+    return rc;
+}
+
+static const char TUNE_SCRIPT[] =
+    "local gb = require 'gpubench'\n"
+    "local ref = gb.kernel { name = 'ref', source = gb.template 'gemm_ref.cuh',\n"
+    "  entry = 'gemm_ref_f32', block = {16, 16},\n"
+    "  grid = function(c, s) return { gb.cdiv(s.N, 16), gb.cdiv(s.M, 16) } end }\n"
+    "local k = gb.kernel { name = 'sgemm_test', source = gb.template 'sgemm.cuh',\n"
+    "  entry = 'sgemm<${BM},${BN},${BK},${TM},${TN}>',\n"
+    "  params = { BM = {64, 128}, BN = {64}, BK = {8, 16}, TM = {4, 8}, TN = {4} },\n"
+    "  args = function(s) return { gb.tensor('f32', {s.M, s.K}, 'randn'),\n"
+    "    gb.tensor('f32', {s.K, s.N}, 'randn'), gb.tensor('f32', {s.M, s.N}),\n"
+    "    gb.i32(s.M), gb.i32(s.N), gb.i32(s.K) } end,\n"
+    "  grid = function(c, s) return { gb.cdiv(s.N, c.BN), gb.cdiv(s.M, c.BM) } end,\n"
+    "  block = function(c) return (c.BM // c.TM) * (c.BN // c.TN) end,\n"
+    "  reference = ref, check = { rtol = 1e-3, atol = 1e-3 },\n"
+    "  flops = function(s) return 2 * s.M * s.N * s.K end }\n"
+    "local r = gb.tune(k, { shapes = { {M = 512, N = 512, K = 512}, {M = 333, N = 517, K = 129} } })\n"
+    "for _, x in ipairs(r) do\n"
+    "  assert(x.best, 'no best for ' .. x.key)\n"
+    "  assert(x.best.ms > 0 and x.best.tflops > 0)\n"
+    "  assert(x.cached == (arg[1] == 'rerun'), 'cached flag for ' .. x.key)\n"
+    "  if not x.cached then assert(x.counts.ok == 8 and x.counts.wrong == 0, 'statuses') end\n"
+    "end\n"
+    "assert(gb.best(k, {M = 512, N = 512, K = 512}), 'gb.best finds the winner')\n";
+
+static void test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache(void **state)
+{
+    if (!have_gpu()) skip();
+    char dir[] = "/tmp/gb-test-gpu-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char script[4096];
+    snprintf(script, sizeof script, "%s/tune.lua", dir);
+    FILE *fp = fopen(script, "w");
+    fputs(TUNE_SCRIPT, fp);
+    fclose(fp);
+    char cache_dir[4200];
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache", dir);
+    gb_lua_host host;
+    gb_err err = {0};
+    int rc = run_script(script, "first", cache_dir, &host, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, GB_OK);
+    assert_int_equal(host.n_tuned, 1);
+    assert_int_equal(host.n_shapes_failed, 0);
+    size_t n_best = 0;
+    gb_cache *cache = NULL;
+    assert_int_equal(gb_cache_open(cache_dir, 0, &cache, &err), GB_OK);
+    assert_int_equal(gb_cache_count(cache, GB_DB_BEST, &n_best, &err), GB_OK);
+    assert_int_equal(n_best, 2);
+    gb_cache_close(cache);
+    rc = run_script(script, "rerun", cache_dir, &host, &err); /* all from the cache */
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, GB_OK);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_device_properties_are_read),
+        T(test_buffers_are_the_same_for_the_same_seed),
+        T(test_outputs_start_poisoned_with_nan),
+        T(test_a_correct_variant_passes_the_check),
+        T(test_a_wrong_variant_fails_every_element),
+        T(test_unwritten_outputs_fail_the_check),
+        T(test_measurement_is_finite_and_ordered),
+        T(test_dynamic_shared_memory_above_48k_is_granted),
+        T(test_an_impossible_launch_is_refused),
+        T(test_a_fault_is_reported_and_poisons_the_session),
+        cmocka_unit_test(test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,471 @@
+/* The tuning loop, run against a fake GPU backend: which variant wins, what is
+ * recorded, what a rerun reuses, and how failures of every kind are counted.
+ * Compiles are real (NVRTC); only the GPU is faked. */
+#include "cache/cache.h"
+#include "cache/record.h"
+#include "engine/exec.h"
+#include "tuner/tune.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The kernel's one parameter V tells the fake backend how the variant behaves;
+ * the launch hook puts V in grid[0] so the backend can see it. */
+static const char SOURCE[] =
+    "template <int V> __global__ void k(float *out)\n"
+    "{\n"
+    "    static_assert(V != 7, \"seven does not compile\");\n"
+    "    if (threadIdx.x == 0) out[0] = V;\n"
+    "}\n"
+    "extern \"C\" __global__ void ref(float *out) { out[0] = 0; }\n";
+
+/* ---- the fake backend --------------------------------------------------- */
+
+typedef struct fake {
+    int opens, closes, problems, references, trials;
+    double median_ms[16];           /* by V; 0 means "wrong" unless listed below */
+    gb_trial_status status[16];     /* by V */
+    int fault_v;                    /* the trial of this V faults (the backend is lost) */
+    bool reference_faults;
+    uint64_t last_seed;
+    gb_check_spec last_check;
+} fake;
+
+static int fake_open(void *self, gb_device_info *info, gb_err *err)
+{
+    fake *f = self;
+    f->opens++;
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "Fake GPU");
+    info->cc_major = 9;
+    info->sms = 7;
+    snprintf(info->arch, sizeof info->arch, "sm_90a");
+    return GB_OK;
+}
+
+static int fake_set_problem(void *self, const gb_arg *args, int n, uint64_t seed, gb_err *err)
+{
+    fake *f = self;
+    f->problems++;
+    f->last_seed = seed;
+    return GB_OK;
+}
+
+static int fake_reference(void *self, const gb_variant *ref, gb_err *err)
+{
+    fake *f = self;
+    f->references++;
+    if (f->reference_faults) return gb_err_set(err, GB_ELAUNCH, "cuLaunchKernel: refused");
+    return GB_OK;
+}
+
+static void fake_measure(double median, gb_measurement *m)
+{
+    m->n_samples = 11;
+    m->samples_ms = malloc(11 * sizeof(double));
+    for (int i = 0; i < 11; i++)
+        m->samples_ms[i] = median + (i - 5) * 1e-4;
+    gb_stats_compute(m->samples_ms, 11, &m->stats);
+}
+
+static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *check,
+                      const gb_measure_opts *opts, gb_trial_result *out, gb_err *err)
+{
+    fake *f = self;
+    int V = (int)v->launch.grid[0];
+    f->trials++;
+    f->last_check = *check;
+    if (V == f->fault_v) return gb_err_set(err, GB_EFAULT, "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS");
+    out->status = f->status[V];
+    if (out->status == GB_TRIAL_OK) fake_measure(f->median_ms[V], &out->measurement);
+    else snprintf(out->reason, sizeof out->reason, "fake %s", gb_trial_status_name(out->status));
+    return GB_OK;
+}
+
+static void fake_close(void *self)
+{
+    ((fake *)self)->closes++;
+}
+
+static void fake_destroy(void *self)
+{
+    (void)self; /* the fixture owns the fake */
+}
+
+static const gb_backend_ops fake_ops = {fake_open, fake_set_problem, fake_reference,
+                                        fake_trial, fake_close, fake_destroy};
+
+/* ---- the kernel's hooks -------------------------------------------------- */
+
+typedef struct hooks_ctx {
+    int reject_v;       /* the constraint drops this V */
+    bool args_fail;     /* the args hook reports a script error */
+    int n_outputs_seen; /* check outputs the tuner resolved, via trial */
+} hooks_ctx;
+
+static int hook_accept(void *ctx, const gb_config *c, bool *ok, gb_err *err)
+{
+    *ok = gb_config_get(c, "V")->i != ((hooks_ctx *)ctx)->reject_v;
+    return GB_OK;
+}
+
+static int hook_args(void *ctx, const gb_fields *shape, gb_arg *out, int *n, gb_err *err)
+{
+    if (((hooks_ctx *)ctx)->args_fail)
+        return gb_err_set(err, GB_ESCRIPT, "test.lua:7: attempt to index a nil value");
+    out[0] = (gb_arg){.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {4},
+                      .init = GB_INIT_OUTPUT};
+    out[1] = (gb_arg){.kind = GB_ARG_SCALAR, .dtype = GB_DT_I32, .int_value = 4};
+    *n = 2;
+    return GB_OK;
+}
+
+static int hook_launch(void *ctx, const gb_config *c, const gb_fields *shape, gb_launch *out,
+                       gb_err *err)
+{
+    const gb_value *v = c ? gb_config_get(c, "V") : NULL;
+    *out = (gb_launch){.grid = {v ? (uint32_t)v->i : 1, 1, 1}, .block = {32, 1, 1}};
+    return GB_OK;
+}
+
+static int hook_work(void *ctx, const gb_fields *shape, double *flops, double *bytes, gb_err *err)
+{
+    *flops = 2e9;
+    *bytes = 4e6;
+    return GB_OK;
+}
+
+/* ---- fixture ------------------------------------------------------------ */
+
+typedef struct fixture {
+    char dir[64];
+    gb_cache *cache;
+    fake fake;
+    gb_exec *exec;
+    hooks_ctx hooks;
+    gb_kernel_def kernel;
+    gb_kernel_def reference;
+    gb_tuner_opts opts;
+    gb_fields shapes[2];
+    gb_tune_result result;
+    gb_err err;
+} fixture;
+
+static void add_param(gb_space *space, const char *name, const int *values, int n)
+{
+    gb_value v[16];
+    for (int i = 0; i < n; i++)
+        v[i] = gb_value_int(values[i]);
+    assert_int_equal(gb_space_add(space, name, v, n, NULL), GB_OK);
+}
+
+static void make_kernel(fixture *f)
+{
+    static const int V[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    gb_kernel_def *k = &f->kernel;
+    k->name = strdup("fake_kernel");
+    k->source = strdup(SOURCE);
+    k->source_name = strdup("fake.cu");
+    k->entry = strdup("k<${V}>");
+    add_param(&k->space, "V", V, 8);
+    k->check = (gb_check_spec){.rtol = -1, .atol = -1};
+    k->hooks = (gb_kernel_hooks){hook_accept, hook_args, hook_launch, NULL, hook_work};
+    k->hooks_ctx = &f->hooks;
+    gb_kernel_def *r = &f->reference;
+    r->name = strdup("fake_ref");
+    r->source = strdup(SOURCE);
+    r->source_name = strdup("fake.cu");
+    r->entry = strdup("ref");
+    r->hooks = (gb_kernel_hooks){.launch = hook_launch};
+    k->reference = r;
+}
+
+static void make_fake(fake *fk)
+{
+    memset(fk, 0, sizeof *fk);
+    for (int v = 0; v < 16; v++) {
+        fk->status[v] = GB_TRIAL_OK;
+        fk->median_ms[v] = 2.0 + v;
+    }
+    fk->median_ms[2] = 1.0;  /* the fastest */
+    fk->median_ms[8] = 1.0;  /* as fast: the earlier configuration (V=2) must win */
+    fk->status[3] = GB_TRIAL_WRONG;
+    fk->status[4] = GB_TRIAL_LAUNCH_ERROR;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/gb-test-tuner-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(gb_cache_open(f->dir, 0, &f->cache, NULL), GB_OK);
+    make_fake(&f->fake);
+    assert_int_equal(gb_exec_create(&fake_ops, &f->fake, &f->exec, NULL), GB_OK);
+    f->hooks.reject_v = 5;
+    make_kernel(f);
+    f->opts = (gb_tuner_opts){.cache = f->cache, .exec = f->exec, .jobs = 2, .seed = 7,
+                              .measure = gb_measure_defaults()};
+    gb_value m = gb_value_int(64);
+    gb_fields_set(&f->shapes[0], "M", &m);
+    m = gb_value_int(128);
+    gb_fields_set(&f->shapes[1], "M", &m);
+    *state = f;
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    gb_tune_result_free(&f->result);
+    f->kernel.reference = NULL;
+    gb_kernel_def_free(&f->kernel);
+    gb_kernel_def_free(&f->reference);
+    gb_exec_destroy(f->exec);
+    gb_cache_close(f->cache);
+    for (int i = 0; i < 2; i++)
+        gb_fields_free(&f->shapes[i]);
+    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+static int tune(fixture *f, int n_shapes)
+{
+    gb_tune_result_free(&f->result);
+    gb_tune_request req = {.shapes = f->shapes, .n_shapes = n_shapes};
+    return gb_tune(&f->opts, &f->kernel, &req, &f->result, &f->err);
+}
+
+static size_t count(fixture *f, gb_cache_db db)
+{
+    size_t n = 0;
+    assert_int_equal(gb_cache_count(f->cache, db, &n, NULL), GB_OK);
+    return n;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void test_fastest_correct_variant_wins_and_ties_go_to_the_earlier_config(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_true(s->has_best);
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+    assert_float_equal(s->best.median, 1.0, 1e-9);
+    assert_float_equal(s->flops, 2e9, 0);
+}
+
+static void test_every_status_is_counted(void **state)
+{
+    fixture *f = *state;
+    f->fake.fault_v = 6;
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(s->n_configs, 8);
+    assert_int_equal(s->n_rejected, 1);                    /* V=5 */
+    assert_int_equal(s->n_status[GB_TRIAL_COMPILE_ERROR], 1); /* V=7 */
+    assert_int_equal(s->n_status[GB_TRIAL_WRONG], 1);      /* V=3 */
+    assert_int_equal(s->n_status[GB_TRIAL_LAUNCH_ERROR], 1); /* V=4 */
+    assert_int_equal(s->n_status[GB_TRIAL_CRASHED], 1);    /* V=6 */
+    assert_int_equal(s->n_status[GB_TRIAL_OK], 3);         /* V=1, 2, 8 */
+    assert_int_equal(s->n_compiled, 6);
+    assert_int_equal(s->n_timed, 3);
+}
+
+static void test_every_trial_is_recorded_with_its_status(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(count(f, GB_DB_TRIALS), 7); /* all but the rejected V=5 */
+    assert_int_equal(count(f, GB_DB_BEST), 1);
+    gb_record_id id = {.kernel = "fake_kernel", .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device, .shape = f->shapes[0]};
+    gb_fields config = {0};
+    gb_value v = gb_value_int(7);
+    gb_fields_set(&config, "V", &v);
+    gb_key key;
+    gb_json *json = NULL;
+    gb_trial_record rec;
+    assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
+    assert_int_equal(gb_cache_get_json(f->cache, GB_DB_TRIALS, &key, &json, NULL), GB_OK);
+    assert_int_equal(gb_trial_record_read(json, &rec, NULL), GB_OK);
+    assert_int_equal(rec.status, GB_TRIAL_COMPILE_ERROR);
+    assert_non_null(strstr(rec.reason, "fake.cu:3: error"));
+    gb_trial_record_free(&rec);
+    gb_json_free(json);
+    gb_fields_free(&config);
+}
+
+static void test_second_run_reports_from_the_cache_without_trials(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 2), GB_OK);
+    int trials = f->fake.trials;
+    assert_int_equal(tune(f, 2), GB_OK);
+    assert_int_equal(f->fake.trials, trials);
+    for (int i = 0; i < 2; i++) {
+        assert_true(f->result.shapes[i].cached);
+        assert_int_equal(gb_fields_get(&f->result.shapes[i].best_config, "V")->i, 2);
+    }
+}
+
+static void test_force_tunes_again(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    int trials = f->fake.trials;
+    f->opts.force = true;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.trials, 2 * trials);
+    assert_false(f->result.shapes[0].cached);
+}
+
+static void test_a_changed_space_is_tuned_again(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    int trials = f->fake.trials;
+    static const int W[] = {0, 1};
+    add_param(&f->kernel.space, "W", W, 2);
+    free(f->kernel.entry);
+    f->kernel.entry = strdup("k<${V} + ${W}>");
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_true(f->fake.trials > trials);
+    assert_false(f->result.shapes[0].cached);
+}
+
+static void test_compiles_are_reused_from_the_cache(void **state)
+{
+    fixture *f = *state;
+    f->opts.compile_only = true;
+    f->opts.exec = NULL;
+    assert_int_equal(tune(f, 2), GB_OK);
+    assert_int_equal(f->result.n_compiles, 7); /* one row per compile, not per shape */
+    for (int i = 0; i < f->result.n_compiles; i++)
+        assert_false(f->result.compiles[i].cached);
+    assert_int_equal(tune(f, 1), GB_OK);
+    int errors = 0;
+    for (int i = 0; i < f->result.n_compiles; i++) {
+        errors += f->result.compiles[i].error != NULL;
+        if (!f->result.compiles[i].error) assert_true(f->result.compiles[i].cached);
+        else assert_non_null(strstr(f->result.compiles[i].error, "seven does not compile"));
+    }
+    assert_int_equal(errors, 1); /* failed compiles are not cached: they are retried */
+    assert_int_equal(f->fake.trials, 0);
+}
+
+static void test_a_crash_restarts_the_backend_and_replays_the_problem(void **state)
+{
+    fixture *f = *state;
+    f->fake.fault_v = 6;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.opens, 2);
+    assert_int_equal(f->fake.closes, 1);
+    assert_int_equal(f->fake.problems, 2);
+    assert_int_equal(f->fake.references, 2);
+    assert_int_equal(f->fake.last_seed, 7);
+    assert_int_equal(gb_fields_get(&f->result.shapes[0].best_config, "V")->i, 2);
+}
+
+static void test_a_failing_reference_fails_the_shape_not_the_run(void **state)
+{
+    fixture *f = *state;
+    f->fake.reference_faults = true;
+    assert_int_equal(tune(f, 2), GB_OK);
+    for (int i = 0; i < 2; i++) {
+        assert_false(f->result.shapes[i].has_best);
+        assert_non_null(strstr(f->result.shapes[i].failure, "reference fake_ref"));
+    }
+    assert_int_equal(f->fake.trials, 0);
+}
+
+static void test_budget_limits_the_trials(void **state)
+{
+    fixture *f = *state;
+    gb_tune_request req = {.shapes = f->shapes, .n_shapes = 1, .max_evals = 3};
+    assert_int_equal(gb_tune(&f->opts, &f->kernel, &req, &f->result, &f->err), GB_OK);
+    assert_int_equal(f->fake.trials, 3); /* V = 1, 2, 3 (V = 5 is rejected, not counted) */
+    assert_int_equal(gb_fields_get(&f->result.shapes[0].best_config, "V")->i, 2);
+}
+
+static void test_a_script_error_in_a_hook_stops_the_run(void **state)
+{
+    fixture *f = *state;
+    f->hooks.args_fail = true;
+    assert_int_equal(tune(f, 2), GB_ESCRIPT);
+    assert_non_null(strstr(f->err.msg, "test.lua:7: attempt to index a nil value"));
+    assert_int_equal(f->fake.trials, 0);
+}
+
+static void test_no_correct_variant_leaves_the_shape_without_a_best(void **state)
+{
+    fixture *f = *state;
+    for (int v = 0; v < 16; v++)
+        f->fake.status[v] = GB_TRIAL_WRONG;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_false(f->result.shapes[0].has_best);
+    assert_int_equal(count(f, GB_DB_BEST), 0);
+}
+
+static void test_check_defaults_to_the_output_tensors_with_dtype_tolerances(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.last_check.n_outputs, 1);
+    assert_int_equal(f->fake.last_check.outputs[0], 0);
+    assert_float_equal(f->fake.last_check.rtol, 1e-4, 0); /* f32 */
+    assert_float_equal(f->fake.last_check.atol, 1e-5, 0);
+}
+
+static void test_check_outputs_must_name_tensors(void **state)
+{
+    fixture *f = *state;
+    f->kernel.check = (gb_check_spec){.n_outputs = 1, .outputs = {1}, .rtol = -1, .atol = -1};
+    assert_int_equal(tune(f, 1), GB_ESCRIPT); /* argument 2 is a scalar */
+    assert_non_null(strstr(f->err.msg, "check.outputs names argument 2"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_fastest_correct_variant_wins_and_ties_go_to_the_earlier_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_status_is_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_trial_is_recorded_with_its_status, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_second_run_reports_from_the_cache_without_trials,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_force_tunes_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_changed_space_is_tuned_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compiles_are_reused_from_the_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_crash_restarts_the_backend_and_replays_the_problem,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_failing_reference_fails_the_shape_not_the_run,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_budget_limits_the_trials, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_script_error_in_a_hook_stops_the_run, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_no_correct_variant_leaves_the_shape_without_a_best,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_check_defaults_to_the_output_tensors_with_dtype_tolerances, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_outputs_must_name_tensors, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
