@@ -1,0 +1,27 @@
+#!/bin/sh
+# On a machine with no network: unpacks the packages that scripts/deps-bundle.sh
+# downloaded (.deps/debs) into a prefix (.deps/root, never /), then builds
+# gpubench against it and runs every test. Extra arguments go to cmake.
+#
+#   scripts/deps-offline.sh [BUILD_DIR] [cmake -D options...]
+set -eu
+cd "$(dirname "$0")/.."
+root="$PWD/.deps/root"
+ls .deps/debs/*.deb >/dev/null 2>&1 || {
+    echo "deps-offline: no packages in .deps/debs: run scripts/deps-bundle.sh first" >&2
+    exit 1
+}
+mkdir -p "$root"
+for deb in .deps/debs/*.deb; do dpkg -x "$deb" "$root"; done
+
+# pkg-config from the bundle when the machine has none.
+if ! command -v pkg-config >/dev/null 2>&1; then
+    export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export PKG_CONFIG="$root/usr/bin/pkgconf"
+    set -- "$@" -DPKG_CONFIG_EXECUTABLE="$root/usr/bin/pkgconf"
+fi
+# The bundle's shared libraries are found at run time through the build RPATH.
+dir="${1:-build-offline}"
+[ $# -gt 0 ] && shift
+scripts/build.sh "$dir" -DGB_DEPS_PREFIX="$root" "$@"
+ctest --test-dir "$dir" --output-on-failure
