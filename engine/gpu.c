@@ -203,8 +203,9 @@ static gb_fill_mode fill_mode(gb_init init)
     }
 }
 
-/* Fills every input from the seed and poisons every output (both copies). */
-static int reset_buffers(gb_gpu *gpu, gb_err *err)
+/* Fills every input from the seed and poisons every output; the reference's
+ * copies of the outputs only when the reference is about to write them. */
+static int reset_buffers(gb_gpu *gpu, bool for_reference, gb_err *err)
 {
     int rc = GB_OK;
     for (int i = 0; i < gpu->n_args && rc == GB_OK; i++) {
@@ -212,7 +213,8 @@ static int reset_buffers(gb_gpu *gpu, gb_err *err)
         if (a->desc.kind != GB_ARG_TENSOR || gb_arg_elements(&a->desc) == 0) continue;
         uint64_t seed = mix64(gpu->seed ^ mix64((uint64_t)i + 1));
         rc = fill(gpu, a->buf, &a->desc, fill_mode(a->desc.init), seed, err);
-        if (rc == GB_OK && a->ref_buf) rc = fill(gpu, a->ref_buf, &a->desc, GB_FILL_POISON, 0, err);
+        if (rc == GB_OK && a->ref_buf && for_reference)
+            rc = fill(gpu, a->ref_buf, &a->desc, GB_FILL_POISON, 0, err);
         if (rc) gb_err_prefix(err, "filling argument %d", i + 1);
     }
     return rc;
@@ -259,7 +261,7 @@ int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t see
         if (args[i].kind == GB_ARG_TENSOR) rc = alloc_arg(&gpu->args[i], i + 1, err);
         else set_scalar(&gpu->args[i]);
     }
-    if (rc == GB_OK) rc = reset_buffers(gpu, err);
+    if (rc == GB_OK) rc = reset_buffers(gpu, true, err);
     if (rc) free_problem(gpu);
     return note_fault(gpu, rc, err);
 }
@@ -350,7 +352,7 @@ static int sync(gb_gpu *gpu, gb_err *err)
 int gb_gpu_run_reference(gb_gpu *gpu, gb_gpu_kernel *ref, const gb_launch *l, gb_err *err)
 {
     int rc = check_usable(gpu, err);
-    if (rc == GB_OK) rc = reset_buffers(gpu, err);
+    if (rc == GB_OK) rc = reset_buffers(gpu, true, err);
     if (rc == GB_OK) rc = launch(gpu, ref, l, true, err);
     if (rc == GB_OK) rc = sync(gpu, err);
     if (rc) return gb_err_prefix(err, "reference kernel");
@@ -401,7 +403,7 @@ int gb_gpu_verify(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
     out->first_bad_output = -1;
     out->checked = gpu->have_reference;
     int rc = check_usable(gpu, err);
-    if (rc == GB_OK) rc = reset_buffers(gpu, err);
+    if (rc == GB_OK) rc = reset_buffers(gpu, false, err);
     if (rc == GB_OK) rc = launch(gpu, kernel, l, false, err);
     if (rc == GB_OK) rc = sync(gpu, err);
     for (int i = 0; rc == GB_OK && i < check->n_outputs; i++) {

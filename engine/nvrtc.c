@@ -1,5 +1,7 @@
 #include "engine/nvrtc.h"
 
+#include "engine/cubin.h"
+
 #include <nvrtc.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -145,6 +147,19 @@ static int compile_program(nvrtcProgram prog, const gb_compile_req *req, gb_comp
     return GB_OK;
 }
 
+/* Registers, stack and shared memory come from the cubin; spill figures exist only
+ * in ptxas's log, which NVRTC does not always write (13.0.88 writes it for the
+ * first compile of a process only), so they may stay -1. */
+static gb_resources resources(const gb_compile_out *out)
+{
+    gb_resources from_log = gb_nvrtc_parse_resources(out->log, out->lowered[0]), res;
+    if (gb_cubin_resources(out->cubin, out->cubin_bytes, out->lowered[0], &res) != GB_OK)
+        return from_log;
+    res.spill_store_bytes = from_log.spill_store_bytes;
+    res.spill_load_bytes = from_log.spill_load_bytes;
+    return res;
+}
+
 int gb_nvrtc_compile(const gb_compile_req *req, gb_compile_out *out, gb_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -162,7 +177,7 @@ int gb_nvrtc_compile(const gb_compile_req *req, gb_compile_out *out, gb_err *err
     if (rc == GB_OK) rc = compile_program(prog, req, out, err);
     if (rc == GB_OK) rc = take_lowered(prog, req, out, err);
     if (rc == GB_OK) rc = take_cubin(prog, out, err);
-    if (rc == GB_OK) out->resources = gb_nvrtc_parse_resources(out->log, out->lowered[0]);
+    if (rc == GB_OK) out->resources = resources(out);
     nvrtcDestroyProgram(&prog);
     if (rc != GB_OK) {
         char *log = out->log; /* keep the log for the caller's report */

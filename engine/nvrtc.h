@@ -5,7 +5,7 @@
  * path, so the log points at the template's own lines), the kernel name
  * expressions to instantiate ("sgemm<128,64,8,8,4>"), extra options and the
  * target. The result holds the cubin, the lowered (mangled) name of each
- * expression, the full log, and the resources ptxas reported for the first one.
+ * expression, the full log, and the resources the first kernel uses.
  * NVRTC programs are independent, so compiles may run on several threads at once.
  */
 #ifndef GB_ENGINE_NVRTC_H
@@ -29,7 +29,9 @@ typedef struct gb_compile_req {
     const char *arch; /* "sm_90a" */
 } gb_compile_req;
 
-/* Resource use of one kernel, from ptxas's verbose report (-1 when not reported). */
+/* Resource use of one kernel (-1 when unknown): registers, stack and static shared
+ * memory from the cubin (engine/cubin.h); spills from ptxas's verbose report,
+ * which NVRTC does not always write. */
 typedef struct gb_resources {
     int registers;
     int spill_store_bytes;

@@ -142,25 +142,27 @@ static void compile_row(gb_table *t, const gb_compile_row *row)
 {
     config_cell(t, &row->config);
     if (row->error) {
-        gb_table_cell(t, "-");
-        gb_table_cell(t, "-");
-        gb_table_cell(t, "-");
-        gb_table_cell(t, "-");
+        for (int i = 0; i < 5; i++)
+            gb_table_cell(t, "-");
         gb_table_cell(t, "error: %.80s", row->error);
         return;
     }
-    gb_table_cell(t, "%d", row->resources.registers);
-    gb_table_cell(t, "%d", row->resources.spill_store_bytes + row->resources.spill_load_bytes);
-    gb_table_cell(t, "%d", row->resources.smem_static_bytes);
+    const gb_resources *r = &row->resources;
+    gb_table_cell(t, "%d", r->registers);
+    gb_table_cell(t, "%d", r->stack_bytes);
+    if (r->spill_store_bytes >= 0) gb_table_cell(t, "%d", r->spill_store_bytes + r->spill_load_bytes);
+    else gb_table_cell(t, "?"); /* ptxas did not report it */
+    gb_table_cell(t, "%d", r->smem_static_bytes);
     gb_table_cell(t, "%.0f", row->compile_ms);
     gb_table_cell(t, "%s", row->cached ? "cache" : "compiled");
 }
 
 static void report_compiles(FILE *out, const gb_tune_result *r)
 {
-    static const char *const headers[] = {"config", "regs", "spill B", "smem B", "ms", "", NULL};
+    static const char *const headers[] = {"config", "regs",  "local B", "spill B",
+                                          "smem B", "ms", "",         NULL};
     gb_table t;
-    gb_table_init(&t, headers, "lrrrrl");
+    gb_table_init(&t, headers, "lrrrrrl");
     for (int i = 0; i < r->n_compiles; i++)
         compile_row(&t, &r->compiles[i]);
     gb_table_print(&t, out);
