@@ -11,8 +11,10 @@ out="${1:?usage: scripts/gpu-validate.sh OUTDIR}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv > "$out/gpu.txt" 2>&1 || true
-scripts/deps-offline.sh build-gpu > "$out/tests.log" 2>&1 || { tail -40 "$out/tests.log"; exit 1; }
-tail -15 "$out/tests.log"
+status=0
+scripts/deps-offline.sh build-gpu > "$out/tests.log" 2>&1 || status=$?
+grep -E "tests passed|FAILED|Failed|ERROR|^ptxas" "$out/tests.log" | head -40
+[ -x build-gpu/cli/gpubench-tune ] || exit 1
 build-gpu/tests/test_gpu > "$out/test_gpu.log" 2>&1 || true
 grep '^#' "$out/test_gpu.log" || true
 cache="$(mktemp -d)"
@@ -29,3 +31,4 @@ if python3 -c 'import torch' 2>/dev/null; then
     python3 bench/torch_gemm.py --dtype f32 1024x1024x1024 2048x2048x2048 4096x4096x4096 \
         1999x1531x1021 | tee "$out/cublas-f32.txt"
 fi
+exit $status
