@@ -60,15 +60,18 @@ void gb_table_print(const gb_table *t, FILE *out)
             if (w > width[c]) width[c] = w;
         }
     }
+    gb_strbuf line = GB_STRBUF_INIT;
     for (int r = -1; r < t->n_rows; r++) {
+        gb_sb_reset(&line);
         for (int c = 0; c < t->n_cols; c++) {
             const char *text = r < 0 ? t->headers[c] : cell(t, r, c);
-            const char *sep = c + 1 < t->n_cols ? "  " : "";
-            if (c + 1 == t->n_cols && !t->right[c]) fprintf(out, "%s", text);
-            else fprintf(out, t->right[c] ? "%*s%s" : "%-*s%s", width[c], text, sep);
+            gb_sb_printf(&line, t->right[c] ? "%*s  " : "%-*s  ", width[c], text);
         }
-        fputc('\n', out);
+        while (line.len > 0 && line.data[line.len - 1] == ' ') /* no trailing blanks */
+            line.data[--line.len] = '\0';
+        fprintf(out, "%s\n", gb_sb_str(&line));
     }
+    gb_sb_free(&line);
     if (t->failed) fprintf(out, "(out of memory: the table is incomplete)\n");
 }
 
