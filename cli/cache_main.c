@@ -116,7 +116,7 @@ static int list(gb_cache *cache, bool all, gb_err *err)
                                           "TFLOP/s", "device", "tuned", "", NULL};
     gb_table t;
     gb_table_init(&t, headers, "lllrrlll");
-    qsort(l.recs, (size_t)l.n, sizeof *l.recs, compare_records);
+    if (l.n > 1) qsort(l.recs, (size_t)l.n, sizeof *l.recs, compare_records);
     int n_stale = 0;
     for (int i = 0; i < l.n; i++) {
         bool stale = i > 0 && same_slot(&l.recs[i - 1], &l.recs[i]);

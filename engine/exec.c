@@ -117,7 +117,7 @@ int gb_exec_set_problem(gb_exec *exec, const gb_arg *args, int n_args, uint64_t 
 {
     if (n_args < 0 || n_args > GB_MAX_ARGS)
         return gb_err_set(err, GB_EINVAL, "%d arguments (at most %d)", n_args, GB_MAX_ARGS);
-    memcpy(exec->args, args, (size_t)n_args * sizeof *args);
+    if (n_args > 0) memcpy(exec->args, args, (size_t)n_args * sizeof *args);
     exec->n_args = n_args;
     exec->seed = seed;
     exec->have_problem = true;
