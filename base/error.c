@@ -31,6 +31,31 @@ int gb_err_prefix(gb_err *err, const char *fmt, ...)
     return err->code;
 }
 
+size_t gb_err_position_length(const char *msg)
+{
+    const char *colon = strchr(msg, ':');
+    if (!colon || colon == msg || memchr(msg, '\n', (size_t)(colon - msg))) return 0;
+    size_t digits = strspn(colon + 1, "0123456789");
+    if (digits == 0 || colon[1 + digits] != ':') return 0;
+    size_t n = (size_t)(colon - msg) + 2 + digits;
+    return msg[n] == ' ' ? n + 1 : n;
+}
+
+int gb_err_context(gb_err *err, const char *fmt, ...)
+{
+    if (!err) return GB_EINVAL;
+    char context[GB_ERR_MSG_BYTES], joined[GB_ERR_MSG_BYTES];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(context, sizeof context, fmt, ap);
+    va_end(ap);
+    size_t at = gb_err_position_length(err->msg);
+    if (n >= 0 && snprintf(joined, sizeof joined, "%.*s%s: %s", (int)at, err->msg, context,
+                           err->msg + at) >= 0)
+        memcpy(err->msg, joined, sizeof joined);
+    return err->code;
+}
+
 int gb_err_copy(gb_err *dst, const gb_err *src)
 {
     if (!src) return GB_OK;
@@ -63,6 +88,7 @@ static const char *const own_messages[] = {
     [GB_EPROTO - GB_EINVAL] = "protocol error",
     [GB_EINTR - GB_EINVAL] = "interrupted",
     [GB_ELIMIT - GB_EINVAL] = "limit reached",
+    [GB_ECLOSED - GB_EINVAL] = "connection closed",
 };
 
 const char *gb_strerror(int code)

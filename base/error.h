@@ -32,6 +32,7 @@ enum {
     GB_EPROTO,          /* a malformed message between processes */
     GB_EINTR,           /* interrupted by the user */
     GB_ELIMIT,          /* a configured limit was reached */
+    GB_ECLOSED,         /* the other process closed the connection */
 };
 
 #define GB_ERR_MSG_BYTES 4096
@@ -49,6 +50,13 @@ int gb_err_set(gb_err *err, int code, const char *fmt, ...)
 
 /* Puts "context: " in front of the message already recorded; returns err->code. */
 int gb_err_prefix(gb_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Length of the "file:LINE: " position a script message starts with, or 0. */
+size_t gb_err_position_length(const char *msg);
+
+/* Like gb_err_prefix, but after the message's leading "file:LINE: " position when
+ * it has one, so script errors keep starting with their position. */
+int gb_err_context(gb_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Copies src into dst (either may be NULL) and returns src's code. */
 int gb_err_copy(gb_err *dst, const gb_err *src);

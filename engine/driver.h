@@ -95,12 +95,14 @@ bool gb_cu_is_sticky(CUresult result);
 /* The CUresult's name ("CUDA_ERROR_ILLEGAL_ADDRESS"), or "CUDA error N". */
 const char *gb_cu_error_name(CUresult result);
 
-/* Shorthand: run a driver call, and on failure record it and jump to cleanup with rc set. */
-#define GB_CU_CHECK(rc, err, call)                                                                 \
+/* Shorthand: GB_CU_CHECK(rc, err, cuMemAlloc, (&ptr, bytes)) calls the driver and,
+ * on failure, records "cuMemAlloc: NAME: description" in err, sets rc and jumps to
+ * cleanup. */
+#define GB_CU_CHECK(rc, err, fn, args)                                                             \
     do {                                                                                           \
-        CUresult gb_cu_result_ = (call);                                                           \
+        CUresult gb_cu_result_ = gb_cu.fn args;                                                    \
         if (gb_cu_result_ != CUDA_SUCCESS) {                                                       \
-            (rc) = gb_cu_fail((err), gb_cu_result_, #call);                                        \
+            (rc) = gb_cu_fail((err), gb_cu_result_, #fn);                                          \
             goto cleanup;                                                                          \
         }                                                                                          \
     } while (0)

@@ -149,14 +149,16 @@ static bool backend_lost(int rc)
 }
 
 int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check,
-                  const gb_measure_opts *opts, gb_trial_result *out, gb_err *err)
+                  const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
+                  gb_err *err)
 {
     memset(out, 0, sizeof *out);
     int rc = ensure_ready(exec, err);
     if (rc) return rc;
     gb_err trial_err = {0};
-    rc = exec->ops->trial(exec->backend, v, check, opts, out, &trial_err);
+    rc = exec->ops->trial(exec->backend, v, check, opts, timeout_s, out, &trial_err);
     if (rc == GB_OK) return GB_OK;
+    if (rc == GB_EINTR) close_backend(exec); /* the worker was ended mid-trial */
     if (!backend_lost(rc)) return gb_err_copy(err, &trial_err);
     out->status = rc == GB_ETIMEOUT ? GB_TRIAL_TIMEOUT : GB_TRIAL_CRASHED;
     gb_strlcpy(out->reason, trial_err.msg, sizeof out->reason);

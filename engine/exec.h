@@ -58,8 +58,10 @@ typedef struct gb_backend_ops {
     int (*open)(void *self, gb_device_info *out_info, gb_err *err);
     int (*set_problem)(void *self, const gb_arg *args, int n_args, uint64_t seed, gb_err *err);
     int (*reference)(void *self, const gb_variant *ref, gb_err *err);
+    /* timeout_s bounds the whole trial where the backend can enforce it (0: none). */
     int (*trial)(void *self, const gb_variant *v, const gb_check_spec *check,
-                 const gb_measure_opts *opts, gb_trial_result *out, gb_err *err);
+                 const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
+                 gb_err *err);
     void (*close)(void *self);
     void (*destroy)(void *self);
 } gb_backend_ops;
@@ -69,8 +71,14 @@ typedef struct gb_exec gb_exec;
 /* Wraps a backend (ops and its state, which the executor destroys at the end). */
 int gb_exec_create(const gb_backend_ops *ops, void *backend, gb_exec **out, gb_err *err);
 
-/* An executor whose backend is a GPU session in this process. */
+/* An executor whose backend is a GPU session in this process: no protection from
+ * faults (the process's CUDA is gone after one) or hangs. The worker process
+ * (engine/worker.h) serves requests with this backend. */
 int gb_exec_local(int ordinal, gb_exec **out, gb_err *err);
+
+/* The in-process backend on its own, for the worker process. */
+extern const gb_backend_ops gb_local_backend_ops;
+void *gb_local_backend_new(int ordinal);
 
 void gb_exec_destroy(gb_exec *exec);
 
@@ -84,12 +92,14 @@ int gb_exec_set_problem(gb_exec *exec, const gb_arg *args, int n_args, uint64_t 
 /* Runs the reference on the current problem; the variant is copied. */
 int gb_exec_reference(gb_exec *exec, const gb_variant *ref, gb_err *err);
 
-/* Runs one trial. Losing the backend is not an error of the run: the result says
- * crashed or timeout with the reason, and the next call starts a fresh backend.
- * The return value is non-zero only when the run itself cannot go on (the
- * problem or the reference fail on a fresh backend, no GPU, out of memory). */
+/* Runs one trial within timeout_s seconds (0: no limit). Losing the backend is not
+ * an error of the run: the result says crashed or timeout with the reason, and the
+ * next call starts a fresh backend. The return value is non-zero only when the run
+ * itself cannot go on (the problem or the reference fail on a fresh backend, no
+ * GPU, out of memory) or was interrupted (GB_EINTR). */
 int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check,
-                  const gb_measure_opts *opts, gb_trial_result *out, gb_err *err);
+                  const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
+                  gb_err *err);
 
 /* Backends started so far (1 for a run in which nothing was lost). */
 int gb_exec_backends_started(const gb_exec *exec);

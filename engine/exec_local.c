@@ -77,8 +77,10 @@ static int settle(int rc, const gb_err *e, gb_trial_result *out)
 }
 
 static int local_trial(void *self, const gb_variant *v, const gb_check_spec *check,
-                       const gb_measure_opts *opts, gb_trial_result *out, gb_err *err)
+                       const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
+                       gb_err *err)
 {
+    (void)timeout_s; /* a hang here hangs the process: the worker's supervisor watches */
     local_backend *b = self;
     gb_gpu_kernel *k = NULL;
     int rc = gb_gpu_load(b->gpu, v->cubin, v->cubin_bytes, v->lowered_name, v->launch.smem_bytes,
@@ -95,7 +97,7 @@ static int local_trial(void *self, const gb_variant *v, const gb_check_spec *che
     return settle(rc, err, out);
 }
 
-static const gb_backend_ops local_ops = {
+const gb_backend_ops gb_local_backend_ops = {
     .open = local_open,
     .set_problem = local_set_problem,
     .reference = local_reference,
@@ -104,10 +106,16 @@ static const gb_backend_ops local_ops = {
     .destroy = local_destroy,
 };
 
-int gb_exec_local(int ordinal, gb_exec **out, gb_err *err)
+void *gb_local_backend_new(int ordinal)
 {
     local_backend *b = calloc(1, sizeof *b);
+    if (b) b->ordinal = ordinal;
+    return b;
+}
+
+int gb_exec_local(int ordinal, gb_exec **out, gb_err *err)
+{
+    void *b = gb_local_backend_new(ordinal);
     if (!b) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    b->ordinal = ordinal;
-    return gb_exec_create(&local_ops, b, out, err);
+    return gb_exec_create(&gb_local_backend_ops, b, out, err);
 }

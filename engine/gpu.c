@@ -20,7 +20,7 @@ struct gb_gpu_kernel {
 typedef struct gpu_arg {
     gb_arg desc;
     CUdeviceptr buf;     /* tensors */
-    CUdeviceptr ref_buf; /* outputs: the reference's own copy */
+    CUdeviceptr ref_buf; /* checked tensors: the reference's own copy */
     union {
         CUdeviceptr ptr;
         int32_t i32;
@@ -86,10 +86,10 @@ static int load_builtins(gb_gpu *gpu, gb_err *err)
     gb_compile_out out;
     int rc = gb_nvrtc_compile(&req, &out, err);
     if (rc) return gb_err_prefix(err, "compiling the engine's own kernels for %s", gpu->info.arch);
-    GB_CU_CHECK(rc, err, gb_cu.cuModuleLoadData(&gpu->builtins, out.cubin));
-    GB_CU_CHECK(rc, err, gb_cu.cuModuleGetFunction(&gpu->fill, gpu->builtins, "gb_fill"));
-    GB_CU_CHECK(rc, err, gb_cu.cuModuleGetFunction(&gpu->compare, gpu->builtins, "gb_compare"));
-    GB_CU_CHECK(rc, err, gb_cu.cuModuleGetFunction(&gpu->flush, gpu->builtins, "gb_flush"));
+    GB_CU_CHECK(rc, err, cuModuleLoadData, (&gpu->builtins, out.cubin));
+    GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->fill, gpu->builtins, "gb_fill"));
+    GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->compare, gpu->builtins, "gb_compare"));
+    GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->flush, gpu->builtins, "gb_flush"));
 cleanup:
     gb_compile_out_free(&out);
     return rc;
@@ -98,18 +98,18 @@ cleanup:
 static int open_context(gb_gpu *gpu, int ordinal, gb_err *err)
 {
     int rc = GB_OK, count = 0;
-    GB_CU_CHECK(rc, err, gb_cu.cuDeviceGetCount(&count));
+    GB_CU_CHECK(rc, err, cuDeviceGetCount, (&count));
     if (ordinal < 0 || ordinal >= count)
         return gb_err_set(err, GB_ENOGPU, "no GPU with ordinal %d (the driver sees %d)", ordinal,
                           count);
-    GB_CU_CHECK(rc, err, gb_cu.cuDeviceGet(&gpu->dev, ordinal));
-    GB_CU_CHECK(rc, err, gb_cu.cuDevicePrimaryCtxRetain(&gpu->ctx, gpu->dev));
-    GB_CU_CHECK(rc, err, gb_cu.cuCtxSetCurrent(gpu->ctx));
+    GB_CU_CHECK(rc, err, cuDeviceGet, (&gpu->dev, ordinal));
+    GB_CU_CHECK(rc, err, cuDevicePrimaryCtxRetain, (&gpu->ctx, gpu->dev));
+    GB_CU_CHECK(rc, err, cuCtxSetCurrent, (gpu->ctx));
     if ((rc = gb_device_query(ordinal, &gpu->info, err))) return rc;
-    GB_CU_CHECK(rc, err, gb_cu.cuStreamCreate(&gpu->stream, CU_STREAM_NON_BLOCKING));
-    GB_CU_CHECK(rc, err, gb_cu.cuEventCreate(&gpu->start, CU_EVENT_DEFAULT));
-    GB_CU_CHECK(rc, err, gb_cu.cuEventCreate(&gpu->stop, CU_EVENT_DEFAULT));
-    GB_CU_CHECK(rc, err, gb_cu.cuMemAlloc(&gpu->compare_out, sizeof(gb_compare_result)));
+    GB_CU_CHECK(rc, err, cuStreamCreate, (&gpu->stream, CU_STREAM_NON_BLOCKING));
+    GB_CU_CHECK(rc, err, cuEventCreate, (&gpu->start, CU_EVENT_DEFAULT));
+    GB_CU_CHECK(rc, err, cuEventCreate, (&gpu->stop, CU_EVENT_DEFAULT));
+    GB_CU_CHECK(rc, err, cuMemAlloc, (&gpu->compare_out, sizeof(gb_compare_result)));
 cleanup:
     return rc;
 }
@@ -178,15 +178,15 @@ static uint32_t grid_for(uint64_t n)
     return blocks > 65535 ? 65535 : blocks ? (uint32_t)blocks : 1;
 }
 
-static int fill(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, gb_fill_mode mode,
-                uint64_t seed, gb_err *err)
+static int fill(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, gb_fill_mode mode, uint64_t seed,
+                gb_err *err)
 {
     int dtype = arg->dtype, imode = mode, rc = GB_OK;
     uint64_t n = (uint64_t)gb_arg_elements(arg);
     double value = arg->init_value;
     void *params[] = {&buf, &dtype, &n, &imode, &seed, &value};
-    GB_CU_CHECK(rc, err, gb_cu.cuLaunchKernel(gpu->fill, grid_for(n), 1, 1, 256, 1, 1, 0,
-                                              gpu->stream, params, NULL));
+    GB_CU_CHECK(rc, err, cuLaunchKernel,
+                (gpu->fill, grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
 cleanup:
     return rc;
 }
@@ -194,17 +194,23 @@ cleanup:
 static gb_fill_mode fill_mode(gb_init init)
 {
     switch (init) {
-    case GB_INIT_RANDN: return GB_FILL_RANDN;
-    case GB_INIT_RAND: return GB_FILL_RAND;
-    case GB_INIT_ZEROS: return GB_FILL_ZEROS;
-    case GB_INIT_ONES: return GB_FILL_ONES;
-    case GB_INIT_OUTPUT: return GB_FILL_POISON;
-    default: return GB_FILL_VALUE;
+    case GB_INIT_RANDN:
+        return GB_FILL_RANDN;
+    case GB_INIT_RAND:
+        return GB_FILL_RAND;
+    case GB_INIT_ZEROS:
+        return GB_FILL_ZEROS;
+    case GB_INIT_ONES:
+        return GB_FILL_ONES;
+    case GB_INIT_OUTPUT:
+        return GB_FILL_POISON;
+    default:
+        return GB_FILL_VALUE;
     }
 }
 
 /* Fills every input from the seed and poisons every output; the reference's
- * copies of the outputs only when the reference is about to write them. */
+ * copies of the checked tensors only when the reference is about to run. */
 static int reset_buffers(gb_gpu *gpu, bool for_reference, gb_err *err)
 {
     int rc = GB_OK;
@@ -213,8 +219,8 @@ static int reset_buffers(gb_gpu *gpu, bool for_reference, gb_err *err)
         if (a->desc.kind != GB_ARG_TENSOR || gb_arg_elements(&a->desc) == 0) continue;
         uint64_t seed = mix64(gpu->seed ^ mix64((uint64_t)i + 1));
         rc = fill(gpu, a->buf, &a->desc, fill_mode(a->desc.init), seed, err);
-        if (rc == GB_OK && a->ref_buf && for_reference)
-            rc = fill(gpu, a->ref_buf, &a->desc, GB_FILL_POISON, 0, err);
+        if (rc == GB_OK && a->ref_buf && for_reference) /* the same data, or the same poison */
+            rc = fill(gpu, a->ref_buf, &a->desc, fill_mode(a->desc.init), seed, err);
         if (rc) gb_err_prefix(err, "filling argument %d", i + 1);
     }
     return rc;
@@ -223,11 +229,21 @@ static int reset_buffers(gb_gpu *gpu, bool for_reference, gb_err *err)
 static void set_scalar(gpu_arg *a)
 {
     switch (a->desc.dtype) {
-    case GB_DT_I32: a->value.i32 = (int32_t)a->desc.int_value; break;
-    case GB_DT_U32: a->value.u32 = (uint32_t)a->desc.int_value; break;
-    case GB_DT_I64: a->value.i64 = a->desc.int_value; break;
-    case GB_DT_F32: a->value.f32 = (float)a->desc.float_value; break;
-    default: a->value.f64 = a->desc.float_value; break;
+    case GB_DT_I32:
+        a->value.i32 = (int32_t)a->desc.int_value;
+        break;
+    case GB_DT_U32:
+        a->value.u32 = (uint32_t)a->desc.int_value;
+        break;
+    case GB_DT_I64:
+        a->value.i64 = a->desc.int_value;
+        break;
+    case GB_DT_F32:
+        a->value.f32 = (float)a->desc.float_value;
+        break;
+    default:
+        a->value.f64 = a->desc.float_value;
+        break;
     }
 }
 
@@ -236,8 +252,8 @@ static int alloc_arg(gpu_arg *a, int position, gb_err *err)
     size_t bytes = gb_arg_bytes(&a->desc);
     int rc = GB_OK;
     if (bytes == 0) return GB_OK;
-    GB_CU_CHECK(rc, err, gb_cu.cuMemAlloc(&a->buf, bytes));
-    if (a->desc.init == GB_INIT_OUTPUT) GB_CU_CHECK(rc, err, gb_cu.cuMemAlloc(&a->ref_buf, bytes));
+    GB_CU_CHECK(rc, err, cuMemAlloc, (&a->buf, bytes));
+    if (a->desc.checked) GB_CU_CHECK(rc, err, cuMemAlloc, (&a->ref_buf, bytes));
     a->value.ptr = a->buf;
 cleanup:
     if (rc)
@@ -258,8 +274,10 @@ int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t see
     gpu->n_args = n_args;
     for (int i = 0; i < n_args && rc == GB_OK; i++) {
         gpu->args[i].desc = args[i];
-        if (args[i].kind == GB_ARG_TENSOR) rc = alloc_arg(&gpu->args[i], i + 1, err);
-        else set_scalar(&gpu->args[i]);
+        if (args[i].kind == GB_ARG_TENSOR)
+            rc = alloc_arg(&gpu->args[i], i + 1, err);
+        else
+            set_scalar(&gpu->args[i]);
     }
     if (rc == GB_OK) rc = reset_buffers(gpu, true, err);
     if (rc) free_problem(gpu);
@@ -276,7 +294,7 @@ int gb_gpu_read_arg(gb_gpu *gpu, int pos, bool reference, void *host, size_t byt
     size_t size = gb_arg_bytes(&gpu->args[pos].desc);
     if (!src) return gb_err_set(err, GB_EINVAL, "argument %d has no reference copy", pos + 1);
     if ((rc = sync(gpu, err))) return rc;
-    GB_CU_CHECK(rc, err, gb_cu.cuMemcpyDtoH(host, src, bytes < size ? bytes : size));
+    GB_CU_CHECK(rc, err, cuMemcpyDtoH, (host, src, bytes < size ? bytes : size));
 cleanup:
     return note_fault(gpu, rc, err);
 }
@@ -292,14 +310,14 @@ int gb_gpu_load(gb_gpu *gpu, const void *cubin, size_t cubin_bytes, const char *
     if (rc) return rc;
     gb_gpu_kernel *k = calloc(1, sizeof *k);
     if (!k) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    GB_CU_CHECK(rc, err, gb_cu.cuModuleLoadData(&k->module, cubin));
-    GB_CU_CHECK(rc, err, gb_cu.cuModuleGetFunction(&k->function, k->module, lowered_name));
+    GB_CU_CHECK(rc, err, cuModuleLoadData, (&k->module, cubin));
+    GB_CU_CHECK(rc, err, cuModuleGetFunction, (&k->function, k->module, lowered_name));
     if (gb_cu.cuFuncGetAttribute(&k->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k->function))
         k->registers = -1;
     if (smem_bytes > 48 * 1024)
-        GB_CU_CHECK(rc, err, gb_cu.cuFuncSetAttribute(k->function,
-                                                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                      (int)smem_bytes));
+        GB_CU_CHECK(
+            rc, err, cuFuncSetAttribute,
+            (k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem_bytes));
     *out = k;
     return GB_OK;
 cleanup:
@@ -335,9 +353,9 @@ static int launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_re
             params[i] = &ref_ptrs[i];
         }
     }
-    CUresult cr = gb_cu.cuLaunchKernel(k->function, l->grid[0], l->grid[1], l->grid[2],
-                                       l->block[0], l->block[1], l->block[2], l->smem_bytes,
-                                       gpu->stream, params, NULL);
+    CUresult cr =
+        gb_cu.cuLaunchKernel(k->function, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                             l->block[1], l->block[2], l->smem_bytes, gpu->stream, params, NULL);
     if (cr != CUDA_SUCCESS) return gb_cu_fail(err, cr, "cuLaunchKernel");
     return GB_OK;
 }
@@ -379,11 +397,11 @@ static int compare_output(gb_gpu *gpu, int pos, const gb_check_spec *check, gb_c
     uint64_t n = (uint64_t)gb_arg_elements(&a->desc);
     double rtol = check->rtol, atol = check->atol;
     void *params[] = {&a->buf, &ref, &dtype, &n, &rtol, &atol, &gpu->compare_out};
-    GB_CU_CHECK(rc, err, gb_cu.cuMemcpyHtoD(gpu->compare_out, &host, sizeof host));
-    GB_CU_CHECK(rc, err, gb_cu.cuLaunchKernel(gpu->compare, grid_for(n), 1, 1, 256, 1, 1, 0,
-                                              gpu->stream, params, NULL));
+    GB_CU_CHECK(rc, err, cuMemcpyHtoD, (gpu->compare_out, &host, sizeof host));
+    GB_CU_CHECK(rc, err, cuLaunchKernel,
+                (gpu->compare, grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
     if ((rc = sync(gpu, err))) return rc;
-    GB_CU_CHECK(rc, err, gb_cu.cuMemcpyDtoH(&host, gpu->compare_out, sizeof host));
+    GB_CU_CHECK(rc, err, cuMemcpyDtoH, (&host, gpu->compare_out, sizeof host));
     if (host.n_bad && out->first_bad_output < 0) {
         out->first_bad_output = pos;
         out->first_bad_index = (int64_t)host.first_bad;
@@ -408,9 +426,8 @@ int gb_gpu_verify(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
     if (rc == GB_OK) rc = sync(gpu, err);
     for (int i = 0; rc == GB_OK && i < check->n_outputs; i++) {
         int pos = check->outputs[i];
-        if (pos < 0 || pos >= gpu->n_args || gpu->args[pos].desc.kind != GB_ARG_TENSOR)
-            return gb_err_set(err, GB_EINVAL, "check.outputs names argument %d, not a tensor",
-                              pos + 1);
+        if (pos < 0 || pos >= gpu->n_args || !gpu->args[pos].desc.checked)
+            return gb_err_set(err, GB_EINVAL, "argument %d is not a checked tensor", pos + 1);
         rc = compare_output(gpu, pos, check, out, err);
     }
     return note_fault(gpu, rc, err);
@@ -441,18 +458,17 @@ static int timed_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, doubl
 {
     int rc = GB_OK;
     float ms = 0.0f;
-    GB_CU_CHECK(rc, err, gb_cu.cuEventRecord(gpu->start, gpu->stream));
+    GB_CU_CHECK(rc, err, cuEventRecord, (gpu->start, gpu->stream));
     if ((rc = launch(gpu, k, l, false, err))) return rc;
-    GB_CU_CHECK(rc, err, gb_cu.cuEventRecord(gpu->stop, gpu->stream));
-    GB_CU_CHECK(rc, err, gb_cu.cuEventSynchronize(gpu->stop));
-    GB_CU_CHECK(rc, err, gb_cu.cuEventElapsedTime(&ms, gpu->start, gpu->stop));
+    GB_CU_CHECK(rc, err, cuEventRecord, (gpu->stop, gpu->stream));
+    GB_CU_CHECK(rc, err, cuEventSynchronize, (gpu->stop));
+    GB_CU_CHECK(rc, err, cuEventElapsedTime, (&ms, gpu->start, gpu->stop));
     *out_ms = ms;
 cleanup:
     return rc;
 }
 
-static int warm_up(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, double warmup_ms,
-                   gb_err *err)
+static int warm_up(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, double warmup_ms, gb_err *err)
 {
     double start = now_ms(), ms;
     int rc = GB_OK;
@@ -482,7 +498,8 @@ int gb_gpu_measure(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
     if (!(out->samples_ms = malloc((size_t)opts->max_samples * sizeof(double))))
         return gb_err_set(err, GB_ENOMEM, "out of memory");
     double start = now_ms();
-    while (rc == GB_OK && !done_sampling(opts, out->samples_ms, out->n_samples, start, &out->capped))
+    while (rc == GB_OK &&
+           !done_sampling(opts, out->samples_ms, out->n_samples, start, &out->capped))
         rc = timed_launch(gpu, kernel, l, &out->samples_ms[out->n_samples++], err);
     out->wall_ms = now_ms() - start;
     if (rc == GB_OK) rc = gb_stats_compute(out->samples_ms, out->n_samples, &out->stats);

@@ -37,7 +37,8 @@ void gb_gpu_close(gb_gpu *gpu);
 const gb_device_info *gb_gpu_device(const gb_gpu *gpu);
 
 /* Allocates the arguments of one problem and fills them; frees the previous
- * problem's buffers. Output tensors get a second buffer for the reference. */
+ * problem's buffers. Checked tensors get a second buffer for the reference,
+ * filled like the first, so an in-place kernel is checked too. */
 int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t seed, gb_err *err);
 
 /* Copies argument pos (0-based, a tensor) of the current problem to host memory;
@@ -53,8 +54,8 @@ void gb_gpu_unload(gb_gpu *gpu, gb_gpu_kernel *kernel);
 /* Registers used per thread, as the loaded module reports (-1 if unknown). */
 int gb_gpu_kernel_registers(const gb_gpu_kernel *kernel);
 
-/* Runs the reference once on the current problem, writing its own output buffers
- * (every "output" tensor). Until it has run, verify only looks for NaN outputs. */
+/* Runs the reference once on the current problem, on its own copies of the checked
+ * tensors. Until it has run, verify only looks for NaN in the checked outputs. */
 int gb_gpu_run_reference(gb_gpu *gpu, gb_gpu_kernel *ref, const gb_launch *launch, gb_err *err);
 
 /* Restores the inputs, poisons the outputs, launches the kernel once and compares

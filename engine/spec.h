@@ -61,6 +61,7 @@ typedef struct gb_arg {
     int64_t dims[GB_MAX_DIMS];
     gb_init init;
     double init_value; /* GB_INIT_VALUE */
+    bool checked;      /* compared with the reference: the reference gets its own copy */
     int64_t int_value; /* integer scalar */
     double float_value; /* floating scalar */
 } gb_arg;

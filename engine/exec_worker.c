@@ -1,0 +1,307 @@
+/* The supervisor's side: start the worker, send it requests, give every answer a
+ * deadline, and name what went wrong when the worker does not answer. */
+#include "engine/proto.h"
+#include "engine/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The worker's end of the socket is this descriptor in the worker. */
+#define WORKER_FD 3
+
+typedef struct supervisor {
+    gb_worker_opts opts;
+    char *exe;
+    pid_t pid;
+    int fd;
+} supervisor;
+
+int gb_worker_self_exe(char *out, size_t out_bytes, gb_err *err)
+{
+    ssize_t n = readlink("/proc/self/exe", out, out_bytes - 1);
+    if (n < 0) return gb_err_set(err, GB_EIO, "readlink /proc/self/exe: %s", strerror(errno));
+    out[n] = '\0';
+    return GB_OK;
+}
+
+/* ---- the process -------------------------------------------------------- */
+
+static int spawn(supervisor *s, gb_err *err)
+{
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+        return gb_err_set(err, GB_EIO, "socketpair: %s", strerror(errno));
+    /* Keep the worker's end off WORKER_FD, so dup2 really copies (and clears
+     * close-on-exec) rather than being a no-op. */
+    int child = fcntl(pair[1], F_DUPFD_CLOEXEC, WORKER_FD + 1);
+    close(pair[1]);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, child, WORKER_FD);
+    posix_spawnattr_init(&attr);
+    /* Its own process group: a terminal's Ctrl-C reaches the tuner only, which
+     * then ends the worker itself. */
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    char *argv[] = {s->exe, "--worker", NULL};
+    int rc = child < 0 ? errno : posix_spawn(&s->pid, s->exe, &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (child >= 0) close(child);
+    if (rc) {
+        close(pair[0]);
+        s->pid = 0;
+        return gb_err_set(err, GB_EIO, "starting the GPU worker %s: %s", s->exe, strerror(rc));
+    }
+    s->fd = pair[0];
+    return GB_OK;
+}
+
+/* Waits up to a second for the worker to end, then kills it; returns waitpid's
+ * answer with its status. */
+static pid_t reap(supervisor *s, int *status)
+{
+    for (int i = 0; i < 100; i++) {
+        pid_t got = waitpid(s->pid, status, WNOHANG);
+        if (got == s->pid || (got < 0 && errno != EINTR)) return got;
+        usleep(10000);
+    }
+    kill(s->pid, SIGKILL);
+    pid_t got;
+    while ((got = waitpid(s->pid, status, 0)) < 0 && errno == EINTR) {
+    }
+    return got;
+}
+
+/* Describes how the worker ended (a worker that closed its end but lingers is
+ * killed first). */
+static void describe_exit(supervisor *s, char *out, size_t n)
+{
+    int status = 0;
+    pid_t got = reap(s, &status);
+    s->pid = 0;
+    if (got < 0) snprintf(out, n, "the GPU worker is gone");
+    else if (WIFSIGNALED(status))
+        snprintf(out, n, "the GPU worker was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else snprintf(out, n, "the GPU worker exited with status %d", WEXITSTATUS(status));
+}
+
+static void kill_worker(supervisor *s)
+{
+    if (s->fd >= 0) close(s->fd);
+    s->fd = -1;
+    if (s->pid > 0) {
+        int status;
+        kill(s->pid, SIGKILL);
+        while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    s->pid = 0;
+}
+
+/* Asks a worker to leave; kills it if it has not within a second. */
+static void stop_worker(supervisor *s)
+{
+    gb_err ignored;
+    int status;
+    if (s->fd >= 0) gb_proto_send(s->fd, GB_MSG_QUIT, "{}", NULL, 0, &ignored);
+    if (s->pid > 0 && reap(s, &status) == s->pid) s->pid = 0;
+    kill_worker(s);
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+/* Turns a failed exchange into the code the executor acts on: the worker is lost
+ * (GB_EFAULT for a death or garbage, GB_ETIMEOUT for silence) or the tuner was
+ * interrupted (GB_EINTR); in each case the worker is ended. */
+static int lost(supervisor *s, int rc, double timeout_s, gb_err *err)
+{
+    char why[256];
+    if (rc == GB_ECLOSED) {
+        describe_exit(s, why, sizeof why);
+        kill_worker(s);
+        return gb_err_set(err, GB_EFAULT, "%s", why);
+    }
+    kill_worker(s);
+    if (rc == GB_ETIMEOUT)
+        return gb_err_set(err, GB_ETIMEOUT,
+                          "no answer within %.1f s: the GPU worker was killed (watchdog)",
+                          timeout_s);
+    if (rc == GB_EINTR) return gb_err_set(err, GB_EINTR, "interrupted");
+    gb_err_prefix(err, "the GPU worker was killed after a bad exchange");
+    return err ? (err->code = GB_EFAULT) : GB_EFAULT;
+}
+
+/* Sends a request and waits for its answer, which must be one of the expected
+ * type or ERROR. An ERROR's code comes back as the result. */
+static int exchange(supervisor *s, gb_msg_type type, gb_strbuf *json, const void *blob,
+                    size_t blob_bytes, gb_msg_type expect, double timeout_s, gb_msg *reply,
+                    gb_err *err)
+{
+    memset(reply, 0, sizeof *reply);
+    int rc = gb_sb_status(json) ? gb_err_set(err, GB_ENOMEM, "out of memory") : GB_OK;
+    if (rc == GB_OK) rc = gb_proto_send(s->fd, type, gb_sb_str(json), blob, blob_bytes, err);
+    gb_sb_free(json);
+    double deadline = timeout_s > 0 ? gb_proto_now_ms() + timeout_s * 1e3 : -1;
+    if (rc == GB_OK) rc = gb_proto_recv(s->fd, deadline, reply, err);
+    if (rc == GB_ENOMEM) { /* the stream is mid-message: this worker cannot go on */
+        kill_worker(s);
+        return rc;
+    }
+    if (rc) return lost(s, rc, timeout_s, err);
+    if (reply->type == GB_MSG_ERROR) {
+        long long code = (long long)gb_json_num(gb_json_get(reply->json, "code"), GB_EPROTO);
+        const char *msg = gb_json_str(gb_json_get(reply->json, "message"), "(no message)");
+        rc = gb_err_set(err, code ? (int)code : GB_EPROTO, "%s", msg);
+        if (rc == GB_EFAULT || rc == GB_EPROTO) stop_worker(s); /* it is ending anyway */
+    } else if (reply->type != expect) {
+        rc = gb_err_set(err, GB_EPROTO, "malformed message: answer of type %d to a request of "
+                                        "type %d", (int)reply->type, (int)type);
+        rc = lost(s, rc, timeout_s, err);
+    }
+    if (rc) gb_msg_free(reply);
+    return rc;
+}
+
+static void begin(gb_jw *w, gb_strbuf *sb)
+{
+    gb_jw_init(w, sb, false);
+    gb_jw_obj_begin(w);
+}
+
+static int worker_open(void *self, gb_device_info *out, gb_err *err)
+{
+    supervisor *s = self;
+    int rc = spawn(s, err);
+    if (rc) return rc;
+    gb_strbuf json = GB_STRBUF_INIT;
+    gb_jw w;
+    gb_msg reply;
+    begin(&w, &json);
+    gb_jw_key(&w, "ordinal");
+    gb_jw_int(&w, s->opts.ordinal);
+    gb_jw_obj_end(&w);
+    rc = exchange(s, GB_MSG_OPEN, &json, NULL, 0, GB_MSG_DEVICE, s->opts.start_timeout_s, &reply,
+                  err);
+    if (rc == GB_OK) rc = gb_proto_read_device(reply.json, out, err);
+    gb_msg_free(&reply);
+    if (rc) stop_worker(s);
+    return rc;
+}
+
+static int worker_set_problem(void *self, const gb_arg *args, int n_args, uint64_t seed,
+                              gb_err *err)
+{
+    supervisor *s = self;
+    gb_strbuf json = GB_STRBUF_INIT;
+    gb_jw w;
+    gb_msg reply;
+    begin(&w, &json);
+    gb_jw_key(&w, "seed");
+    gb_proto_write_u64(&w, seed);
+    gb_jw_key(&w, "args");
+    gb_proto_write_args(&w, args, n_args);
+    gb_jw_obj_end(&w);
+    int rc = exchange(s, GB_MSG_PROBLEM, &json, NULL, 0, GB_MSG_OK, s->opts.op_timeout_s, &reply,
+                      err);
+    gb_msg_free(&reply);
+    return rc;
+}
+
+static void write_variant(gb_jw *w, const gb_variant *v)
+{
+    gb_jw_key(w, "name");
+    gb_jw_str(w, v->lowered_name);
+    gb_jw_key(w, "launch");
+    gb_proto_write_launch(w, &v->launch);
+}
+
+static int worker_reference(void *self, const gb_variant *ref, gb_err *err)
+{
+    supervisor *s = self;
+    gb_strbuf json = GB_STRBUF_INIT;
+    gb_jw w;
+    gb_msg reply;
+    begin(&w, &json);
+    write_variant(&w, ref);
+    gb_jw_obj_end(&w);
+    int rc = exchange(s, GB_MSG_REFERENCE, &json, ref->cubin, ref->cubin_bytes, GB_MSG_OK,
+                      s->opts.op_timeout_s, &reply, err);
+    gb_msg_free(&reply);
+    return rc;
+}
+
+static int worker_trial(void *self, const gb_variant *v, const gb_check_spec *check,
+                        const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
+                        gb_err *err)
+{
+    supervisor *s = self;
+    gb_strbuf json = GB_STRBUF_INIT;
+    gb_jw w;
+    gb_msg reply;
+    begin(&w, &json);
+    write_variant(&w, v);
+    gb_jw_key(&w, "check");
+    gb_proto_write_check(&w, check);
+    gb_jw_key(&w, "measure");
+    gb_proto_write_measure(&w, opts);
+    gb_jw_obj_end(&w);
+    int rc = exchange(s, GB_MSG_TRIAL, &json, v->cubin, v->cubin_bytes, GB_MSG_RESULT, timeout_s,
+                      &reply, err);
+    if (rc == GB_OK && (rc = gb_proto_read_result(reply.json, out, err)) != GB_OK)
+        rc = lost(s, rc, timeout_s, err);
+    gb_msg_free(&reply);
+    return rc;
+}
+
+static void worker_close(void *self)
+{
+    stop_worker(self);
+}
+
+static void worker_destroy(void *self)
+{
+    supervisor *s = self;
+    stop_worker(s);
+    free(s->exe);
+    free(s);
+}
+
+static const gb_backend_ops worker_ops = {
+    .open = worker_open,
+    .set_problem = worker_set_problem,
+    .reference = worker_reference,
+    .trial = worker_trial,
+    .close = worker_close,
+    .destroy = worker_destroy,
+};
+
+int gb_exec_worker(const gb_worker_opts *opts, gb_exec **out, gb_err *err)
+{
+    supervisor *s = calloc(1, sizeof *s);
+    if (!s || !(s->exe = strdup(opts->exe))) {
+        free(s);
+        return gb_err_set(err, GB_ENOMEM, "out of memory");
+    }
+    s->opts = *opts;
+    s->opts.exe = s->exe;
+    if (s->opts.start_timeout_s <= 0) s->opts.start_timeout_s = 120;
+    if (s->opts.op_timeout_s <= 0) s->opts.op_timeout_s = 600;
+    s->fd = -1;
+    return gb_exec_create(&worker_ops, s, out, err);
+}
