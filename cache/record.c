@@ -146,6 +146,8 @@ void gb_best_record_write(gb_jw *w, const gb_best_record *rec)
     gb_jw_key(w, "baseline");
     if (rec->has_baseline) gb_stats_write_json(w, &rec->baseline);
     else gb_jw_null(w);
+    gb_jw_key(w, "complete");
+    gb_jw_bool(w, rec->complete);
     write_num(w, "n_configs", rec->n_configs);
     write_num(w, "n_rejected", rec->n_rejected);
     write_num(w, "n_timed", rec->n_timed);
@@ -176,6 +178,7 @@ int gb_best_record_read(const gb_json *json, gb_best_record *out, gb_err *err)
     const gb_json *base = gb_json_get(json, "baseline");
     out->has_baseline = base && base->type == GB_JSON_OBJECT;
     if (out->has_baseline) gb_stats_read_json(base, &out->baseline);
+    out->complete = gb_json_bool(gb_json_get(json, "complete"), true);
     out->n_configs = (int)gb_json_num(gb_json_get(json, "n_configs"), 0);
     out->n_rejected = (int)gb_json_num(gb_json_get(json, "n_rejected"), 0);
     out->n_timed = (int)gb_json_num(gb_json_get(json, "n_timed"), 0);
@@ -228,6 +231,13 @@ void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec)
     gb_fields_write_json(w, &rec->config);
     gb_jw_key(w, "status");
     gb_jw_str(w, gb_trial_status_name(rec->status));
+    gb_jw_key(w, "in_flight");
+    gb_jw_bool(w, rec->in_flight);
+    if (rec->in_flight) {
+        write_num(w, "owner_pid", (double)rec->owner_pid);
+        gb_jw_key(w, "owner_boot");
+        gb_jw_str(w, rec->owner_boot);
+    }
     gb_jw_key(w, "reason");
     gb_jw_str(w, rec->reason ? rec->reason : "");
     gb_jw_key(w, "check");
@@ -236,6 +246,12 @@ void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec)
     if (rec->has_stats) gb_stats_write_json(w, &rec->stats);
     else gb_jw_null(w);
     write_num(w, "registers", rec->registers);
+    if (rec->log) {
+        char log[16384];
+        gb_strlcpy(log, rec->log, sizeof log);
+        gb_jw_key(w, "log");
+        gb_jw_str(w, log);
+    }
     write_num(w, "when", (double)rec->when);
     gb_jw_obj_end(w);
 }
@@ -254,12 +270,21 @@ int gb_trial_record_read(const gb_json *json, gb_trial_record *out, gb_err *err)
         gb_trial_record_free(out);
         return gb_err_set(err, GB_ECACHE, "trial record has an unknown status '%s'", status);
     }
+    out->in_flight = gb_json_bool(gb_json_get(json, "in_flight"), false);
+    out->owner_pid = (int64_t)gb_json_num(gb_json_get(json, "owner_pid"), 0);
+    gb_strlcpy(out->owner_boot, gb_json_str(gb_json_get(json, "owner_boot"), ""),
+               sizeof out->owner_boot);
     out->reason = strdup(gb_json_str(gb_json_get(json, "reason"), ""));
     read_check(gb_json_get(json, "check"), &out->check);
     const gb_json *stats = gb_json_get(json, "stats");
     out->has_stats = stats && stats->type == GB_JSON_OBJECT;
     if (out->has_stats) gb_stats_read_json(stats, &out->stats);
     out->registers = (int)gb_json_num(gb_json_get(json, "registers"), -1);
+    const char *log = gb_json_str(gb_json_get(json, "log"), NULL);
+    if (log && !(out->log = strdup(log))) {
+        gb_trial_record_free(out);
+        return GB_ENOMEM;
+    }
     out->when = (int64_t)gb_json_num(gb_json_get(json, "when"), 0);
     return out->reason ? GB_OK : GB_ENOMEM;
 }
@@ -270,5 +295,6 @@ void gb_trial_record_free(gb_trial_record *rec)
     gb_record_id_free(&rec->id);
     gb_fields_free(&rec->config);
     free(rec->reason);
+    free(rec->log);
     memset(rec, 0, sizeof *rec);
 }

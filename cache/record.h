@@ -43,6 +43,7 @@ typedef struct gb_best_record {
     double bytes;
     bool has_baseline;
     gb_stats baseline; /* the reference, when it was timed */
+    bool complete;     /* every accepted configuration was tried (no budget cut it short) */
     int n_configs;     /* the space, the constraints' rejections, and what was measured */
     int n_rejected;
     int n_timed;
@@ -57,16 +58,22 @@ void gb_best_record_write(gb_jw *w, const gb_best_record *rec);
 int gb_best_record_read(const gb_json *json, gb_best_record *out, gb_err *err);
 void gb_best_record_free(gb_best_record *rec);
 
-/* One measured (or failed) configuration. */
+/* One measured (or failed) configuration. A record written before the trial is
+ * sent to the GPU has in_flight set, status crashed and a reason saying so: if the
+ * tuner dies during the trial, that is what the next run finds. */
 typedef struct gb_trial_record {
     gb_record_id id;
     gb_fields config;
+    bool in_flight;
+    int64_t owner_pid;    /* in flight: the tuner running it, and its machine's boot id */
+    char owner_boot[40];
     gb_trial_status status;
     char *reason; /* "" for ok */
     gb_check_result check;
     bool has_stats;
     gb_stats stats;
     int registers;
+    char *log; /* compile_error: NVRTC's log (at most 16 KiB of it); NULL otherwise */
     int64_t when;
 } gb_trial_record;
 

@@ -1,59 +1,13 @@
 #include "tuner/tune.h"
 
-#include "cache/record.h"
-#include "tuner/compiler.h"
+#include "tuner/run.h"
 #include "tuner/variant.h"
 
-#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#ifndef GB_VERSION
-#define GB_VERSION "0.0.0"
-#endif
-
-#define WINDOW_MAX 64
-
-typedef struct pending {
-    gb_compile_job *job;
-    gb_config config;
-    gb_launch launch;
-} pending;
-
-/* One gb_tune call. */
-typedef struct run {
-    const gb_tuner_opts *opts;
-    const gb_kernel_def *k;
-    const gb_tune_request *req;
-    gb_compiler *compiler;
-    gb_key source_fp;
-    char space_fp[33];
-    gb_device_info dev;
-    bool have_dev;
-    const char *arch;
-    gb_tune_result *result;
-    gb_check_spec check; /* the kernel's, with defaults filled in for the current shape */
-    bool warned_cache;
-    gb_err *err;
-} run;
-
-/* The best trial so far for one shape. */
-typedef struct leader {
-    bool has;
-    gb_config config;
-    gb_stats stats;
-} leader;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void logf_(const run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(const run *r, const char *fmt, ...)
+void gb_run_log(const run *r, const char *fmt, ...)
 {
     if (!r->opts->log) return;
     va_list ap;
@@ -61,13 +15,6 @@ static void logf_(const run *r, const char *fmt, ...)
     vfprintf(r->opts->log, fmt, ap);
     va_end(ap);
     fflush(r->opts->log);
-}
-
-static void warn_cache(run *r, const gb_err *e)
-{
-    if (r->warned_cache || e->code == GB_OK) return;
-    r->warned_cache = true;
-    logf_(r, "gpubench: warning: results are not being saved: %s\n", e->msg);
 }
 
 /* ---- identities and records -------------------------------------------- */
@@ -89,267 +36,6 @@ int gb_tune_key_fields(const gb_kernel_def *k, const gb_fields *shape, gb_fields
                             k->name, k->key_fields[j]);
     if (rc == GB_ENOMEM) gb_err_set(err, rc, "out of memory");
     if (rc) gb_fields_free(out);
-    return rc;
-}
-
-static int shape_id(const run *r, const gb_fields *shape, gb_record_id *out)
-{
-    *out = (gb_record_id){
-        .kernel = strdup(r->k->name),
-        .kernel_fp = strdup(r->result->kernel_fp),
-        .device = strdup(r->result->device),
-    };
-    if (!out->kernel || !out->kernel_fp || !out->device) {
-        gb_record_id_free(out);
-        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    }
-    int rc = gb_tune_key_fields(r->k, shape, &out->shape, r->err);
-    if (rc) gb_record_id_free(out);
-    return rc;
-}
-
-static void put_record(run *r, gb_cache_db db, const gb_key *key, gb_strbuf *json)
-{
-    gb_err e = {0};
-    if (!r->opts->cache) return;
-    if (gb_sb_status(json)) gb_err_set(&e, GB_ENOMEM, "out of memory writing a record");
-    else gb_cache_put_json(r->opts->cache, db, key, gb_sb_str(json), &e);
-    warn_cache(r, &e);
-}
-
-static void record_trial(run *r, const gb_record_id *id, const gb_config *config,
-                         const gb_trial_result *t, int registers)
-{
-    gb_trial_record rec = {
-        .id = *id,
-        .status = t->status,
-        .reason = (char *)t->reason,
-        .check = t->check,
-        .has_stats = t->status == GB_TRIAL_OK,
-        .stats = t->measurement.stats,
-        .registers = registers,
-        .when = (int64_t)time(NULL),
-    };
-    gb_key key;
-    gb_strbuf json = GB_STRBUF_INIT;
-    if (gb_config_to_fields(config, &rec.config) == GB_OK &&
-        gb_record_trial_key(id, &rec.config, &key) == GB_OK) {
-        gb_jw w;
-        gb_jw_init(&w, &json, false);
-        gb_trial_record_write(&w, &rec);
-        put_record(r, GB_DB_TRIALS, &key, &json);
-    }
-    gb_fields_free(&rec.config);
-    gb_sb_free(&json);
-}
-
-static void store_best(run *r, const gb_record_id *id, const gb_shape_result *res)
-{
-    gb_best_record rec = {
-        .id = *id,
-        .space_fp = r->space_fp,
-        .config = res->best_config,
-        .stats = res->best,
-        .flops = res->flops,
-        .bytes = res->bytes,
-        .has_baseline = res->has_baseline,
-        .baseline = res->baseline,
-        .n_configs = (int)res->n_configs,
-        .n_rejected = (int)res->n_rejected,
-        .n_timed = res->n_timed,
-        .n_failed = res->n_compiled + res->n_status[GB_TRIAL_COMPILE_ERROR] - res->n_timed,
-        .when = (int64_t)time(NULL),
-        .driver_version = r->dev.driver_version,
-    };
-    gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
-    gb_nvrtc_version(rec.nvrtc_version);
-    gb_key key;
-    gb_strbuf json = GB_STRBUF_INIT;
-    if (gb_record_best_key(id, &key) == GB_OK) {
-        gb_jw w;
-        gb_jw_init(&w, &json, false);
-        gb_best_record_write(&w, &rec);
-        put_record(r, GB_DB_BEST, &key, &json);
-    }
-    gb_sb_free(&json);
-}
-
-/* A cached best for this shape, chosen from the same space, answers the shape. */
-static bool try_cached(run *r, const gb_record_id *id, gb_shape_result *res)
-{
-    gb_key key;
-    gb_json *json = NULL;
-    gb_best_record rec;
-    gb_err e;
-    if (!r->opts->cache || r->opts->force || gb_record_best_key(id, &key) != GB_OK) return false;
-    if (gb_cache_get_json(r->opts->cache, GB_DB_BEST, &key, &json, &e) != GB_OK) return false;
-    bool hit = gb_best_record_read(json, &rec, &e) == GB_OK;
-    gb_json_free(json);
-    if (!hit) return false;
-    hit = strcmp(rec.space_fp, r->space_fp) == 0 &&
-          gb_fields_copy(&rec.config, &res->best_config) == GB_OK;
-    if (hit) {
-        res->cached = res->has_best = true;
-        res->best = rec.stats;
-        res->has_baseline = rec.has_baseline;
-        res->baseline = rec.baseline;
-        res->flops = rec.flops;
-        res->bytes = rec.bytes;
-        res->n_rejected = (uint64_t)rec.n_rejected;
-        res->n_timed = rec.n_timed;
-    }
-    gb_best_record_free(&rec);
-    return hit;
-}
-
-/* ---- the pipeline ------------------------------------------------------- */
-
-static int accept_config(void *ctx, const gb_config *config, bool *ok, gb_err *err)
-{
-    const gb_kernel_def *k = ctx;
-    if (!k->hooks.accept) {
-        *ok = true;
-        return GB_OK;
-    }
-    return k->hooks.accept(k->hooks_ctx, config, ok, err);
-}
-
-/* Takes the next accepted configuration and starts its compile. GB_ENOTFOUND at
- * the end of the space. */
-static int start_next(run *r, const gb_fields *shape, gb_space_iter *it, pending *p)
-{
-    const gb_kernel_def *k = r->k;
-    int rc = gb_space_next(it, accept_config, (void *)k, &p->config, r->err);
-    if (rc) return rc;
-    if ((rc = k->hooks.launch(k->hooks_ctx, &p->config, shape, &p->launch, r->err))) return rc;
-    rc = gb_variant_job(k, &r->source_fp, r->arch, &p->config, shape, &p->job, r->err);
-    if (rc == GB_OK) gb_compiler_submit(r->compiler, p->job);
-    return rc;
-}
-
-static void log_trial(const run *r, const gb_config *config, const gb_trial_result *t)
-{
-    if (!r->opts->verbose) return;
-    gb_strbuf text = GB_STRBUF_INIT;
-    gb_config_append_canonical(&text, config);
-    if (t->status == GB_TRIAL_OK)
-        logf_(r, "  %-40s ok %10.4f ms (n=%d)\n", gb_sb_str(&text), t->measurement.stats.median,
-              t->measurement.stats.n);
-    else
-        logf_(r, "  %-40s %s: %s\n", gb_sb_str(&text), gb_trial_status_name(t->status), t->reason);
-    gb_sb_free(&text);
-}
-
-static void consider(leader *best, const gb_config *config, const gb_trial_result *t)
-{
-    if (t->status != GB_TRIAL_OK) return;
-    /* Strictly faster wins; equal medians keep the earlier configuration in the
-     * canonical order, so reruns pick the same one. */
-    if (best->has && t->measurement.stats.median >= best->stats.median) return;
-    best->has = true;
-    best->config = *config;
-    best->stats = t->measurement.stats;
-}
-
-/* --compile-only: one row per distinct compile of the run (shapes that compile
- * to the same cubin share a row). */
-static int add_compile_row(run *r, const pending *p, const gb_compile_out *out, int crc,
-                           const gb_err *e)
-{
-    gb_tune_result *tr = r->result;
-    const gb_key *key = gb_compile_job_key(p->job);
-    for (int i = 0; i < tr->n_compiles; i++)
-        if (!memcmp(&tr->compiles[i].key, key, sizeof *key)) return GB_OK;
-    gb_compile_row *rows = realloc(tr->compiles, (size_t)(tr->n_compiles + 1) * sizeof *rows);
-    if (!rows) return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    tr->compiles = rows;
-    gb_compile_row *row = &rows[tr->n_compiles++];
-    *row = (gb_compile_row){.key = *key, .resources = out->resources,
-                            .compile_ms = out->compile_ms, .cached = gb_compile_job_cached(p->job)};
-    if (crc) row->error = strdup(e->msg);
-    if (gb_config_to_fields(&p->config, &row->config) || (crc && !row->error))
-        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    return GB_OK;
-}
-
-/* Waits for p's compile and, if it compiled, runs the trial (or, compiling only,
- * notes the compile). */
-static int finish(run *r, const gb_record_id *id, pending *p, gb_shape_result *res, leader *best)
-{
-    const gb_compile_out *out = NULL;
-    gb_err cerr = {0};
-    gb_trial_result t = {0};
-    int crc = gb_compiler_wait(r->compiler, p->job, &out, &cerr), rc = GB_OK;
-    if (r->opts->compile_only) {
-        res->n_compiled += crc == GB_OK;
-        res->n_status[GB_TRIAL_COMPILE_ERROR] += crc != GB_OK;
-        rc = add_compile_row(r, p, out, crc, &cerr);
-        gb_compile_job_free(p->job);
-        p->job = NULL;
-        return rc;
-    }
-    if (crc == GB_OK) {
-        res->n_compiled++;
-        gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], p->launch};
-        rc = gb_exec_trial(r->opts->exec, &v, &r->check, &r->opts->measure, &t, r->err);
-        if (rc == GB_OK && t.status != GB_TRIAL_LAUNCH_ERROR) res->n_timed += t.status == GB_TRIAL_OK;
-    } else {
-        t.status = GB_TRIAL_COMPILE_ERROR;
-        gb_strlcpy(t.reason, cerr.msg, sizeof t.reason);
-    }
-    if (rc == GB_OK) {
-        res->n_status[t.status]++;
-        log_trial(r, &p->config, &t);
-        record_trial(r, id, &p->config, &t, out && crc == GB_OK ? out->resources.registers : -1);
-        consider(best, &p->config, &t);
-    }
-    gb_trial_result_free(&t);
-    gb_compile_job_free(p->job);
-    p->job = NULL;
-    return rc;
-}
-
-static bool budget_left(const run *r, int started, double t0)
-{
-    if (r->req->max_evals > 0 && started >= r->req->max_evals) return false;
-    if (r->req->max_seconds > 0 && now_s() - t0 >= r->req->max_seconds) return false;
-    return true;
-}
-
-static int window_size(const run *r)
-{
-    int w = 2 * (r->opts->jobs > 0 ? r->opts->jobs : 1);
-    return w > WINDOW_MAX ? WINDOW_MAX : w;
-}
-
-/* Compiles ahead through a ring of pending jobs and tries each as it comes out. */
-static int explore(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
-                   leader *best)
-{
-    pending ring[WINDOW_MAX] = {0};
-    int head = 0, count = 0, started = 0, rc = GB_OK, window = window_size(r);
-    bool exhausted = false;
-    gb_space_iter it;
-    gb_space_iter_init(&it, &r->k->space);
-    double t0 = now_s();
-    while (rc == GB_OK) {
-        while (rc == GB_OK && !exhausted && count < window && budget_left(r, started, t0)) {
-            rc = start_next(r, shape, &it, &ring[(head + count) % WINDOW_MAX]);
-            if (rc == GB_ENOTFOUND) exhausted = true, rc = GB_OK;
-            else if (rc == GB_OK) count++, started++;
-        }
-        if (rc || count == 0) break;
-        rc = finish(r, id, &ring[head], res, best);
-        head = (head + 1) % WINDOW_MAX;
-        count--;
-    }
-    /* After an error, let queued compiles end before their jobs are freed. */
-    for (; count > 0; count--, head = (head + 1) % WINDOW_MAX) {
-        const gb_compile_out *ignored;
-        gb_compiler_wait(r->compiler, ring[head].job, &ignored, NULL);
-        gb_compile_job_free(ring[head].job);
-    }
-    res->n_rejected = it.n_rejected;
     return rc;
 }
 
@@ -398,7 +84,8 @@ static int time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
     int rc = compile_reference(r, shape, &job, &launch);
     if (rc == GB_OK && gb_compiler_wait(r->compiler, job, &out, &e) == GB_OK) {
         gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], launch};
-        rc = gb_exec_trial(r->opts->exec, &v, &r->check, &r->opts->measure, &t, r->err);
+        rc = gb_exec_trial(r->opts->exec, &v, &r->check, &r->opts->measure,
+                           gb_explore_timeout_s(r), &t, r->err);
         res->has_baseline = rc == GB_OK && t.status == GB_TRIAL_OK;
         if (res->has_baseline) res->baseline = t.measurement.stats;
     }
@@ -423,7 +110,7 @@ static void default_tolerance(gb_dtype dtype, double *rtol, double *atol)
 }
 
 /* The check for this shape: by default every "output" tensor is compared. */
-static int resolve_check(run *r, const gb_arg *args, int n_args)
+static int resolve_check(run *r, gb_arg *args, int n_args)
 {
     gb_check_spec c = r->k->check;
     for (int i = 0; r->k->check.n_outputs == 0 && i < n_args; i++)
@@ -437,6 +124,8 @@ static int resolve_check(run *r, const gb_arg *args, int n_args)
                               "(args gives %d arguments)",
                               r->k->name, pos + 1, n_args);
     }
+    for (int i = 0; i < c.n_outputs; i++)
+        args[c.outputs[i]].checked = true;
     double rtol = 0, atol = 0;
     if (c.n_outputs > 0) default_tolerance(args[c.outputs[0]].dtype, &rtol, &atol);
     if (c.rtol < 0) c.rtol = rtol;
@@ -463,11 +152,55 @@ static int shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_a
     return rc;
 }
 
-static int check_script(run *r, const gb_fields *shape, gb_shape_result *res)
+/* Compiling only: the shape's work, for the result. */
+static int set_work(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_arg args[GB_MAX_ARGS];
     int n_args = 0;
     return shape_args(r, shape, res, args, &n_args);
+}
+
+/* ---- checking the script first ----------------------------------------- */
+
+/* Calls every hook the run will call for one shape, so a bug in the script stops
+ * the run before the GPU is touched or anything is compiled. Up to `budget`
+ * configurations are checked; the rest are checked as the run reaches them. */
+static int check_shape(run *r, const gb_fields *shape, long *budget)
+{
+    gb_shape_result scratch = {0};
+    gb_arg args[GB_MAX_ARGS];
+    int n_args = 0, rc = shape_args(r, shape, &scratch, args, &n_args);
+    const gb_kernel_def *k = r->k;
+    gb_space_iter it;
+    gb_config c;
+    gb_space_iter_init(&it, &k->space);
+    while (rc == GB_OK && (*budget)-- > 0 && (rc = gb_space_next(&it, gb_tune_accept, (void *)k, &c, r->err)) == GB_OK) {
+        gb_launch launch;
+        gb_fields defs = {0};
+        rc = k->hooks.launch(k->hooks_ctx, &c, shape, &launch, r->err);
+        if (rc == GB_OK && k->hooks.defines) rc = k->hooks.defines(k->hooks_ctx, &c, shape, &defs, r->err);
+        gb_fields_free(&defs);
+    }
+    return rc == GB_ENOTFOUND ? GB_OK : rc;
+}
+
+#define CHECK_BUDGET 100000 /* configurations x shapes checked before the run */
+
+int gb_tune_check(const gb_kernel_def *kernel, const gb_tune_request *req, gb_err *err)
+{
+    gb_tuner_opts opts = {0};
+    gb_tune_result result = {0};
+    run r = {.opts = &opts, .k = kernel, .req = req, .result = &result, .err = err};
+    long budget = CHECK_BUDGET;
+    int rc = GB_OK;
+    for (int i = 0; rc == GB_OK && i < req->n_shapes; i++) {
+        gb_fields key = {0};
+        rc = gb_tune_key_fields(kernel, &req->shapes[i], &key, err);
+        gb_fields_free(&key);
+        if (rc == GB_OK) rc = check_shape(&r, &req->shapes[i], &budget);
+    }
+    if (rc) gb_err_context(err, "tuning %s", kernel->name);
+    return rc;
 }
 
 static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
@@ -486,6 +219,20 @@ static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
 
 /* ---- shapes ------------------------------------------------------------- */
 
+/* The best of what finished; stored only when the whole space was tried. */
+static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res,
+                  int rc)
+{
+    res->interrupted = rc == GB_EINTR;
+    if ((rc && rc != GB_EINTR) || !best->has) return rc;
+    res->has_best = true;
+    res->best = best->stats;
+    if (gb_config_to_fields(&best->config, &res->best_config))
+        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    if (rc == GB_OK) gb_history_store_best(r, id, res);
+    return rc;
+}
+
 static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
                          gb_shape_result *res)
 {
@@ -493,33 +240,26 @@ static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
     int rc = set_problem(r, shape, res);
     if (rc == GB_OK && !res->failure && r->k->reference) rc = run_reference(r, shape, res);
     if (rc || res->failure) return rc;
-    if ((rc = explore(r, shape, id, res, &best))) return rc;
-    if (r->req->baseline && r->k->reference && (rc = time_reference(r, shape, res))) return rc;
-    if (!best.has) return GB_OK;
-    res->has_best = true;
-    res->best = best.stats;
-    if (gb_config_to_fields(&best.config, &res->best_config))
-        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    store_best(r, id, res);
-    return GB_OK;
+    rc = gb_explore(r, shape, id, res, &best);
+    if (rc == GB_OK && r->req->baseline && r->k->reference) rc = time_reference(r, shape, res);
+    return settle(r, id, &best, res, rc);
 }
 
 static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_record_id id;
     gb_strbuf key = GB_STRBUF_INIT;
-    int rc = shape_id(r, shape, &id);
+    int rc = gb_history_shape_id(r, shape, &id);
     if (rc) return rc;
     res->n_configs = gb_space_size(&r->k->space);
     gb_fields_append_canonical(&key, &id.shape, NULL, 0);
     res->key_text = gb_sb_take(&key);
-    if (!res->key_text || gb_fields_copy(shape, &res->shape)) {
-        gb_record_id_free(&id);
-        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    }
-    if (r->opts->compile_only) rc = check_script(r, shape, res);
-    if (r->opts->compile_only && rc == GB_OK) rc = explore(r, shape, &id, res, NULL);
-    else if (!try_cached(r, &id, res)) rc = measure_shape(r, shape, &id, res);
+    if (!res->key_text || gb_fields_copy(shape, &res->shape))
+        rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    else if (r->opts->compile_only && (rc = set_work(r, shape, res)) == GB_OK)
+        rc = gb_explore(r, shape, &id, res, NULL);
+    else if (!r->opts->compile_only && !gb_history_cached_best(r, &id, res))
+        rc = measure_shape(r, shape, &id, res);
     gb_record_id_free(&id);
     return rc;
 }
@@ -537,7 +277,6 @@ static int start_run(run *r)
     if (!o->compile_only) {
         if (!o->exec) return gb_err_set(r->err, GB_EINVAL, "timing needs an executor");
         if ((rc = gb_exec_device(o->exec, &r->dev, r->err))) return rc;
-        r->have_dev = true;
         if (!o->arch) r->arch = r->dev.arch;
         gb_device_fingerprint(&r->dev, r->result->device, sizeof r->result->device);
     }
@@ -556,12 +295,13 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
         out->n_shapes++;
         rc = tune_shape(&r, &req->shapes[i], &out->shapes[i]);
         if (rc == GB_OK && out->shapes[i].failure)
-            logf_(&r, "gpubench: %s [%s]: %s\n", kernel->name, out->shapes[i].key_text,
-                  out->shapes[i].failure);
+            gb_run_log(&r, "gpubench: %s [%s]: %s\n", kernel->name, out->shapes[i].key_text,
+                       out->shapes[i].failure);
     }
-    if (r.compiler) warn_cache(&r, gb_compiler_cache_error(r.compiler));
+    if (r.compiler) gb_history_warn(&r, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);
-    if (rc) gb_err_prefix(err, "tuning %s", kernel->name);
+    free(r.trial_s);
+    if (rc && rc != GB_EINTR) gb_err_context(err, "tuning %s", kernel->name);
     return rc;
 }
 
@@ -574,6 +314,11 @@ void gb_tune_result_free(gb_tune_result *result)
         gb_fields_free(&s->best_config);
         free(s->key_text);
         free(s->failure);
+        for (int j = 0; j < s->n_failures; j++) {
+            free(s->failures[j].config);
+            free(s->failures[j].reason);
+        }
+        free(s->failures);
     }
     for (int i = 0; i < result->n_compiles; i++) {
         gb_fields_free(&result->compiles[i].config);

@@ -74,6 +74,8 @@ typedef struct gb_tuner_opts {
     bool force;         /* re-tune shapes that have a cached best */
     bool compile_only;  /* compile every variant, time nothing */
     bool verbose;       /* a line per trial on log */
+    bool retry_crashed; /* run again trials an earlier run recorded as crashed or timeout */
+    double trial_timeout_s; /* the watchdog's cap for one trial (0: 60 s) */
     uint64_t seed;      /* for the argument buffers */
     gb_measure_opts measure;
     FILE *log;          /* progress and warnings; NULL for silence */
@@ -97,6 +99,14 @@ typedef struct gb_compile_row {
     char *error; /* the first diagnostic, or NULL */
 } gb_compile_row;
 
+/* A trial that did not end ok, for the summary. */
+typedef struct gb_trial_note {
+    char *config; /* canonical text */
+    gb_trial_status status;
+    char *reason;
+    bool resumed; /* recorded by an earlier run */
+} gb_trial_note;
+
 typedef struct gb_shape_result {
     gb_fields shape;
     char *key_text;    /* "K=1024,M=1024,N=1024" */
@@ -112,7 +122,12 @@ typedef struct gb_shape_result {
     uint64_t n_rejected; /* dropped by the constraints */
     int n_compiled;      /* compiled now or found compiled in the cache */
     int n_status[GB_TRIAL_STATUS_COUNT];
-    int n_timed;         /* trials that reached the timer */
+    int n_timed;         /* trials that ended ok (and so were timed) */
+    int n_resumed;       /* trials taken from an earlier run's records */
+    gb_trial_note *failures; /* every trial that did not end ok */
+    int n_failures;
+    bool interrupted;    /* the run stopped during this shape: best is of what finished */
+    bool complete;       /* every accepted configuration was tried */
     char *failure;       /* why the shape has no result (e.g. the reference failed) */
 } gb_shape_result;
 
@@ -128,11 +143,22 @@ typedef struct gb_tune_result {
 /* Tunes kernel over the request's shapes. Returns GB_OK when the run completed
  * (shapes may still have failed: see failure and has_best); GB_ESCRIPT for a
  * script error, GB_ENODRIVER / GB_ENOGPU when timing is impossible, GB_EINTR when
- * interrupted. */
+ * interrupted: out then holds what finished, every finished trial is in the cache,
+ * and a rerun resumes from there. */
 int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tune_request *req,
             gb_tune_result *out, gb_err *err);
 
 void gb_tune_result_free(gb_tune_result *result);
+
+/* Calls the script's hooks for every shape and (up to 100000 in all) every
+ * accepted configuration, without compiling or touching the GPU, so that a bug in
+ * the script stops the run before anything starts. GB_ESCRIPT with the script's
+ * line on failure. gb_tune does not call it: the front end does, before it opens
+ * the GPU. */
+int gb_tune_check(const gb_kernel_def *kernel, const gb_tune_request *req, gb_err *err);
+
+/* The constraints of kernel as a gb_config_filter (ctx is the kernel). */
+int gb_tune_accept(void *ctx, const gb_config *config, bool *out_ok, gb_err *err);
 
 /* The entry expression with ${P} replaced by the configuration's values. */
 int gb_tune_expand_entry(const char *entry, const gb_config *config, gb_strbuf *out, gb_err *err);

@@ -1,0 +1,224 @@
+/* What the cache keeps of a tuning run, and what a later run may reuse. */
+#include "tuner/run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef GB_VERSION
+#define GB_VERSION "0.0.0"
+#endif
+
+static const char IN_FLIGHT_REASON[] =
+    "the tuner stopped while this trial was running (killed, crashed or lost power); "
+    "it is not run again unless --retry-crashed";
+
+void gb_history_warn(run *r, const gb_err *e)
+{
+    if (r->warned_cache || e->code == GB_OK) return;
+    r->warned_cache = true;
+    gb_run_log(r, "gpubench: warning: results are not being saved: %s\n", e->msg);
+}
+
+int gb_history_shape_id(const run *r, const gb_fields *shape, gb_record_id *out)
+{
+    *out = (gb_record_id){
+        .kernel = strdup(r->k->name),
+        .kernel_fp = strdup(r->result->kernel_fp),
+        .device = strdup(r->result->device),
+    };
+    if (!out->kernel || !out->kernel_fp || !out->device) {
+        gb_record_id_free(out);
+        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    }
+    int rc = gb_tune_key_fields(r->k, shape, &out->shape, r->err);
+    if (rc) gb_record_id_free(out);
+    return rc;
+}
+
+static void put(run *r, gb_cache_db db, const gb_key *key, gb_strbuf *json)
+{
+    gb_err e = {0};
+    if (!r->opts->cache) return;
+    if (gb_sb_status(json)) gb_err_set(&e, GB_ENOMEM, "out of memory writing a record");
+    else gb_cache_put_json(r->opts->cache, db, key, gb_sb_str(json), &e);
+    gb_history_warn(r, &e);
+}
+
+static int trial_key(const gb_record_id *id, const gb_config *config, gb_key *out)
+{
+    gb_fields fields;
+    int rc = gb_config_to_fields(config, &fields);
+    if (rc == GB_OK) rc = gb_record_trial_key(id, &fields, out);
+    gb_fields_free(&fields);
+    return rc;
+}
+
+static void put_trial(run *r, const gb_record_id *id, const gb_config *config,
+                      gb_trial_record *rec)
+{
+    gb_key key;
+    gb_strbuf json = GB_STRBUF_INIT;
+    rec->id = *id;
+    rec->when = (int64_t)time(NULL);
+    if (gb_config_to_fields(config, &rec->config) == GB_OK && trial_key(id, config, &key) == GB_OK) {
+        gb_jw w;
+        gb_jw_init(&w, &json, false);
+        gb_trial_record_write(&w, rec);
+        put(r, GB_DB_TRIALS, &key, &json);
+    }
+    gb_fields_free(&rec->config);
+    gb_sb_free(&json);
+}
+
+/* This machine's boot id: with a pid, it tells whether the tuner that wrote a
+ * write-ahead record may still be running. */
+static void boot_id(char out[40])
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f) return;
+    if (!fgets(out, 40, f)) out[0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config)
+{
+    gb_trial_record rec = {.in_flight = true, .status = GB_TRIAL_CRASHED,
+                           .reason = (char *)IN_FLIGHT_REASON, .registers = -1,
+                           .owner_pid = getpid()};
+    boot_id(rec.owner_boot);
+    put_trial(r, id, config, &rec);
+}
+
+/* A write-ahead record whose tuner is still alive is another tuner's trial in
+ * progress (two tuners may share a cache), not a crash. */
+static bool owner_alive(const gb_trial_record *rec)
+{
+    char boot[40];
+    boot_id(boot);
+    if (!rec->owner_pid || rec->owner_pid == getpid() || !boot[0] || strcmp(boot, rec->owner_boot))
+        return false;
+    return kill((pid_t)rec->owner_pid, 0) == 0 || errno == EPERM;
+}
+
+void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
+                      const gb_trial_result *t, int registers, const char *log)
+{
+    gb_trial_record rec = {
+        .status = t->status,
+        .reason = (char *)t->reason,
+        .check = t->check,
+        .has_stats = t->status == GB_TRIAL_OK,
+        .stats = t->measurement.stats,
+        .registers = registers,
+        .log = (char *)log,
+    };
+    put_trial(r, id, config, &rec);
+}
+
+void gb_history_forget(run *r, const gb_record_id *id, const gb_config *config)
+{
+    gb_key key;
+    gb_err e = {0};
+    if (!r->opts->cache || trial_key(id, config, &key) != GB_OK) return;
+    if (gb_cache_del(r->opts->cache, GB_DB_TRIALS, &key, &e) != GB_ENOTFOUND) gb_history_warn(r, &e);
+}
+
+static bool read_trial(run *r, const gb_record_id *id, const gb_config *config,
+                       gb_trial_record *out)
+{
+    gb_key key;
+    gb_json *json = NULL;
+    gb_err e;
+    if (!r->opts->cache || trial_key(id, config, &key) != GB_OK) return false;
+    if (gb_cache_get_json(r->opts->cache, GB_DB_TRIALS, &key, &json, &e) != GB_OK) return false;
+    bool ok = gb_trial_record_read(json, out, &e) == GB_OK;
+    gb_json_free(json);
+    return ok;
+}
+
+bool gb_history_resume(run *r, const gb_record_id *id, const gb_config *config,
+                       gb_trial_result *out)
+{
+    gb_trial_record rec;
+    if (r->opts->force || !read_trial(r, id, config, &rec)) return false;
+    bool lost = rec.in_flight || rec.status == GB_TRIAL_CRASHED || rec.status == GB_TRIAL_TIMEOUT;
+    bool reuse = !(lost && r->opts->retry_crashed) && !(rec.in_flight && owner_alive(&rec)) &&
+                 !(rec.status == GB_TRIAL_OK && !rec.has_stats);
+    if (reuse) {
+        memset(out, 0, sizeof *out);
+        out->status = rec.in_flight ? GB_TRIAL_CRASHED : rec.status;
+        gb_strlcpy(out->reason, rec.reason, sizeof out->reason);
+        out->check = rec.check;
+        out->measurement.stats = rec.stats;
+    }
+    gb_trial_record_free(&rec);
+    return reuse;
+}
+
+void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result *res)
+{
+    gb_best_record rec = {
+        .id = *id,
+        .space_fp = r->space_fp,
+        .config = res->best_config,
+        .stats = res->best,
+        .flops = res->flops,
+        .bytes = res->bytes,
+        .has_baseline = res->has_baseline,
+        .baseline = res->baseline,
+        .complete = res->complete,
+        .n_configs = (int)res->n_configs,
+        .n_rejected = (int)res->n_rejected,
+        .n_timed = res->n_timed,
+        .n_failed = res->n_failures,
+        .when = (int64_t)time(NULL),
+        .driver_version = r->dev.driver_version,
+    };
+    gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
+    gb_nvrtc_version(rec.nvrtc_version);
+    gb_key key;
+    gb_strbuf json = GB_STRBUF_INIT;
+    if (gb_record_best_key(id, &key) == GB_OK) {
+        gb_jw w;
+        gb_jw_init(&w, &json, false);
+        gb_best_record_write(&w, &rec);
+        put(r, GB_DB_BEST, &key, &json);
+    }
+    gb_sb_free(&json);
+}
+
+bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res)
+{
+    gb_key key;
+    gb_json *json = NULL;
+    gb_best_record rec;
+    gb_err e;
+    if (!r->opts->cache || r->opts->force || gb_record_best_key(id, &key) != GB_OK) return false;
+    if (gb_cache_get_json(r->opts->cache, GB_DB_BEST, &key, &json, &e) != GB_OK) return false;
+    bool hit = gb_best_record_read(json, &rec, &e) == GB_OK;
+    gb_json_free(json);
+    if (!hit) return false;
+    /* A winner of a search cut short by a budget answers only budgeted requests. */
+    bool budgeted = r->req->max_evals > 0 || r->req->max_seconds > 0;
+    hit = strcmp(rec.space_fp, r->space_fp) == 0 && (rec.complete || budgeted) &&
+          gb_fields_copy(&rec.config, &res->best_config) == GB_OK;
+    if (hit) {
+        res->cached = res->has_best = true;
+        res->best = rec.stats;
+        res->has_baseline = rec.has_baseline;
+        res->baseline = rec.baseline;
+        res->flops = rec.flops;
+        res->bytes = rec.bytes;
+        res->n_rejected = (uint64_t)rec.n_rejected;
+        res->n_timed = rec.n_timed;
+    }
+    gb_best_record_free(&rec);
+    return hit;
+}
