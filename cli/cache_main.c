@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char USAGE[] =
     "usage: %s cache COMMAND [--cache DIR]\n"
@@ -161,11 +162,22 @@ int gb_cli_cache(int argc, char **argv)
         fprintf(stderr, USAGE, prog);
         return 2;
     }
+    /* Looking never creates or changes anything. */
     gb_cache *cache = NULL;
     gb_err err = {0};
-    int rc = gb_cli_open_cache(dir, 0, &cache, &err);
-    if (rc == GB_OK && !strcmp(cmd, "path")) printf("%s\n", gb_cache_dir(cache));
-    else if (rc == GB_OK) rc = list(cache, all, &err);
+    char path[4096];
+    int rc = dir ? GB_OK : gb_cache_default_dir(path, sizeof path, &err);
+    if (!dir) dir = path;
+    if (rc == GB_OK && !strcmp(cmd, "path")) {
+        printf("%s\n", dir);
+        return 0;
+    }
+    if (rc == GB_OK && access(dir, F_OK) != 0) {
+        printf("%s: no cache here yet\n", dir);
+        return 0;
+    }
+    if (rc == GB_OK) rc = gb_cache_open(dir, GB_CACHE_READONLY, &cache, &err);
+    if (rc == GB_OK) rc = list(cache, all, &err);
     gb_cache_close(cache);
     if (rc) fprintf(stderr, "%s: %s\n", prog, err.msg);
     return gb_cli_exit_status(rc);

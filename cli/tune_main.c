@@ -2,9 +2,13 @@
 #include "cache/cache.h"
 #include "cli/cli.h"
 #include "engine/exec.h"
+#include "engine/interrupt.h"
+#include "engine/worker.h"
 #include "lua/binding.h"
 
 #include <getopt.h>
+#include <lauxlib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +40,27 @@ static const char USAGE[] =
     "  --no-cache       keep nothing: no cached results, no cubins\n"
     "  --force          re-tune shapes that have a cached best\n"
     "  --compile-only   compile every variant, report registers and spills, time nothing\n"
-    "  --arch ARCH      compile for ARCH (default: the GPU's; sm_90a without a GPU)\n"
+    "  --arch ARCH      compile for ARCH (default: the GPU's when timing; sm_90a\n"
+    "                   with --compile-only or without a GPU)\n"
     "  --require-gpu    exit with status 3 when there is no usable GPU\n"
     "  --device N       the GPU to use (default 0)\n"
     "  --jobs N         compile threads (default: the number of CPUs)\n"
     "  --seed N         seed of the argument buffers (default 1)\n"
+    "  --trial-timeout S  the watchdog's cap for one trial, in seconds (default 60);\n"
+    "                   below it a trial gets 10x the shape's typical trial, at least 5 s\n"
+    "  --retry-crashed  run again the trials an earlier run recorded as crashed or\n"
+    "                   timed out (by default a rerun resumes and skips them)\n"
     "  -v, --verbose    a line for every trial\n"
     "  -q, --quiet      no result tables\n"
     "  -h, --help       this text\n"
     "      --version    the version\n"
     "\n"
+    "Every variant runs in a GPU worker process: one that faults or hangs is\n"
+    "recorded as crashed or timeout, and a fresh worker carries on. Every trial is\n"
+    "in the cache as soon as it ends, so an interrupted run resumes where it stopped.\n"
+    "\n"
     "exit status: 0 done; 1 a shape has no valid variant; 2 usage or script error;\n"
-    "3 no usable GPU (with --require-gpu).\n";
+    "3 no usable GPU (with --require-gpu); 130 interrupted (Ctrl-C).\n";
 
 typedef struct tune_args {
     const char *script;
@@ -57,6 +70,31 @@ typedef struct tune_args {
     int n_script_args;
     char **script_args;
 } tune_args;
+
+/* Seeds travel through JSON, whose numbers are exact up to 2^53. */
+static int parse_seed(const char *prog, const char *text, uint64_t *out)
+{
+    char *end = NULL;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!*text || *end || *text == '-' || v > (1ull << 53)) {
+        fprintf(stderr, "%s: --seed needs an integer from 0 to 2^53, got '%s'\n", prog, text);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_seconds(const char *prog, const char *opt, const char *text, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v > 0) || v > 1e6) {
+        fprintf(stderr, "%s: %s needs a number of seconds above 0, got '%s'\n", prog, opt, text);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
 
 static int parse_int(const char *prog, const char *opt, const char *text, int lo, int *out)
 {
@@ -71,7 +109,7 @@ static int parse_int(const char *prog, const char *opt, const char *text, int lo
 }
 
 enum { OPT_CACHE = 256, OPT_NO_CACHE, OPT_FORCE, OPT_COMPILE_ONLY, OPT_ARCH, OPT_REQUIRE_GPU,
-       OPT_DEVICE, OPT_JOBS, OPT_SEED, OPT_VERSION };
+       OPT_DEVICE, OPT_JOBS, OPT_SEED, OPT_TRIAL_TIMEOUT, OPT_RETRY_CRASHED, OPT_VERSION };
 
 static const struct option long_options[] = {
     {"cache", required_argument, NULL, OPT_CACHE},
@@ -83,6 +121,8 @@ static const struct option long_options[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"jobs", required_argument, NULL, OPT_JOBS},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"trial-timeout", required_argument, NULL, OPT_TRIAL_TIMEOUT},
+    {"retry-crashed", no_argument, NULL, OPT_RETRY_CRASHED},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -93,7 +133,6 @@ static const struct option long_options[] = {
 /* Returns -1 to go on, or an exit status. */
 static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
 {
-    int v = 0;
     switch (c) {
     case OPT_CACHE: a->cache_dir = optarg; return -1;
     case OPT_NO_CACHE: a->no_cache = true; return -1;
@@ -103,10 +142,10 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_REQUIRE_GPU: h->require_gpu = true; return -1;
     case OPT_DEVICE: return parse_int(prog, "--device", optarg, 0, &a->device) ? 2 : -1;
     case OPT_JOBS: return parse_int(prog, "--jobs", optarg, 0, &h->tuner.jobs) ? 2 : -1;
-    case OPT_SEED:
-        if (parse_int(prog, "--seed", optarg, 0, &v)) return 2;
-        h->tuner.seed = (uint64_t)v;
-        return -1;
+    case OPT_SEED: return parse_seed(prog, optarg, &h->tuner.seed) ? 2 : -1;
+    case OPT_TRIAL_TIMEOUT:
+        return parse_seconds(prog, "--trial-timeout", optarg, &h->tuner.trial_timeout_s) ? 2 : -1;
+    case OPT_RETRY_CRASHED: h->tuner.retry_crashed = true; return -1;
     case 'v': h->tuner.verbose = true; return -1;
     case 'q': a->quiet = true; return -1;
     case 'h': printf(USAGE, prog); return 0;
@@ -137,9 +176,31 @@ static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
     return -1;
 }
 
-static int open_local(void *ctx, gb_exec **out, gb_err *err)
+/* The GPU is this same program, started again as a worker (engine/worker.h). */
+static int open_worker(void *ctx, gb_exec **out, gb_err *err)
 {
-    return gb_exec_local(*(int *)ctx, out, err);
+    char exe[4096];
+    int rc = gb_worker_self_exe(exe, sizeof exe, err);
+    gb_worker_opts opts = {.exe = exe, .ordinal = *(int *)ctx};
+    return rc ? rc : gb_exec_worker(&opts, out, err);
+}
+
+/* Ctrl-C: the tuner finishes cleanly (engine/interrupt.h); a script busy in Lua
+ * gets an error at its next instruction. A second Ctrl-C ends the process. */
+static lua_State *running_script;
+
+static void stop_lua(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    luaL_error(L, "interrupted");
+}
+
+static void on_sigint(int sig)
+{
+    gb_interrupt_request();
+    signal(sig, SIG_DFL);
+    if (running_script) lua_sethook(running_script, stop_lua, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
 static int template_path(const char **dirs, char *env_copy)
@@ -158,8 +219,18 @@ static int run_script(const tune_args *a, gb_lua_host *h, const char *prog)
     lua_State *L = NULL;
     gb_err err = {0};
     int rc = gb_lua_new(h, &L, &err);
+    running_script = L;
+    signal(SIGINT, on_sigint);
     if (rc == GB_OK) rc = gb_lua_run(L, a->script, a->n_script_args, a->script_args, &err);
+    signal(SIGINT, SIG_DFL);
+    running_script = NULL;
     gb_lua_close(L, h);
+    if (gb_interrupted()) rc = GB_EINTR;
+    if (rc == GB_EINTR) {
+        fprintf(stderr, "%s: interrupted: finished trials are in the cache; run again to resume\n",
+                prog);
+        return gb_cli_exit_status(rc);
+    }
     if (rc) {
         fprintf(stderr, "%s: %s\n", prog, err.msg);
         return gb_cli_exit_status(rc);
@@ -182,7 +253,7 @@ int gb_cli_tune(int argc, char **argv)
     int status = parse_args(argc, argv, &a, &h);
     if (status >= 0) return status;
     if (a.quiet) h.out = NULL;
-    h.open_exec = open_local;
+    h.open_exec = open_worker;
     h.open_exec_ctx = &a.device;
 
     const char *dirs[MAX_TEMPLATE_DIRS];

@@ -1,6 +1,7 @@
 #include "lua/binding.h"
 
 #include "cache/record.h"
+#include "engine/interrupt.h"
 #include "lua/internal.h"
 #include "report/table.h"
 
@@ -60,9 +61,11 @@ int gb_lua_pcall(lua_State *L, int nargs, int nresults, gb_err *err)
     lua_remove(L, base);
     if (status == LUA_OK) return GB_OK;
     const char *msg = lua_tostring(L, -1);
-    gb_err_set(err, GB_ESCRIPT, "%s", msg ? msg : "(error object is not a string)");
+    /* Ctrl-C stops a script's function with an error: that is an interrupt. */
+    int code = gb_interrupted() ? GB_EINTR : GB_ESCRIPT;
+    gb_err_set(err, code, "%s", msg ? msg : "(error object is not a string)");
     lua_pop(L, 1);
-    return GB_ESCRIPT;
+    return code;
 }
 
 /* "file:line: " of the innermost frame that is the script's, not the prelude's. */
@@ -81,7 +84,12 @@ static void script_where(lua_State *L, luaL_Buffer *b)
 int gb_lua_raise(lua_State *L, const gb_err *err)
 {
     if (err->code == GB_ESCRIPT) {
-        lua_pushstring(L, err->msg);
+        /* A script error without a position is placed at the script's call. */
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        if (!gb_err_position_length(err->msg)) script_where(L, &b);
+        luaL_addstring(&b, err->msg);
+        luaL_pushresult(&b);
         return lua_error(L);
     }
     lua_createtable(L, 0, 2);
@@ -237,6 +245,9 @@ static int core_tune(lua_State *L)
     gb_tune_request req = read_request(L, 3);
     int rc = gb_lua_kernel_def(L, 1, &def, &err);
     if (rc == GB_OK) rc = to_shapes(L, 2, &shapes, &n_shapes, &err);
+    req.shapes = shapes;
+    req.n_shapes = n_shapes;
+    if (rc == GB_OK) rc = gb_tune_check(def, &req, &err); /* before the GPU is touched */
     if (rc == GB_OK) {
         rc = ensure_gpu(host, NULL, &err);
         if (rc == GB_ENOGPU && (host->gpu_missing || host->tuner.compile_only)) rc = GB_OK;
@@ -244,14 +255,12 @@ static int core_tune(lua_State *L)
     gb_tuner_opts opts = host->tuner;
     opts.compile_only = opts.compile_only || host->gpu_missing;
     if (opts.compile_only) opts.exec = NULL;
-    req.shapes = shapes;
-    req.n_shapes = n_shapes;
     if (rc == GB_OK) rc = gb_tune(&opts, def, &req, &result, &err);
-    if (rc == GB_OK) {
+    if (rc == GB_OK || rc == GB_EINTR) { /* an interrupted run shows what finished */
         tally(host, &opts, &result);
-        if (host->out) gb_report_tune(host->out, def->name, &result, opts.compile_only);
-        gb_lua_push_results(L, &result);
+        if (host->out) gb_report_tune(host->out, def->name, &result, opts.compile_only, opts.verbose);
     }
+    if (rc == GB_OK) gb_lua_push_results(L, &result);
     gb_tune_result_free(&result);
     free_shapes(shapes, n_shapes);
     gb_lua_kernel_free(def);

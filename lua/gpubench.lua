@@ -330,11 +330,14 @@ local function check_params(params)
     if not is_list(values) or #values == 0 then
       fail("gb.kernel: params.%s must be a non-empty list of values, got %s", name, describe(values))
     end
+    local seen = {}
     for i, v in ipairs(values) do
       local t = type(v)
       if t ~= "number" and t ~= "string" and t ~= "boolean" then
         fail("gb.kernel: params.%s[%d] must be a number, string or boolean, got %s", name, i, describe(v))
       end
+      if seen[v] then fail("gb.kernel: params.%s lists %s twice", name, describe(v)) end
+      seen[v] = true
     end
   end
 end

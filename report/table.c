@@ -94,14 +94,6 @@ static void config_cell(gb_table *t, const gb_fields *config)
     gb_sb_free(&sb);
 }
 
-static int n_failed(const gb_shape_result *s)
-{
-    int n = 0;
-    for (int i = 0; i < GB_TRIAL_STATUS_COUNT; i++)
-        if (i != GB_TRIAL_OK) n += s->n_status[i];
-    return n;
-}
-
 static void rate_cells(gb_table *t, const gb_shape_result *s)
 {
     double seconds = s->best.median * 1e-3;
@@ -136,9 +128,9 @@ static void shape_row(gb_table *t, const gb_shape_result *s)
     }
     gb_table_cell(t, "%d", s->n_compiled);
     gb_table_cell(t, "%llu", (unsigned long long)s->n_rejected);
-    gb_table_cell(t, "%d", n_failed(s));
+    gb_table_cell(t, "%d", s->n_failures);
     gb_table_cell(t, "%d", s->n_timed);
-    gb_table_cell(t, "tuned");
+    gb_table_cell(t, "%s", s->interrupted ? "interrupted" : s->n_resumed ? "resumed" : "tuned");
 }
 
 static void compile_row(gb_table *t, const gb_compile_row *row)
@@ -172,7 +164,47 @@ static void report_compiles(FILE *out, const gb_tune_result *r)
     gb_table_free(&t);
 }
 
-void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool compile_only)
+/* "40 ok, 3 wrong, 2 crashed (5 from an earlier run)" */
+static void status_counts(FILE *out, const gb_shape_result *s)
+{
+    const char *sep = "";
+    for (int i = 0; i < GB_TRIAL_STATUS_COUNT; i++) {
+        if (!s->n_status[i]) continue;
+        fprintf(out, "%s%d %s", sep, s->n_status[i], gb_trial_status_name((gb_trial_status)i));
+        sep = ", ";
+    }
+    if (!*sep) fprintf(out, "no trials");
+    if (s->n_resumed) fprintf(out, " (%d from an earlier run)", s->n_resumed);
+    if (s->interrupted) fprintf(out, "; interrupted");
+    fputc('\n', out);
+}
+
+#define QUIET_FAILURES 10 /* listed without --verbose when no variant was valid */
+
+static void failures(FILE *out, const gb_shape_result *s, bool verbose)
+{
+    int limit = verbose ? s->n_failures : s->has_best ? 0 : QUIET_FAILURES;
+    for (int i = 0; i < s->n_failures && i < limit; i++)
+        fprintf(out, "    %s: %s: %s\n", s->failures[i].config,
+                gb_trial_status_name(s->failures[i].status), s->failures[i].reason);
+    if (s->n_failures > limit && limit > 0)
+        fprintf(out, "    ... and %d more (--verbose lists them all)\n", s->n_failures - limit);
+}
+
+static void summary(FILE *out, const gb_tune_result *r, bool verbose)
+{
+    for (int i = 0; i < r->n_shapes; i++) {
+        const gb_shape_result *s = &r->shapes[i];
+        if (s->failure) fprintf(out, "  %s: %s\n", s->key_text, s->failure);
+        if (s->cached || s->failure) continue;
+        fprintf(out, "  %s: ", s->key_text);
+        status_counts(out, s);
+        failures(out, s, verbose);
+    }
+}
+
+void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool compile_only,
+                    bool verbose)
 {
     fprintf(out, "\n%s  (kernel %.12s%s%s)\n", kernel, r->kernel_fp, r->device[0] ? ", " : "",
             r->device);
@@ -190,8 +222,6 @@ void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool
         shape_row(&t, &r->shapes[i]);
     gb_table_print(&t, out);
     gb_table_free(&t);
-    for (int i = 0; i < r->n_shapes; i++)
-        if (r->shapes[i].failure)
-            fprintf(out, "  %s: %s\n", r->shapes[i].key_text, r->shapes[i].failure);
+    summary(out, r, verbose);
     fflush(out);
 }

@@ -31,8 +31,9 @@ void gb_table_cell(gb_table *t, const char *fmt, ...) __attribute__((format(prin
 void gb_table_print(const gb_table *t, FILE *out);
 void gb_table_free(gb_table *t);
 
-/* The result table of one gb.tune call. */
+/* The result table of one gb.tune call, then, per shape, how its trials ended;
+ * every failed trial with its reason when verbose or when no variant was valid. */
 void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *result,
-                    bool compile_only);
+                    bool compile_only, bool verbose);
 
 #endif
