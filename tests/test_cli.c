@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,8 +42,27 @@ static void read_all(const char *path, char *buf, size_t n)
     if (f) fclose(f);
 }
 
-/* Runs bin/<tool> with the arguments (NULL-terminated) and captures its output. */
+/* Runs bin/<tool> with the arguments (NULL-terminated) and captures its output;
+ * with interrupt_after_ms > 0, sends it SIGINT that long after it starts. */
+static void run_interrupted(fixture *f, int interrupt_after_ms, const char *tool, va_list ap);
+
 static void run(fixture *f, const char *tool, ...)
+{
+    va_list ap;
+    va_start(ap, tool);
+    run_interrupted(f, 0, tool, ap);
+    va_end(ap);
+}
+
+static void run_with_sigint(fixture *f, int after_ms, const char *tool, ...)
+{
+    va_list ap;
+    va_start(ap, tool);
+    run_interrupted(f, after_ms, tool, ap);
+    va_end(ap);
+}
+
+static void run_interrupted(fixture *f, int interrupt_after_ms, const char *tool, va_list ap)
 {
     char exe[4096], out_path[128], err_path[128];
     snprintf(exe, sizeof exe, "%s/cli/%s", getenv("GB_BINARY_DIR"), tool);
@@ -50,11 +70,8 @@ static void run(fixture *f, const char *tool, ...)
     snprintf(err_path, sizeof err_path, "%s/stderr", f->dir);
     char *argv[32] = {exe};
     int argc = 1;
-    va_list ap;
-    va_start(ap, tool);
     for (char *a; argc < 31 && (a = va_arg(ap, char *));)
         argv[argc++] = a;
-    va_end(ap);
     argv[argc] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -63,6 +80,10 @@ static void run(fixture *f, const char *tool, ...)
     pid_t pid;
     assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
+    if (interrupt_after_ms > 0) {
+        usleep((useconds_t)interrupt_after_ms * 1000);
+        kill(pid, SIGINT);
+    }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
@@ -220,6 +241,12 @@ static void test_cache_ls_and_path(void **state)
     assert_non_null(strstr(f->r.out, f->cache));
     run(f, "gpubench", "cache", "ls", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "no cache here yet"));
+    assert_int_equal(access(f->cache, F_OK), -1); /* looking creates nothing */
+    write_script(f, "tiny.lua", TINY);
+    run(f, "gpubench-tune", "tiny.lua", "--compile-only", "--cache", f->cache, NULL);
+    run(f, "gpubench", "cache", "ls", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "0 tuned shape(s)"));
 }
 
@@ -247,6 +274,15 @@ static void test_script_arguments_reach_arg(void **state)
     assert_non_null(strstr(f->r.out, "script saw 2"));
 }
 
+static void test_ctrl_c_stops_a_script_with_status_130(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "spin.lua", "local n = 0\nwhile true do n = n + 1 end\n");
+    run_with_sigint(f, 500, "gpubench-tune", "spin.lua", "--no-cache", NULL);
+    assert_int_equal(f->r.status, 130);
+    assert_non_null(strstr(f->r.err, "interrupted"));
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -261,6 +297,7 @@ int main(void)
         T(test_cache_ls_and_path),
         T(test_a_corrupt_cache_is_named_and_exits_with_2),
         T(test_script_arguments_reach_arg),
+        T(test_ctrl_c_stops_a_script_with_status_130),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include "engine/exec.h"
 #include "engine/gpu.h"
 #include "engine/nvrtc.h"
+#include "engine/worker.h"
 #include "lua/binding.h"
 
 #include <setjmp.h>
@@ -64,7 +65,8 @@ static void set_copy_problem(gb_gpu *gpu, uint64_t seed)
 {
     gb_arg args[3] = {
         {.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {N}, .init = GB_INIT_RANDN},
-        {.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {N}, .init = GB_INIT_OUTPUT},
+        {.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {N}, .init = GB_INIT_OUTPUT,
+         .checked = true},
         {.kind = GB_ARG_SCALAR, .dtype = GB_DT_I32, .int_value = N},
     };
     gb_err err;
@@ -274,9 +276,14 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return remove(path);
 }
 
-static int open_local(void *ctx, gb_exec **out, gb_err *err)
+/* The GPU in a worker process, as gpubench-tune runs it: the worker is the
+ * gpubench binary of this build. */
+static int open_worker(void *ctx, gb_exec **out, gb_err *err)
 {
-    return gb_exec_local(0, out, err);
+    static char exe[4096];
+    snprintf(exe, sizeof exe, "%s/cli/gpubench", getenv("GB_BINARY_DIR"));
+    gb_worker_opts opts = {.exe = exe, .ordinal = 0};
+    return gb_exec_worker(&opts, out, err);
 }
 
 static int run_script(const char *script, const char *mode, const char *cache_dir,
@@ -286,10 +293,10 @@ static int run_script(const char *script, const char *mode, const char *cache_di
     static char template_dir[4096];
     snprintf(template_dir, sizeof template_dir, "%s/templates", getenv("GB_SOURCE_DIR"));
     templates[0] = template_dir;
-    *host = (gb_lua_host){.open_exec = open_local, .template_path = templates,
+    *host = (gb_lua_host){.open_exec = open_worker, .template_path = templates,
                           .n_template_path = 1, .out = stdout};
     host->tuner = (gb_tuner_opts){.jobs = 4, .seed = 1, .measure = gb_measure_defaults(),
-                                  .log = stderr};
+                                  .log = stderr, .verbose = true, .trial_timeout_s = 20};
     assert_int_equal(gb_cache_open(cache_dir, 0, &host->tuner.cache, err), GB_OK);
     lua_State *L = NULL;
     int rc = gb_lua_new(host, &L, err);
@@ -355,6 +362,60 @@ static void test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache(vo
     nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+static void test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins(void **state)
+{
+    if (!have_gpu()) skip();
+    char dir[] = "/tmp/gb-test-faults-XXXXXX", script[4096], cache_dir[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(script, sizeof script, "%s/tests/faults/faults.lua", getenv("GB_SOURCE_DIR"));
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache", dir);
+    gb_lua_host host;
+    gb_err err = {0};
+    int rc = run_script(script, "check", cache_dir, &host, &err); /* faults.lua asserts */
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, GB_OK);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static const char IN_PLACE[] =
+    "extern \"C\" __global__ void twice(float *x, int n)\n"
+    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }\n"
+    "extern \"C\" __global__ void thrice(float *x, int n)\n"
+    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 3.0f; }\n";
+
+/* An in-place kernel: the checked tensor is an input too; the reference gets its
+ * own copy with the same data. */
+static void test_an_in_place_kernel_is_checked_on_its_own_input(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    gb_compile_req req = {.source = IN_PLACE, .source_name = "in_place.cu",
+                          .arch = gb_gpu_device(f->gpu)->arch, .name_exprs = {"twice"},
+                          .n_name_exprs = 1};
+    gb_compile_out out;
+    gb_err err;
+    assert_int_equal(gb_nvrtc_compile(&req, &out, &err), GB_OK);
+    gb_arg args[2] = {
+        {.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {N}, .init = GB_INIT_RANDN,
+         .checked = true},
+        {.kind = GB_ARG_SCALAR, .dtype = GB_DT_I32, .int_value = N},
+    };
+    assert_int_equal(gb_gpu_set_problem(f->gpu, args, 2, 5, &err), GB_OK);
+    gb_gpu_kernel *twice = NULL, *thrice = NULL;
+    assert_int_equal(gb_gpu_load(f->gpu, out.cubin, out.cubin_bytes, "twice", 0, &twice, &err), GB_OK);
+    assert_int_equal(gb_gpu_load(f->gpu, out.cubin, out.cubin_bytes, "thrice", 0, &thrice, &err), GB_OK);
+    gb_check_spec check = {.n_outputs = 1, .outputs = {0}, .rtol = 0, .atol = 0};
+    gb_check_result res;
+    assert_int_equal(gb_gpu_run_reference(f->gpu, twice, &f->launch, &err), GB_OK);
+    assert_int_equal(gb_gpu_verify(f->gpu, twice, &f->launch, &check, &res, &err), GB_OK);
+    assert_int_equal(res.n_bad, 0);
+    assert_int_equal(gb_gpu_verify(f->gpu, thrice, &f->launch, &check, &res, &err), GB_OK);
+    assert_true(res.n_bad > N / 2); /* all but the zeros */
+    gb_gpu_unload(f->gpu, twice);
+    gb_gpu_unload(f->gpu, thrice);
+    gb_compile_out_free(&out);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -368,7 +429,9 @@ int main(void)
         T(test_measurement_is_finite_and_ordered),
         T(test_dynamic_shared_memory_above_48k_is_granted),
         T(test_an_impossible_launch_is_refused),
+        T(test_an_in_place_kernel_is_checked_on_its_own_input),
         cmocka_unit_test(test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache),
+        cmocka_unit_test(test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins),
         T(test_a_fault_is_reported_and_poisons_the_session), /* last: see there */
     };
 #undef T

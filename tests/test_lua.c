@@ -73,7 +73,8 @@ static int fake_reference(void *self, const gb_variant *ref, gb_err *err)
 
 /* A variant takes block.x microseconds: the smallest block wins. */
 static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *check,
-                      const gb_measure_opts *opts, gb_trial_result *out, gb_err *err)
+                      const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
+                      gb_err *err)
 {
     double ms = v->launch.block[0] / 1000.0;
     ((fake_gpu *)self)->n_trials++;

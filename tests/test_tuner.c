@@ -4,6 +4,7 @@
 #include "cache/cache.h"
 #include "cache/record.h"
 #include "engine/exec.h"
+#include "engine/interrupt.h"
 #include "tuner/tune.h"
 
 #include <setjmp.h>
@@ -14,6 +15,8 @@
 
 #include <ftw.h>
 #include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,10 @@ typedef struct fake {
     bool reference_faults;
     uint64_t last_seed;
     gb_check_spec last_check;
+    int hang_v;       /* the trial of this V never returns (the tuner is then killed) */
+    int interrupt_v;  /* the trial of this V asks for an interrupt, as Ctrl-C would */
+    double timeouts[16]; /* the watchdog's deadline each V was given */
+    int ran[16];      /* how often each V was run */
 } fake;
 
 static int fake_open(void *self, gb_device_info *info, gb_err *err)
@@ -79,12 +86,17 @@ static void fake_measure(double median, gb_measurement *m)
 }
 
 static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *check,
-                      const gb_measure_opts *opts, gb_trial_result *out, gb_err *err)
+                      const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
+                      gb_err *err)
 {
     fake *f = self;
     int V = (int)v->launch.grid[0];
     f->trials++;
+    f->ran[V]++;
+    f->timeouts[V] = timeout_s;
     f->last_check = *check;
+    if (V == f->hang_v) pause();
+    if (V == f->interrupt_v) gb_interrupt_request();
     if (V == f->fault_v) return gb_err_set(err, GB_EFAULT, "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS");
     out->status = f->status[V];
     if (out->status == GB_TRIAL_OK) fake_measure(f->median_ms[V], &out->measurement);
@@ -409,7 +421,7 @@ static void test_a_script_error_in_a_hook_stops_the_run(void **state)
     fixture *f = *state;
     f->hooks.args_fail = true;
     assert_int_equal(tune(f, 2), GB_ESCRIPT);
-    assert_non_null(strstr(f->err.msg, "test.lua:7: attempt to index a nil value"));
+    assert_non_null(strstr(f->err.msg, "test.lua:7: tuning fake_kernel: attempt to index a nil value"));
     assert_int_equal(f->fake.trials, 0);
 }
 
@@ -441,6 +453,152 @@ static void test_check_outputs_must_name_tensors(void **state)
     assert_non_null(strstr(f->err.msg, "check.outputs names argument 2"));
 }
 
+
+static int count_trials(fixture *f)
+{
+    int n = 0;
+    for (int v = 0; v < 16; v++)
+        n += f->fake.ran[v];
+    return n;
+}
+
+static void test_a_rerun_resumes_and_skips_finished_trials(void **state)
+{
+    fixture *f = *state;
+    gb_tune_request req = {.shapes = f->shapes, .n_shapes = 1, .max_evals = 3};
+    assert_int_equal(gb_tune(&f->opts, &f->kernel, &req, &f->result, &f->err), GB_OK);
+    assert_int_equal(count_trials(f), 3);    /* V = 1, 2, 3 */
+    memset(f->fake.ran, 0, sizeof f->fake.ran);
+    assert_int_equal(tune(f, 1), GB_OK);     /* no budget: the rest of the space */
+    assert_int_equal(f->fake.ran[1] + f->fake.ran[2] + f->fake.ran[3], 0);
+    assert_int_equal(f->fake.ran[4] + f->fake.ran[6] + f->fake.ran[8], 3);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(s->n_resumed, 3);
+    assert_int_equal(s->n_status[GB_TRIAL_WRONG], 1); /* V=3, from the first run */
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+}
+
+/* Runs the tuner in a child process that hangs in the trial of V=4 and is then
+ * killed, as kill -9 or a power cut would end it. */
+static void kill_tuner_during_v4(fixture *f)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* The child opens its own handles: LMDB's must not cross a fork. */
+        gb_cache *cache = NULL;
+        gb_exec *exec = NULL;
+        f->fake.hang_v = 4;
+        if (gb_cache_open(f->dir, 0, &cache, NULL) || gb_exec_create(&fake_ops, &f->fake, &exec, NULL))
+            _exit(1);
+        f->opts.cache = cache;
+        f->opts.exec = exec;
+        gb_tune_result result;
+        gb_tune_request req = {.shapes = f->shapes, .n_shapes = 1};
+        gb_tune(&f->opts, &f->kernel, &req, &result, NULL);
+        _exit(2); /* not reached: V=4 hangs */
+    }
+    size_t n = 0;
+    for (int i = 0; i < 3000 && n < 4; i++) { /* V=1..3 done and V=4's write-ahead record */
+        usleep(10000);
+        gb_cache_count(f->cache, GB_DB_TRIALS, &n, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(n, 4);
+}
+
+static void test_a_trial_that_was_running_when_the_tuner_died_is_crashed_and_not_retried(void **state)
+{
+    fixture *f = *state;
+    kill_tuner_during_v4(f);
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.ran[4], 0);
+    assert_int_equal(f->fake.ran[1] + f->fake.ran[2] + f->fake.ran[3], 0); /* resumed */
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(s->n_status[GB_TRIAL_CRASHED], 1);
+    bool found = false;
+    for (int i = 0; i < s->n_failures; i++)
+        found |= !strcmp(s->failures[i].config, "V=4") &&
+                 strstr(s->failures[i].reason, "the tuner stopped while this trial was running");
+    assert_true(found);
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+}
+
+static void test_retry_crashed_runs_an_interrupted_trial_again(void **state)
+{
+    fixture *f = *state;
+    kill_tuner_during_v4(f);
+    f->opts.retry_crashed = true;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.ran[4], 1);
+    assert_int_equal(f->result.shapes[0].n_status[GB_TRIAL_CRASHED], 0);
+}
+
+static void test_an_interrupt_keeps_finished_trials_and_stores_no_best(void **state)
+{
+    fixture *f = *state;
+    f->fake.interrupt_v = 2;
+    assert_int_equal(tune(f, 2), GB_EINTR);
+    gb_interrupt_clear();
+    assert_int_equal(f->result.n_shapes, 1);
+    assert_true(f->result.shapes[0].interrupted);
+    assert_int_equal(count(f, GB_DB_TRIALS), 2); /* V=1 and V=2 finished */
+    assert_int_equal(count(f, GB_DB_BEST), 0);
+    f->fake.interrupt_v = 0;
+    memset(f->fake.ran, 0, sizeof f->fake.ran);
+    assert_int_equal(tune(f, 2), GB_OK);
+    assert_int_equal(f->result.shapes[0].n_resumed, 2);
+    assert_int_equal(f->fake.ran[1] + f->fake.ran[2], 2); /* the second shape's only */
+}
+
+static void test_the_watchdog_deadline_follows_the_shape_s_trials(void **state)
+{
+    fixture *f = *state;
+    f->opts.trial_timeout_s = 30;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_float_equal(f->fake.timeouts[1], 30, 0); /* nothing known yet: the cap */
+    assert_float_equal(f->fake.timeouts[8], 5, 0);  /* fast trials so far: the floor */
+    f->opts.trial_timeout_s = 2;
+    f->opts.force = true;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_float_equal(f->fake.timeouts[8], 2, 0); /* never above the cap */
+}
+
+static void test_a_trial_in_flight_in_a_live_tuner_is_not_taken_for_a_crash(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    /* Rewrite V=2's record as in flight in a tuner that is alive: our parent. */
+    gb_record_id id = {.kernel = "fake_kernel", .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device, .shape = f->shapes[0]};
+    gb_fields config = {0};
+    gb_value v = gb_value_int(2);
+    gb_fields_set(&config, "V", &v);
+    gb_trial_record rec = {.id = id, .config = config, .in_flight = true,
+                           .status = GB_TRIAL_CRASHED, .reason = "in flight",
+                           .owner_pid = getppid()};
+    FILE *boot = fopen("/proc/sys/kernel/random/boot_id", "r");
+    assert_non_null(fgets(rec.owner_boot, sizeof rec.owner_boot, boot));
+    fclose(boot);
+    rec.owner_boot[strcspn(rec.owner_boot, "\n")] = '\0';
+    gb_strbuf json = GB_STRBUF_INIT;
+    gb_jw w;
+    gb_jw_init(&w, &json, false);
+    gb_trial_record_write(&w, &rec);
+    gb_key key;
+    assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
+    assert_int_equal(gb_cache_put_json(f->cache, GB_DB_TRIALS, &key, gb_sb_str(&json), NULL), GB_OK);
+    gb_sb_free(&json);
+    gb_fields_free(&config);
+    assert_int_equal(gb_record_best_key(&id, &key), GB_OK); /* tune the shape again */
+    assert_int_equal(gb_cache_del(f->cache, GB_DB_BEST, &key, NULL), GB_OK);
+    memset(f->fake.ran, 0, sizeof f->fake.ran);
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.ran[2], 1); /* run, not reported as crashed */
+    assert_int_equal(f->fake.ran[1], 0); /* resumed */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +624,19 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_check_defaults_to_the_output_tensors_with_dtype_tolerances, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_outputs_must_name_tensors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_rerun_resumes_and_skips_finished_trials, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_trial_that_was_running_when_the_tuner_died_is_crashed_and_not_retried, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_retry_crashed_runs_an_interrupted_trial_again, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_an_interrupt_keeps_finished_trials_and_stores_no_best,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_watchdog_deadline_follows_the_shape_s_trials,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_trial_in_flight_in_a_live_tuner_is_not_taken_for_a_crash, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
