@@ -1,34 +1,65 @@
 #!/bin/sh
 # On a GPU host with no network: builds gpubench from the offline bundle (.deps,
-# see scripts/deps-bundle.sh), runs every test (GPU tests included), then tunes
-# examples/gemm.lua twice (the second run comes from the cache) and, when PyTorch
-# is there, times cuBLAS on the same shapes. Logs go to OUTDIR.
+# see scripts/deps-bundle.sh), runs every test (GPU tests included), then
+#   - tunes examples/gemm.lua twice (the second run comes from the cache),
+#   - tunes tests/faults/faults.lua (variants that trap, fault, hang, ...),
+#   - interrupts a tuning run with Ctrl-C and kills another with SIGKILL, and
+#     runs each again to show what was kept,
+#   - times cuBLAS on the gemm shapes when PyTorch is there.
+# Writes OUTDIR/tests.log (the test suite) and OUTDIR/runs.txt (everything else).
 #
 #   scripts/gpu-validate.sh OUTDIR
-set -eu
+set -u
 cd "$(dirname "$0")/.."
 out="${1:?usage: scripts/gpu-validate.sh OUTDIR}"
 mkdir -p "$out"
+runs="$out/runs.txt"
+: > "$runs"
+
+section() { printf '\n=== %s\n' "$*" | tee -a "$runs"; }
+timed() { # timed LABEL COMMAND...: runs it, appends its output and wall time
+    start=$(date +%s%N)
+    "$@" >> "$runs" 2>&1
+    status=$?
+    end=$(date +%s%N)
+    echo "[$1 ... exit $status, $(( (end - start) / 1000000 )) ms]" | tee -a "$runs"
+}
+
+section "GPU"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
-    --format=csv > "$out/gpu.txt" 2>&1 || true
+    --format=csv >> "$runs" 2>&1
+
+section "tests"
 status=0
 scripts/deps-offline.sh build-gpu > "$out/tests.log" 2>&1 || status=$?
-grep -E "tests passed|FAILED|Failed|ERROR|^ptxas" "$out/tests.log" | head -40
+grep -E "tests passed|FAILED|Failed|\*\*\*" "$out/tests.log" | tee -a "$runs"
+grep '^#' "$out/tests.log" | tee -a "$runs"
 [ -x build-gpu/cli/gpubench-tune ] || exit 1
-build-gpu/tests/test_gpu > "$out/test_gpu.log" 2>&1 || true
-grep '^#' "$out/test_gpu.log" || true
+tune=build-gpu/cli/gpubench-tune
 cache="$(mktemp -d)"
-for run in 1 2; do
-    start=$(date +%s%N)
-    build-gpu/cli/gpubench-tune examples/gemm.lua --cache "$cache" > "$out/gemm-run$run.txt" \
-        2> "$out/gemm-run$run.err" || echo "gpubench-tune exited with $?"
-    end=$(date +%s%N)
-    echo "run $run: $(( (end - start) / 1000000 )) ms" | tee -a "$out/gemm-times.txt"
-    cat "$out/gemm-run$run.txt"
-done
-build-gpu/cli/gpubench cache ls --cache "$cache" > "$out/cache-ls.txt" 2>&1 || true
+
+section "examples/gemm.lua, twice"
+timed $tune examples/gemm.lua --cache "$cache"
+timed $tune examples/gemm.lua --cache "$cache"
+build-gpu/cli/gpubench cache ls --cache "$cache" >> "$runs" 2>&1
+
+section "tests/faults/faults.lua"
+timed $tune tests/faults/faults.lua --cache "$cache/faults" --trial-timeout 20 -v
+
+section "Ctrl-C after 8 s, then the same command again"
+timeout -s INT 8 $tune examples/gemm.lua --cache "$cache/int" >> "$runs" 2>&1
+echo "[interrupted run: exit $?]" | tee -a "$runs"
+timed $tune examples/gemm.lua --cache "$cache/int"
+
+section "kill -9 after 8 s, then the same command again"
+timeout -s KILL 8 $tune examples/gemm.lua --cache "$cache/kill" >> "$runs" 2>&1
+echo "[killed run: exit $?]" | tee -a "$runs"
+timed $tune examples/gemm.lua --cache "$cache/kill" -v
+
 if python3 -c 'import torch' 2>/dev/null; then
+    section "cuBLAS through PyTorch"
     python3 bench/torch_gemm.py --dtype f32 1024x1024x1024 2048x2048x2048 4096x4096x4096 \
-        1999x1531x1021 | tee "$out/cublas-f32.txt"
+        1999x1531x1021 >> "$runs" 2>&1
 fi
+tail -n 60 "$runs"
 exit $status
