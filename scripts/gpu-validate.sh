@@ -47,14 +47,14 @@ section "tests/faults/faults.lua"
 timed $tune tests/faults/faults.lua --cache "$cache/faults" --trial-timeout 20 -v
 
 section "Ctrl-C after 8 s, then the same command again"
-timeout -s INT 8 $tune examples/gemm.lua --cache "$cache/int" >> "$runs" 2>&1
+timeout --preserve-status -s INT 8 $tune examples/gemm.lua --cache "$cache/int" >> "$runs" 2>&1
 echo "[interrupted run: exit $?]" | tee -a "$runs"
 timed $tune examples/gemm.lua --cache "$cache/int"
 
-section "kill -9 after 8 s, then the same command again"
-timeout -s KILL 8 $tune examples/gemm.lua --cache "$cache/kill" >> "$runs" 2>&1
+section "kill -9 4 s into faults.lua (during a hang), then the same command again"
+timeout --preserve-status -s KILL 4 $tune tests/faults/faults.lua --cache "$cache/kill" --trial-timeout 20 >> "$runs" 2>&1
 echo "[killed run: exit $?]" | tee -a "$runs"
-timed $tune examples/gemm.lua --cache "$cache/kill" -v
+timed $tune tests/faults/faults.lua --cache "$cache/kill" --trial-timeout 20 -v
 
 if python3 -c 'import torch' 2>/dev/null; then
     section "cuBLAS through PyTorch"
