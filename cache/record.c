@@ -141,6 +141,23 @@ void gb_best_record_write(gb_jw *w, const gb_best_record *rec)
     gb_fields_write_json(w, &rec->config);
     gb_jw_key(w, "stats");
     gb_stats_write_json(w, &rec->stats);
+    gb_jw_key(w, "mode");
+    gb_jw_str(w, rec->mode);
+    write_num(w, "clock_mhz", rec->clock_mhz);
+    write_num(w, "n_throttled", rec->n_throttled);
+    gb_jw_key(w, "capped");
+    gb_jw_bool(w, rec->capped);
+    gb_jw_key(w, "samples_ms");
+    gb_jw_arr_begin(w);
+    for (int i = 0; i < rec->n_samples; i++)
+        gb_jw_num(w, rec->samples_ms[i]);
+    gb_jw_arr_end(w);
+    gb_jw_key(w, "tie");
+    gb_jw_arr_begin(w);
+    for (int i = 0; i < rec->n_tie; i++)
+        gb_jw_str(w, rec->tie[i]);
+    gb_jw_arr_end(w);
+    write_num(w, "n_leaders", rec->n_leaders);
     write_num(w, "flops", rec->flops);
     write_num(w, "bytes", rec->bytes);
     gb_jw_key(w, "baseline");
@@ -161,6 +178,26 @@ void gb_best_record_write(gb_jw *w, const gb_best_record *rec)
     gb_jw_obj_end(w);
 }
 
+/* The measurement's details and the tie; all optional (older records lack them). */
+static int read_measurement_fields(const gb_json *json, gb_best_record *out)
+{
+    gb_strlcpy(out->mode, gb_json_str(gb_json_get(json, "mode"), "cold"), sizeof out->mode);
+    out->clock_mhz = gb_json_num(gb_json_get(json, "clock_mhz"), 0);
+    out->n_throttled = (int)gb_json_num(gb_json_get(json, "n_throttled"), 0);
+    out->capped = gb_json_bool(gb_json_get(json, "capped"), false);
+    out->n_leaders = (int)gb_json_num(gb_json_get(json, "n_leaders"), 0);
+    const gb_json *samples = gb_json_get(json, "samples_ms"), *tie = gb_json_get(json, "tie");
+    size_t n = gb_json_len(samples), t = gb_json_len(tie);
+    if (n && !(out->samples_ms = malloc(n * sizeof *out->samples_ms))) return GB_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        out->samples_ms[out->n_samples++] = gb_json_num(gb_json_at(samples, i), NAN);
+    if (t && !(out->tie = calloc(t, sizeof *out->tie))) return GB_ENOMEM;
+    for (size_t i = 0; i < t; i++)
+        if (!(out->tie[out->n_tie++] = strdup(gb_json_str(gb_json_at(tie, i), ""))))
+            return GB_ENOMEM;
+    return GB_OK;
+}
+
 int gb_best_record_read(const gb_json *json, gb_best_record *out, gb_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -173,6 +210,10 @@ int gb_best_record_read(const gb_json *json, gb_best_record *out, gb_err *err)
         return rc ? gb_err_prefix(err, "best record config") : GB_ENOMEM;
     }
     gb_stats_read_json(gb_json_get(json, "stats"), &out->stats);
+    if (read_measurement_fields(json, out) != GB_OK) {
+        gb_best_record_free(out);
+        return gb_err_set(err, GB_ENOMEM, "out of memory");
+    }
     out->flops = gb_json_num(gb_json_get(json, "flops"), 0);
     out->bytes = gb_json_num(gb_json_get(json, "bytes"), 0);
     const gb_json *base = gb_json_get(json, "baseline");
@@ -198,6 +239,10 @@ void gb_best_record_free(gb_best_record *rec)
     gb_record_id_free(&rec->id);
     gb_fields_free(&rec->config);
     free(rec->space_fp);
+    free(rec->samples_ms);
+    for (int i = 0; i < rec->n_tie; i++)
+        free(rec->tie[i]);
+    free(rec->tie);
     memset(rec, 0, sizeof *rec);
 }
 

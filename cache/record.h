@@ -38,7 +38,16 @@ typedef struct gb_best_record {
     gb_record_id id;
     char *space_fp;  /* hex hash of the tuning space the winner was chosen from */
     gb_fields config;
-    gb_stats stats;  /* milliseconds */
+    gb_stats stats;  /* milliseconds: the race's, to the full criterion */
+    char mode[8];    /* "cold" or "hot" */
+    double clock_mhz; /* median SM clock of the samples */
+    int n_throttled; /* samples taken while the GPU throttled (kept, not in stats) */
+    bool capped;     /* the measurement hit its cap before the noise target */
+    double *samples_ms; /* every sample of the race (NULL, 0 when none) */
+    int n_samples;
+    char **tie;      /* configurations within noise of the best; the best first */
+    int n_tie;
+    int n_leaders;   /* how many raced */
     double flops;    /* per launch, 0 when the script gives none */
     double bytes;
     bool has_baseline;

@@ -46,6 +46,12 @@ static const char USAGE[] =
     "  --device N       the GPU to use (default 0)\n"
     "  --jobs N         compile threads (default: the number of CPUs)\n"
     "  --seed N         seed of the argument buffers (default 1)\n"
+    "  --mode MODE      cold (default: L2 flushed before each sample) or hot (a CUDA\n"
+    "                   graph of back-to-back launches); over a kernel's measure.mode\n"
+    "  --noise X        stop once the median's 95%% interval is within +/-X (default\n"
+    "                   0.005, that is +/-0.5%%)\n"
+    "  --max-ms MS      cap on the sampling time of one variant, in ms (default 1000)\n"
+    "  --samples N      exactly N samples per variant (no adaptive stop; for ncu)\n"
     "  --trial-timeout S  the watchdog's cap for one trial, in seconds (default 60);\n"
     "                   below it a trial gets 10x the shape's typical trial, at least 5 s\n"
     "  --retry-crashed  run again the trials an earlier run recorded as crashed or\n"
@@ -84,12 +90,13 @@ static int parse_seed(const char *prog, const char *text, uint64_t *out)
     return 0;
 }
 
+/* A positive number (seconds, milliseconds or a fraction, as the option says). */
 static int parse_seconds(const char *prog, const char *opt, const char *text, double *out)
 {
     char *end = NULL;
     double v = strtod(text, &end);
     if (!*text || *end || !(v > 0) || v > 1e6) {
-        fprintf(stderr, "%s: %s needs a number of seconds above 0, got '%s'\n", prog, opt, text);
+        fprintf(stderr, "%s: %s needs a number above 0, got '%s'\n", prog, opt, text);
         return 2;
     }
     *out = v;
@@ -109,7 +116,8 @@ static int parse_int(const char *prog, const char *opt, const char *text, int lo
 }
 
 enum { OPT_CACHE = 256, OPT_NO_CACHE, OPT_FORCE, OPT_COMPILE_ONLY, OPT_ARCH, OPT_REQUIRE_GPU,
-       OPT_DEVICE, OPT_JOBS, OPT_SEED, OPT_TRIAL_TIMEOUT, OPT_RETRY_CRASHED, OPT_VERSION };
+       OPT_DEVICE, OPT_JOBS, OPT_SEED, OPT_TRIAL_TIMEOUT, OPT_RETRY_CRASHED, OPT_MODE, OPT_NOISE,
+       OPT_MAX_MS, OPT_SAMPLES, OPT_VERSION };
 
 static const struct option long_options[] = {
     {"cache", required_argument, NULL, OPT_CACHE},
@@ -123,12 +131,46 @@ static const struct option long_options[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"trial-timeout", required_argument, NULL, OPT_TRIAL_TIMEOUT},
     {"retry-crashed", no_argument, NULL, OPT_RETRY_CRASHED},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"noise", required_argument, NULL, OPT_NOISE},
+    {"max-ms", required_argument, NULL, OPT_MAX_MS},
+    {"samples", required_argument, NULL, OPT_SAMPLES},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
+
+/* --mode, --noise, --max-ms, --samples: they override a kernel's measure table. */
+static int measure_option(int c, const char *prog, gb_lua_host *h)
+{
+    gb_measure_opts *m = &h->tuner.measure;
+    int n = 0;
+    switch (c) {
+    case OPT_MODE:
+        if (gb_measure_mode_parse(optarg, &m->mode) != GB_OK) {
+            fprintf(stderr, "%s: --mode is cold or hot, not '%s'\n", prog, optarg);
+            return 2;
+        }
+        h->measure_set |= GB_MEASURE_SET_MODE;
+        return 0;
+    case OPT_NOISE:
+        if (parse_seconds(prog, "--noise", optarg, &m->noise) || m->noise >= 1) return 2;
+        h->measure_set |= GB_MEASURE_SET_NOISE;
+        return 0;
+    case OPT_MAX_MS:
+        if (parse_seconds(prog, "--max-ms", optarg, &m->max_ms)) return 2;
+        h->measure_set |= GB_MEASURE_SET_MAX_MS;
+        return 0;
+    default:
+        if (parse_int(prog, "--samples", optarg, 1, &n)) return 2;
+        m->min_samples = m->max_samples = n;
+        m->max_ms = 1e9; /* the count decides */
+        h->measure_set |= GB_MEASURE_SET_SAMPLES | GB_MEASURE_SET_MAX_MS;
+        return 0;
+    }
+}
 
 /* Returns -1 to go on, or an exit status. */
 static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
@@ -146,6 +188,8 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_TRIAL_TIMEOUT:
         return parse_seconds(prog, "--trial-timeout", optarg, &h->tuner.trial_timeout_s) ? 2 : -1;
     case OPT_RETRY_CRASHED: h->tuner.retry_crashed = true; return -1;
+    case OPT_MODE: case OPT_NOISE: case OPT_MAX_MS: case OPT_SAMPLES:
+        return measure_option(c, prog, h) ? 2 : -1;
     case 'v': h->tuner.verbose = true; return -1;
     case 'q': a->quiet = true; return -1;
     case 'h': printf(USAGE, prog); return 0;

@@ -209,3 +209,30 @@ extern "C" __global__ void gb_flush(u32 *buf, u64 n_words, u32 value)
 
 // Launched with no work: the cost of a launch, for calibrating the timer.
 extern "C" __global__ void gb_empty(void) {}
+
+// The second half of a cold flush: reading a buffer twice the size of L2 after
+// writing it leaves L2 full of clean lines, so the timed kernel pays for no
+// write-backs. The sink is written only when the XOR of the words equals key,
+// which the host picks so that it cannot: the loads stay.
+extern "C" __global__ void gb_flush_read(const u32 *buf, u64 n_words, u32 key, u32 *sink)
+{
+    u32 acc = 0;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n_words; i += (u64)gridDim.x * blockDim.x)
+        acc ^= buf[i];
+    if (acc == key) *sink = acc;
+}
+
+// The SM clock without NVML: clock64 cycles counted over a 20 us window of
+// %globaltimer nanoseconds. out[0] = cycles, out[1] = nanoseconds.
+extern "C" __global__ void gb_clock_probe(u64 *out)
+{
+    u64 t0, t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    long long c0 = clock64();
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    } while (t1 - t0 < 20000);
+    long long c1 = clock64();
+    out[0] = (u64)(c1 - c0);
+    out[1] = t1 - t0;
+}

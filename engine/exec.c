@@ -166,6 +166,16 @@ int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check
     return GB_OK;
 }
 
+int gb_exec_race(gb_exec *exec, const gb_variant *variants, int n, const gb_measure_opts *opts,
+                 double timeout_s, gb_measurement *out, gb_err *err)
+{
+    int rc = ensure_ready(exec, err);
+    if (rc) return rc;
+    rc = exec->ops->race(exec->backend, variants, n, opts, timeout_s, out, err);
+    if (rc == GB_EINTR || backend_lost(rc)) close_backend(exec);
+    return rc;
+}
+
 int gb_exec_backends_started(const gb_exec *exec)
 {
     return exec->started;

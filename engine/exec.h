@@ -16,10 +16,14 @@
 #include "base/error.h"
 #include "engine/device.h"
 #include "engine/gpu.h"
+#include "engine/measure.h"
 #include "engine/spec.h"
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The most variants one race measures (the tuner races at most 8 leaders). */
+#define GB_MAX_RACE 16
 
 /* A compiled kernel and how to launch it. */
 typedef struct gb_variant {
@@ -62,6 +66,9 @@ typedef struct gb_backend_ops {
     int (*trial)(void *self, const gb_variant *v, const gb_check_spec *check,
                  const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
                  gb_err *err);
+    /* Measures n variants interleaved (they passed their trials already). */
+    int (*race)(void *self, const gb_variant *variants, int n, const gb_measure_opts *opts,
+                double timeout_s, gb_measurement *out, gb_err *err);
     void (*close)(void *self);
     void (*destroy)(void *self);
 } gb_backend_ops;
@@ -100,6 +107,12 @@ int gb_exec_reference(gb_exec *exec, const gb_variant *ref, gb_err *err);
 int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check,
                   const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
                   gb_err *err);
+
+/* Re-measures n variants of the current problem interleaved, with the full
+ * criterion (engine/measure.h), within timeout_s. A lost backend is GB_EFAULT or
+ * GB_ETIMEOUT here (the race has no single culprit); the next call starts afresh. */
+int gb_exec_race(gb_exec *exec, const gb_variant *variants, int n, const gb_measure_opts *opts,
+                 double timeout_s, gb_measurement *out, gb_err *err);
 
 /* Backends started so far (1 for a run in which nothing was lost). */
 int gb_exec_backends_started(const gb_exec *exec);

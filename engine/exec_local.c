@@ -97,11 +97,33 @@ static int local_trial(void *self, const gb_variant *v, const gb_check_spec *che
     return settle(rc, err, out);
 }
 
+static int local_race(void *self, const gb_variant *vs, int n, const gb_measure_opts *opts,
+                      double timeout_s, gb_measurement *out, gb_err *err)
+{
+    local_backend *b = self;
+    (void)timeout_s;
+    gb_gpu_kernel **kernels = calloc((size_t)n, sizeof *kernels);
+    gb_launch *launches = calloc((size_t)n, sizeof *launches);
+    int rc = kernels && launches ? GB_OK : gb_err_set(err, GB_ENOMEM, "out of memory"), loaded = 0;
+    for (; rc == GB_OK && loaded < n; loaded++) {
+        launches[loaded] = vs[loaded].launch;
+        rc = gb_gpu_load(b->gpu, vs[loaded].cubin, vs[loaded].cubin_bytes, vs[loaded].lowered_name,
+                         vs[loaded].launch.smem_bytes, &kernels[loaded], err);
+    }
+    if (rc == GB_OK) rc = gb_gpu_race(b->gpu, kernels, launches, n, opts, out, err);
+    for (int i = 0; i < loaded; i++)
+        gb_gpu_unload(b->gpu, kernels[i]);
+    free(kernels);
+    free(launches);
+    return rc;
+}
+
 const gb_backend_ops gb_local_backend_ops = {
     .open = local_open,
     .set_problem = local_set_problem,
     .reference = local_reference,
     .trial = local_trial,
+    .race = local_race,
     .close = local_close,
     .destroy = local_destroy,
 };

@@ -269,6 +269,69 @@ static int worker_trial(void *self, const gb_variant *v, const gb_check_spec *ch
     return rc;
 }
 
+/* The variants' cubins go one after another in the blob. */
+static int race_blob(const gb_variant *vs, int n, void **out, size_t *out_bytes)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += vs[i].cubin_bytes;
+    char *blob = malloc(total ? total : 1);
+    if (!blob) return GB_ENOMEM;
+    for (int i = 0, at = 0; i < n; at += (int)vs[i].cubin_bytes, i++)
+        memcpy(blob + at, vs[i].cubin, vs[i].cubin_bytes);
+    *out = blob;
+    *out_bytes = total;
+    return GB_OK;
+}
+
+static int read_raced(supervisor *s, const gb_msg *reply, int n, gb_measurement *out,
+                      double timeout_s, gb_err *err)
+{
+    const gb_json *list = gb_json_get(reply->json, "measurements");
+    int rc = gb_json_len(list) == (size_t)n
+                 ? GB_OK
+                 : gb_err_set(err, GB_EPROTO, "malformed message: %zu measurements for a race of "
+                                              "%d", gb_json_len(list), n);
+    for (int i = 0; rc == GB_OK && i < n; i++)
+        rc = gb_proto_read_measurement(gb_json_at(list, (size_t)i), &out[i], err);
+    if (rc)
+        for (int i = 0; i < n; i++)
+            gb_measurement_free(&out[i]);
+    return rc ? lost(s, rc, timeout_s, err) : GB_OK;
+}
+
+static int worker_race(void *self, const gb_variant *vs, int n, const gb_measure_opts *opts,
+                       double timeout_s, gb_measurement *out, gb_err *err)
+{
+    supervisor *s = self;
+    memset(out, 0, (size_t)n * sizeof *out);
+    gb_strbuf json = GB_STRBUF_INIT;
+    gb_jw w;
+    gb_msg reply;
+    void *blob = NULL;
+    size_t blob_bytes = 0;
+    if (race_blob(vs, n, &blob, &blob_bytes)) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    begin(&w, &json);
+    gb_jw_key(&w, "variants");
+    gb_jw_arr_begin(&w);
+    for (int i = 0; i < n; i++) {
+        gb_jw_obj_begin(&w);
+        write_variant(&w, &vs[i]);
+        gb_jw_key(&w, "bytes");
+        gb_jw_int(&w, (int64_t)vs[i].cubin_bytes);
+        gb_jw_obj_end(&w);
+    }
+    gb_jw_arr_end(&w);
+    gb_jw_key(&w, "measure");
+    gb_proto_write_measure(&w, opts);
+    gb_jw_obj_end(&w);
+    int rc = exchange(s, GB_MSG_RACE, &json, blob, blob_bytes, GB_MSG_RACED, timeout_s, &reply, err);
+    free(blob);
+    if (rc == GB_OK) rc = read_raced(s, &reply, n, out, timeout_s, err);
+    gb_msg_free(&reply);
+    return rc;
+}
+
 static void worker_close(void *self)
 {
     stop_worker(self);
@@ -287,6 +350,7 @@ static const gb_backend_ops worker_ops = {
     .set_problem = worker_set_problem,
     .reference = worker_reference,
     .trial = worker_trial,
+    .race = worker_race,
     .close = worker_close,
     .destroy = worker_destroy,
 };

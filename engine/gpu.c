@@ -2,63 +2,15 @@
 
 #include "engine/builtins.h"
 #include "engine/driver.h"
+#include "engine/gpu_internal.h"
 #include "engine/nvrtc.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-struct gb_gpu_kernel {
-    CUmodule module;
-    CUfunction function;
-    int registers;
-};
-
-/* One argument of the current problem: its description, device buffer(s) and the
- * host storage that cuLaunchKernel reads its value from. */
-typedef struct gpu_arg {
-    gb_arg desc;
-    CUdeviceptr buf;     /* tensors */
-    CUdeviceptr ref_buf; /* checked tensors: the reference's own copy */
-    union {
-        CUdeviceptr ptr;
-        int32_t i32;
-        uint32_t u32;
-        int64_t i64;
-        float f32;
-        double f64;
-    } value;
-} gpu_arg;
-
-struct gb_gpu {
-    gb_device_info info;
-    CUcontext ctx;
-    CUdevice dev;
-    CUstream stream;
-    CUevent start, stop;
-    CUmodule builtins;
-    CUfunction fill, compare, flush;
-    CUdeviceptr compare_out;
-    gpu_arg args[GB_MAX_ARGS];
-    int n_args;
-    uint64_t seed;
-    bool have_reference;
-    bool broken; /* a kernel faulted: the context is gone */
-    gb_err broken_err;
-};
-
-static int sync(gb_gpu *gpu, gb_err *err);
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* Marks the session unusable after a sticky error, so later calls say why. */
-static int note_fault(gb_gpu *gpu, int rc, gb_err *err)
+int gb_gpu_note_fault(gb_gpu *gpu, int rc, gb_err *err)
 {
     if (rc == GB_EFAULT && !gpu->broken) {
         gpu->broken = true;
@@ -67,7 +19,7 @@ static int note_fault(gb_gpu *gpu, int rc, gb_err *err)
     return rc;
 }
 
-static int check_usable(gb_gpu *gpu, gb_err *err)
+int gb_gpu_check_usable(gb_gpu *gpu, gb_err *err)
 {
     if (!gpu->broken) return GB_OK;
     return gb_err_set(err, GB_EFAULT, "the GPU context is unusable after an earlier fault (%s)",
@@ -90,6 +42,8 @@ static int load_builtins(gb_gpu *gpu, gb_err *err)
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->fill, gpu->builtins, "gb_fill"));
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->compare, gpu->builtins, "gb_compare"));
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->flush, gpu->builtins, "gb_flush"));
+    GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->flush_read, gpu->builtins, "gb_flush_read"));
+    GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->clock_probe, gpu->builtins, "gb_clock_probe"));
 cleanup:
     gb_compile_out_free(&out);
     return rc;
@@ -121,7 +75,8 @@ int gb_gpu_open(int ordinal, gb_gpu **out, gb_err *err)
     if (rc) return rc;
     gb_gpu *gpu = calloc(1, sizeof *gpu);
     if (!gpu) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    if ((rc = open_context(gpu, ordinal, err)) || (rc = load_builtins(gpu, err))) {
+    if ((rc = open_context(gpu, ordinal, err)) || (rc = load_builtins(gpu, err)) ||
+        (rc = gb_gpu_timing_open(gpu, err))) {
         gb_gpu_close(gpu);
         return rc;
     }
@@ -147,6 +102,7 @@ void gb_gpu_close(gb_gpu *gpu)
         gb_cu.cuCtxSetCurrent(gpu->ctx);
         if (!gpu->broken) gb_cu.cuStreamSynchronize(gpu->stream);
         free_problem(gpu);
+        gb_gpu_timing_close(gpu);
         if (gpu->compare_out) gb_cu.cuMemFree(gpu->compare_out);
         if (gpu->builtins) gb_cu.cuModuleUnload(gpu->builtins);
         if (gpu->start) gb_cu.cuEventDestroy(gpu->start);
@@ -264,7 +220,7 @@ cleanup:
 
 int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t seed, gb_err *err)
 {
-    int rc = check_usable(gpu, err);
+    int rc = gb_gpu_check_usable(gpu, err);
     if (rc) return rc;
     if (n_args < 0 || n_args > GB_MAX_ARGS)
         return gb_err_set(err, GB_EINVAL, "%d arguments (at most %d)", n_args, GB_MAX_ARGS);
@@ -281,22 +237,22 @@ int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t see
     }
     if (rc == GB_OK) rc = reset_buffers(gpu, true, err);
     if (rc) free_problem(gpu);
-    return note_fault(gpu, rc, err);
+    return gb_gpu_note_fault(gpu, rc, err);
 }
 
 int gb_gpu_read_arg(gb_gpu *gpu, int pos, bool reference, void *host, size_t bytes, gb_err *err)
 {
-    int rc = check_usable(gpu, err);
+    int rc = gb_gpu_check_usable(gpu, err);
     if (rc) return rc;
     if (pos < 0 || pos >= gpu->n_args || gpu->args[pos].desc.kind != GB_ARG_TENSOR)
         return gb_err_set(err, GB_EINVAL, "argument %d is not a tensor", pos + 1);
     CUdeviceptr src = reference ? gpu->args[pos].ref_buf : gpu->args[pos].buf;
     size_t size = gb_arg_bytes(&gpu->args[pos].desc);
     if (!src) return gb_err_set(err, GB_EINVAL, "argument %d has no reference copy", pos + 1);
-    if ((rc = sync(gpu, err))) return rc;
+    if ((rc = gb_gpu_sync(gpu, err))) return rc;
     GB_CU_CHECK(rc, err, cuMemcpyDtoH, (host, src, bytes < size ? bytes : size));
 cleanup:
-    return note_fault(gpu, rc, err);
+    return gb_gpu_note_fault(gpu, rc, err);
 }
 
 /* ---- kernels ------------------------------------------------------------ */
@@ -306,7 +262,7 @@ int gb_gpu_load(gb_gpu *gpu, const void *cubin, size_t cubin_bytes, const char *
 {
     (void)cubin_bytes; /* a cubin is an ELF image and carries its own size */
     *out = NULL;
-    int rc = check_usable(gpu, err);
+    int rc = gb_gpu_check_usable(gpu, err);
     if (rc) return rc;
     gb_gpu_kernel *k = calloc(1, sizeof *k);
     if (!k) return gb_err_set(err, GB_ENOMEM, "out of memory");
@@ -322,7 +278,7 @@ int gb_gpu_load(gb_gpu *gpu, const void *cubin, size_t cubin_bytes, const char *
     return GB_OK;
 cleanup:
     gb_gpu_unload(gpu, k);
-    return note_fault(gpu, rc, err);
+    return gb_gpu_note_fault(gpu, rc, err);
 }
 
 void gb_gpu_unload(gb_gpu *gpu, gb_gpu_kernel *kernel)
@@ -340,7 +296,7 @@ int gb_gpu_kernel_registers(const gb_gpu_kernel *kernel)
 
 /* Launches with the problem's arguments; outputs named in check go to the
  * reference's buffers when use_ref_outputs is set. */
-static int launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_ref_outputs,
+int gb_gpu_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_ref_outputs,
                   gb_err *err)
 {
     void *params[GB_MAX_ARGS];
@@ -360,19 +316,19 @@ static int launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_re
     return GB_OK;
 }
 
-static int sync(gb_gpu *gpu, gb_err *err)
+int gb_gpu_sync(gb_gpu *gpu, gb_err *err)
 {
     CUresult cr = gb_cu.cuStreamSynchronize(gpu->stream);
-    if (cr != CUDA_SUCCESS) return note_fault(gpu, gb_cu_fail(err, cr, "cuStreamSynchronize"), err);
+    if (cr != CUDA_SUCCESS) return gb_gpu_note_fault(gpu, gb_cu_fail(err, cr, "cuStreamSynchronize"), err);
     return GB_OK;
 }
 
 int gb_gpu_run_reference(gb_gpu *gpu, gb_gpu_kernel *ref, const gb_launch *l, gb_err *err)
 {
-    int rc = check_usable(gpu, err);
+    int rc = gb_gpu_check_usable(gpu, err);
     if (rc == GB_OK) rc = reset_buffers(gpu, true, err);
-    if (rc == GB_OK) rc = launch(gpu, ref, l, true, err);
-    if (rc == GB_OK) rc = sync(gpu, err);
+    if (rc == GB_OK) rc = gb_gpu_launch(gpu, ref, l, true, err);
+    if (rc == GB_OK) rc = gb_gpu_sync(gpu, err);
     if (rc) return gb_err_prefix(err, "reference kernel");
     gpu->have_reference = true;
     return GB_OK;
@@ -400,7 +356,7 @@ static int compare_output(gb_gpu *gpu, int pos, const gb_check_spec *check, gb_c
     GB_CU_CHECK(rc, err, cuMemcpyHtoD, (gpu->compare_out, &host, sizeof host));
     GB_CU_CHECK(rc, err, cuLaunchKernel,
                 (gpu->compare, grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
-    if ((rc = sync(gpu, err))) return rc;
+    if ((rc = gb_gpu_sync(gpu, err))) return rc;
     GB_CU_CHECK(rc, err, cuMemcpyDtoH, (&host, gpu->compare_out, sizeof host));
     if (host.n_bad && out->first_bad_output < 0) {
         out->first_bad_output = pos;
@@ -420,89 +376,15 @@ int gb_gpu_verify(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
     memset(out, 0, sizeof *out);
     out->first_bad_output = -1;
     out->checked = gpu->have_reference;
-    int rc = check_usable(gpu, err);
+    int rc = gb_gpu_check_usable(gpu, err);
     if (rc == GB_OK) rc = reset_buffers(gpu, false, err);
-    if (rc == GB_OK) rc = launch(gpu, kernel, l, false, err);
-    if (rc == GB_OK) rc = sync(gpu, err);
+    if (rc == GB_OK) rc = gb_gpu_launch(gpu, kernel, l, false, err);
+    if (rc == GB_OK) rc = gb_gpu_sync(gpu, err);
     for (int i = 0; rc == GB_OK && i < check->n_outputs; i++) {
         int pos = check->outputs[i];
         if (pos < 0 || pos >= gpu->n_args || !gpu->args[pos].desc.checked)
             return gb_err_set(err, GB_EINVAL, "argument %d is not a checked tensor", pos + 1);
         rc = compare_output(gpu, pos, check, out, err);
     }
-    return note_fault(gpu, rc, err);
-}
-
-/* ---- timing ------------------------------------------------------------- */
-
-gb_measure_opts gb_measure_defaults(void)
-{
-    return (gb_measure_opts){
-        .warmup_ms = 20.0,
-        .min_samples = 10,
-        .max_samples = 2000,
-        .max_ms = 1000.0,
-        .target_rel_ci = 0.005,
-    };
-}
-
-void gb_measurement_free(gb_measurement *m)
-{
-    if (!m) return;
-    free(m->samples_ms);
-    memset(m, 0, sizeof *m);
-}
-
-static int timed_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, double *out_ms,
-                        gb_err *err)
-{
-    int rc = GB_OK;
-    float ms = 0.0f;
-    GB_CU_CHECK(rc, err, cuEventRecord, (gpu->start, gpu->stream));
-    if ((rc = launch(gpu, k, l, false, err))) return rc;
-    GB_CU_CHECK(rc, err, cuEventRecord, (gpu->stop, gpu->stream));
-    GB_CU_CHECK(rc, err, cuEventSynchronize, (gpu->stop));
-    GB_CU_CHECK(rc, err, cuEventElapsedTime, (&ms, gpu->start, gpu->stop));
-    *out_ms = ms;
-cleanup:
-    return rc;
-}
-
-static int warm_up(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, double warmup_ms, gb_err *err)
-{
-    double start = now_ms(), ms;
-    int rc = GB_OK;
-    for (int i = 0; rc == GB_OK && (i < 3 || now_ms() - start < warmup_ms); i++)
-        rc = timed_launch(gpu, k, l, &ms, err);
-    return rc;
-}
-
-static bool done_sampling(const gb_measure_opts *o, const double *samples, int n, double start,
-                          bool *capped)
-{
-    gb_stats stats;
-    if (n >= o->min_samples && gb_stats_compute(samples, n, &stats) == GB_OK &&
-        gb_stats_rel_ci(&stats) <= o->target_rel_ci)
-        return true;
-    *capped = n >= o->max_samples || (n >= o->min_samples && now_ms() - start >= o->max_ms);
-    return *capped;
-}
-
-int gb_gpu_measure(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
-                   const gb_measure_opts *opts, gb_measurement *out, gb_err *err)
-{
-    memset(out, 0, sizeof *out);
-    int rc = check_usable(gpu, err);
-    if (rc == GB_OK) rc = warm_up(gpu, kernel, l, opts->warmup_ms, err);
-    if (rc) return note_fault(gpu, rc, err);
-    if (!(out->samples_ms = malloc((size_t)opts->max_samples * sizeof(double))))
-        return gb_err_set(err, GB_ENOMEM, "out of memory");
-    double start = now_ms();
-    while (rc == GB_OK &&
-           !done_sampling(opts, out->samples_ms, out->n_samples, start, &out->capped))
-        rc = timed_launch(gpu, kernel, l, &out->samples_ms[out->n_samples++], err);
-    out->wall_ms = now_ms() - start;
-    if (rc == GB_OK) rc = gb_stats_compute(out->samples_ms, out->n_samples, &out->stats);
-    if (rc) gb_measurement_free(out);
-    return note_fault(gpu, rc, err);
+    return gb_gpu_note_fault(gpu, rc, err);
 }

@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "engine/device.h"
+#include "engine/measure.h"
 #include "engine/spec.h"
 #include "engine/stats.h"
 
@@ -64,31 +65,21 @@ int gb_gpu_run_reference(gb_gpu *gpu, gb_gpu_kernel *ref, const gb_launch *launc
 int gb_gpu_verify(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *launch,
                   const gb_check_spec *check, gb_check_result *out, gb_err *err);
 
-/* How a variant is timed. */
-typedef struct gb_measure_opts {
-    double warmup_ms;     /* launch for at least this long before timing */
-    int min_samples;      /* never fewer */
-    int max_samples;      /* never more */
-    double max_ms;        /* wall-time cap for the sampling of one variant */
-    double target_rel_ci; /* stop once the median's 95% CI is within ± this */
-} gb_measure_opts;
-
-/* Defaults: 20 ms warm-up, 10..2000 samples, 1 s cap, ±0.5%. */
-gb_measure_opts gb_measure_defaults(void);
-
-typedef struct gb_measurement {
-    gb_stats stats;     /* of samples_ms */
-    double *samples_ms; /* every sample, in the order taken (malloc'd) */
-    int n_samples;
-    double wall_ms;     /* how long the sampling took */
-    bool capped;        /* stopped by max_ms or max_samples before reaching the target */
-} gb_measurement;
-
-void gb_measurement_free(gb_measurement *m);
-
-/* Times the kernel on the current problem: one launch per sample between two
- * events on the session's stream, nothing else between them. */
+/* Times the kernel on the current problem with the method of engine/measure.h:
+ * cold (L2 flushed before each sample by writing and then reading a buffer twice
+ * the size of L2, outside the timed events; one launch between two events) or
+ * hot (a CUDA graph of K back-to-back launches, K chosen so one replay lasts at
+ * least opts->hot_min_ms; time divided by K). Every sample also gets the SM clock
+ * (from NVML, or else from a probe kernel comparing clock64 with %globaltimer) and
+ * whether NVML reported throttling. */
 int gb_gpu_measure(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *launch,
                    const gb_measure_opts *opts, gb_measurement *out, gb_err *err);
+
+/* Measures n loaded kernels interleaved (gb_measure_race); out has n entries. */
+int gb_gpu_race(gb_gpu *gpu, gb_gpu_kernel *const *kernels, const gb_launch *launches, int n,
+                const gb_measure_opts *opts, gb_measurement *out, gb_err *err);
+
+/* Where the per-sample clock comes from: "nvml" or "probe". */
+const char *gb_gpu_clock_source(const gb_gpu *gpu);
 
 #endif

@@ -393,24 +393,39 @@ int gb_proto_read_check(const gb_json *obj, gb_check_spec *out, gb_err *err)
 void gb_proto_write_measure(gb_jw *w, const gb_measure_opts *o)
 {
     gb_jw_obj_begin(w);
-    key_num(w, "warmup_ms", o->warmup_ms);
+    gb_jw_key(w, "mode");
+    gb_jw_str(w, gb_measure_mode_name(o->mode));
+    key_num(w, "noise", o->noise);
     key_num(w, "min_samples", o->min_samples);
     key_num(w, "max_samples", o->max_samples);
     key_num(w, "max_ms", o->max_ms);
-    key_num(w, "target_rel_ci", o->target_rel_ci);
+    key_num(w, "warmup_ms", o->warmup_ms);
+    key_num(w, "warmup_max_ms", o->warmup_max_ms);
+    key_num(w, "clock_tolerance", o->clock_tolerance);
+    key_num(w, "throttle_drop", o->throttle_drop);
+    key_num(w, "hot_min_ms", o->hot_min_ms);
     gb_jw_obj_end(w);
 }
 
 int gb_proto_read_measure(const gb_json *obj, gb_measure_opts *out, gb_err *err)
 {
     long long min_samples = 0, max_samples = 0;
-    int rc = get_num(obj, "warmup_ms", &out->warmup_ms, err);
-    if (rc == GB_OK) rc = get_int(obj, "min_samples", 1, 1000000, &min_samples, err);
+    const char *mode = NULL;
+    int rc = get_str(obj, "mode", &mode, err);
+    if (rc == GB_OK && gb_measure_mode_parse(mode, &out->mode) != GB_OK)
+        rc = bad_field(err, "mode", "cold or hot");
+    if (rc == GB_OK) rc = get_num(obj, "noise", &out->noise, err);
+    if (rc == GB_OK) rc = get_int(obj, "min_samples", 1, 10000000, &min_samples, err);
     if (rc == GB_OK) rc = get_int(obj, "max_samples", min_samples, 10000000, &max_samples, err);
     if (rc == GB_OK) rc = get_num(obj, "max_ms", &out->max_ms, err);
-    if (rc == GB_OK) rc = get_num(obj, "target_rel_ci", &out->target_rel_ci, err);
+    if (rc == GB_OK) rc = get_num(obj, "warmup_ms", &out->warmup_ms, err);
+    if (rc == GB_OK) rc = get_num(obj, "warmup_max_ms", &out->warmup_max_ms, err);
+    if (rc == GB_OK) rc = get_num(obj, "clock_tolerance", &out->clock_tolerance, err);
+    if (rc == GB_OK) rc = get_num(obj, "throttle_drop", &out->throttle_drop, err);
+    if (rc == GB_OK) rc = get_num(obj, "hot_min_ms", &out->hot_min_ms, err);
     out->min_samples = (int)min_samples;
     out->max_samples = (int)max_samples;
+    if (rc == GB_OK && gb_measure_check(out, err) != GB_OK) rc = GB_EPROTO;
     return rc;
 }
 
@@ -472,40 +487,96 @@ int gb_proto_read_device(const gb_json *obj, gb_device_info *d, gb_err *err)
 
 /* ---- trial results ------------------------------------------------------ */
 
-static void write_measurement(gb_jw *w, const gb_measurement *m)
+static void write_numbers(gb_jw *w, const char *key, const double *v, int n)
+{
+    gb_jw_key(w, key);
+    gb_jw_arr_begin(w);
+    for (int i = 0; i < n; i++)
+        gb_jw_num(w, v[i]);
+    gb_jw_arr_end(w);
+}
+
+void gb_proto_write_measurement(gb_jw *w, const gb_measurement *m)
 {
     gb_jw_obj_begin(w);
-    gb_jw_key(w, "samples_ms");
+    gb_jw_key(w, "mode");
+    gb_jw_str(w, gb_measure_mode_name(m->mode));
+    write_numbers(w, "samples_ms", m->samples_ms, m->n_samples);
+    write_numbers(w, "clock_mhz", m->clock_mhz, m->n_samples);
+    gb_jw_key(w, "throttled");
     gb_jw_arr_begin(w);
     for (int i = 0; i < m->n_samples; i++)
-        gb_jw_num(w, m->samples_ms[i]);
+        gb_jw_int(w, m->throttled[i]);
     gb_jw_arr_end(w);
+    key_num(w, "steady_clock_mhz", m->steady_clock_mhz);
+    gb_jw_key(w, "clock_steady");
+    gb_jw_bool(w, m->clock_steady);
+    key_num(w, "n_warmup", m->n_warmup);
+    key_num(w, "warmup_ms", m->warmup_ms);
     key_num(w, "wall_ms", m->wall_ms);
     gb_jw_key(w, "capped");
     gb_jw_bool(w, m->capped);
+    key_num(w, "launches_per_sample", m->launches_per_sample);
     gb_jw_obj_end(w);
 }
 
-/* The statistics are recomputed from the samples, so they always agree. */
-static int read_measurement(const gb_json *obj, gb_measurement *m, gb_err *err)
+/* One of the per-sample arrays, of exactly n entries, each >= 0. */
+static int read_numbers(const gb_json *obj, const char *key, int n, double *out, gb_err *err)
 {
-    const gb_json *samples = gb_json_get(obj, "samples_ms");
-    size_t n = gb_json_len(samples);
-    if (!samples || samples->type != GB_JSON_ARRAY || n < 1 || n > 10000000)
-        return bad_field(err, "samples_ms", "a non-empty list");
-    if (!(m->samples_ms = malloc(n * sizeof *m->samples_ms)))
-        return gb_err_set(err, GB_ENOMEM, "out of memory");
-    m->n_samples = (int)n;
-    for (size_t i = 0; i < n; i++) {
-        const gb_json *s = gb_json_at(samples, i);
-        if (!s || s->type != GB_JSON_NUMBER || !(s->number >= 0))
-            return bad_field(err, "samples_ms", "non-negative numbers");
-        m->samples_ms[i] = s->number;
+    const gb_json *arr = gb_json_get(obj, key);
+    if (!arr || arr->type != GB_JSON_ARRAY || gb_json_len(arr) != (size_t)n)
+        return bad_field(err, key, "a list with one entry per sample");
+    for (int i = 0; i < n; i++) {
+        const gb_json *v = gb_json_at(arr, (size_t)i);
+        if (!v || v->type != GB_JSON_NUMBER || !(v->number >= 0))
+            return bad_field(err, key, "non-negative numbers");
+        out[i] = v->number;
     }
+    return GB_OK;
+}
+
+static int read_samples(const gb_json *obj, gb_measurement *m, gb_err *err)
+{
+    size_t n = gb_json_len(gb_json_get(obj, "samples_ms"));
+    if (n < 1 || n > 10000000) return bad_field(err, "samples_ms", "a non-empty list");
+    m->n_samples = (int)n;
+    m->samples_ms = malloc(n * sizeof *m->samples_ms);
+    m->clock_mhz = malloc(n * sizeof *m->clock_mhz);
+    m->throttled = malloc(n * sizeof *m->throttled);
+    double *flags = malloc(n * sizeof *flags);
+    int rc = m->samples_ms && m->clock_mhz && m->throttled && flags
+                 ? GB_OK
+                 : gb_err_set(err, GB_ENOMEM, "out of memory");
+    if (rc == GB_OK) rc = read_numbers(obj, "samples_ms", m->n_samples, m->samples_ms, err);
+    if (rc == GB_OK) rc = read_numbers(obj, "clock_mhz", m->n_samples, m->clock_mhz, err);
+    if (rc == GB_OK) rc = read_numbers(obj, "throttled", m->n_samples, flags, err);
+    for (size_t i = 0; rc == GB_OK && i < n; i++)
+        m->throttled[i] = flags[i] != 0;
+    free(flags);
+    return rc;
+}
+
+int gb_proto_read_measurement(const gb_json *obj, gb_measurement *m, gb_err *err)
+{
+    memset(m, 0, sizeof *m);
+    const char *mode = NULL;
+    double n_warmup = 0, launches = 0;
+    int rc = get_str(obj, "mode", &mode, err);
+    if (rc == GB_OK && gb_measure_mode_parse(mode, &m->mode) != GB_OK)
+        rc = bad_field(err, "mode", "cold or hot");
+    if (rc == GB_OK) rc = read_samples(obj, m, err);
+    if (rc == GB_OK) rc = get_num(obj, "steady_clock_mhz", &m->steady_clock_mhz, err);
+    if (rc == GB_OK) rc = get_num(obj, "n_warmup", &n_warmup, err);
+    if (rc == GB_OK) rc = get_num(obj, "warmup_ms", &m->warmup_ms, err);
+    if (rc == GB_OK) rc = get_num(obj, "wall_ms", &m->wall_ms, err);
+    if (rc == GB_OK) rc = get_num(obj, "launches_per_sample", &launches, err);
+    m->n_warmup = (int)n_warmup;
+    m->launches_per_sample = (int)launches;
+    m->clock_steady = gb_json_bool(gb_json_get(obj, "clock_steady"), false);
     m->capped = gb_json_bool(gb_json_get(obj, "capped"), false);
-    int rc = get_num(obj, "wall_ms", &m->wall_ms, err);
-    if (rc == GB_OK && gb_stats_compute(m->samples_ms, m->n_samples, &m->stats) != GB_OK)
+    if (rc == GB_OK && gb_measurement_summarise(m) != GB_OK)
         rc = gb_err_set(err, GB_ENOMEM, "out of memory");
+    if (rc) gb_measurement_free(m);
     return rc;
 }
 
@@ -532,7 +603,7 @@ void gb_proto_write_result(gb_jw *w, const gb_trial_result *r)
     gb_jw_obj_end(w);
     if (r->status == GB_TRIAL_OK) {
         gb_jw_key(w, "measurement");
-        write_measurement(w, &r->measurement);
+        gb_proto_write_measurement(w, &r->measurement);
     }
     gb_jw_obj_end(w);
 }
@@ -566,7 +637,7 @@ int gb_proto_read_result(const gb_json *obj, gb_trial_result *out, gb_err *err)
     if (rc == GB_OK) rc = get_str(obj, "reason", &reason, err);
     if (rc == GB_OK) rc = read_check_result(gb_json_get(obj, "check"), &out->check, err);
     if (rc == GB_OK && out->status == GB_TRIAL_OK)
-        rc = read_measurement(gb_json_get(obj, "measurement"), &out->measurement, err);
+        rc = gb_proto_read_measurement(gb_json_get(obj, "measurement"), &out->measurement, err);
     if (rc == GB_OK) gb_strlcpy(out->reason, reason, sizeof out->reason);
     if (rc) gb_trial_result_free(out);
     return rc;

@@ -16,6 +16,8 @@
  *   PROBLEM {seed, args}                   -> OK | ERROR
  *   REFERENCE {name, launch} + cubin       -> OK | ERROR
  *   TRIAL {name, launch, check, measure} + cubin -> RESULT {trial result} | ERROR
+ *   RACE {variants: [{name, launch, bytes}], measure} + the cubins one after
+ *        another                           -> RACED {measurements} | ERROR
  *   QUIT {}                                -> (the worker exits)
  *
  * ERROR carries {code, message}; a code of GB_EFAULT means the worker's CUDA
@@ -53,6 +55,8 @@ typedef enum gb_msg_type {
     GB_MSG_OK,
     GB_MSG_ERROR,
     GB_MSG_QUIT,
+    GB_MSG_RACE,
+    GB_MSG_RACED,
     GB_MSG_TYPE_END,
 } gb_msg_type;
 
@@ -94,6 +98,10 @@ int gb_proto_read_measure(const gb_json *obj, gb_measure_opts *out, gb_err *err)
 
 void gb_proto_write_device(gb_jw *w, const gb_device_info *info);
 int gb_proto_read_device(const gb_json *obj, gb_device_info *out, gb_err *err);
+
+void gb_proto_write_measurement(gb_jw *w, const gb_measurement *m);
+/* Statistics are recomputed from the samples, so they always agree with them. */
+int gb_proto_read_measurement(const gb_json *obj, gb_measurement *out, gb_err *err);
 
 void gb_proto_write_result(gb_jw *w, const gb_trial_result *result);
 int gb_proto_read_result(const gb_json *obj, gb_trial_result *out, gb_err *err);

@@ -129,6 +129,62 @@ static int on_trial(worker *w, const gb_msg *m)
     return GB_OK;
 }
 
+/* The variants of a RACE message: cubins one after another in the blob. */
+static int read_race(const gb_msg *m, gb_variant *vs, int n, gb_err *err)
+{
+    const gb_json *list = gb_json_get(m->json, "variants");
+    size_t offset = 0;
+    for (int i = 0; i < n; i++) {
+        const gb_json *v = gb_json_at(list, (size_t)i);
+        const char *name = gb_json_str(gb_json_get(v, "name"), NULL);
+        double bytes = gb_json_num(gb_json_get(v, "bytes"), -1);
+        if (!name || bytes < 1 || bytes > (double)(m->blob_bytes - offset))
+            return gb_err_set(err, GB_EPROTO, "malformed message: race variant %d", i + 1);
+        vs[i] = (gb_variant){.cubin = (const char *)m->blob + offset, .cubin_bytes = (size_t)bytes,
+                             .lowered_name = name};
+        offset += (size_t)bytes;
+        int rc = gb_proto_read_launch(gb_json_get(v, "launch"), &vs[i].launch, err);
+        if (rc) return rc;
+    }
+    return offset == m->blob_bytes ? GB_OK : gb_err_set(err, GB_EPROTO, "malformed message: "
+                                                                         "race cubins do not add up");
+}
+
+static int reply_race(worker *w, const gb_measurement *ms, int n)
+{
+    gb_strbuf json = GB_STRBUF_INIT;
+    gb_jw jw;
+    gb_jw_init(&jw, &json, false);
+    gb_jw_obj_begin(&jw);
+    gb_jw_key(&jw, "measurements");
+    gb_jw_arr_begin(&jw);
+    for (int i = 0; i < n; i++)
+        gb_proto_write_measurement(&jw, &ms[i]);
+    gb_jw_arr_end(&jw);
+    gb_jw_obj_end(&jw);
+    reply_json(w, GB_MSG_RACED, &json);
+    return GB_OK;
+}
+
+static int on_race(worker *w, const gb_msg *m)
+{
+    int n = (int)gb_json_len(gb_json_get(m->json, "variants"));
+    gb_variant vs[GB_MAX_RACE];
+    gb_measurement ms[GB_MAX_RACE];
+    gb_measure_opts opts;
+    gb_err err = {0};
+    if (n < 1 || n > GB_MAX_RACE)
+        return reply_error(w, GB_EPROTO, "malformed message: a race of 1 to 16 variants");
+    int rc = read_race(m, vs, n, &err);
+    if (rc == GB_OK) rc = gb_proto_read_measure(gb_json_get(m->json, "measure"), &opts, &err);
+    if (rc == GB_OK) rc = w->ops->race(w->backend, vs, n, &opts, 0, ms, &err);
+    if (rc) return reply_error(w, rc, err.msg);
+    reply_race(w, ms, n);
+    for (int i = 0; i < n; i++)
+        gb_measurement_free(&ms[i]);
+    return GB_OK;
+}
+
 /* Handles one request and returns the code of its work. */
 static int serve(worker *w, const gb_msg *m)
 {
@@ -139,6 +195,7 @@ static int serve(worker *w, const gb_msg *m)
     case GB_MSG_PROBLEM: return on_problem(w, m);
     case GB_MSG_REFERENCE: return on_reference(w, m);
     case GB_MSG_TRIAL: return on_trial(w, m);
+    case GB_MSG_RACE: return on_race(w, m);
     default: return reply_error(w, GB_EPROTO, "unexpected message type");
     }
 }

@@ -233,29 +233,61 @@ static void tally(gb_lua_host *host, const gb_tuner_opts *opts, const gb_tune_re
     }
 }
 
-/* core.tune(kernel, shapes, {evals=, seconds=, baseline=}) -> results */
-static int core_tune(lua_State *L)
+/* The kernel's measurement method: the run's (defaults and command-line flags),
+ * with the kernel's own measure table over it, except what the command line set. */
+static void resolve_measure(lua_State *L, int idx, const gb_lua_host *host, gb_kernel_def *def)
+{
+    gb_measure_opts m = host->tuner.measure, cli = host->tuner.measure;
+    unsigned set = host->measure_set;
+    lua_getfield(L, idx, "measure");
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "mode");
+        if (lua_isstring(L, -1)) gb_measure_mode_parse(lua_tostring(L, -1), &m.mode);
+        lua_getfield(L, -2, "noise");
+        if (lua_isnumber(L, -1)) m.noise = lua_tonumber(L, -1);
+        lua_getfield(L, -3, "max_ms");
+        if (lua_isnumber(L, -1)) m.max_ms = lua_tonumber(L, -1);
+        lua_getfield(L, -4, "min_samples");
+        if (lua_isinteger(L, -1)) m.min_samples = (int)lua_tointeger(L, -1);
+        lua_getfield(L, -5, "warmup_ms");
+        if (lua_isnumber(L, -1)) m.warmup_ms = lua_tonumber(L, -1);
+        lua_pop(L, 5);
+        def->has_measure = true;
+    }
+    lua_pop(L, 1);
+    if (set & GB_MEASURE_SET_MODE) m.mode = cli.mode;
+    if (set & GB_MEASURE_SET_NOISE) m.noise = cli.noise;
+    if (set & GB_MEASURE_SET_MAX_MS) m.max_ms = cli.max_ms;
+    if (set & GB_MEASURE_SET_SAMPLES) m.min_samples = cli.min_samples, m.max_samples = cli.max_samples;
+    if (m.max_samples < m.min_samples) m.max_samples = m.min_samples;
+    if (m.warmup_max_ms < m.warmup_ms) m.warmup_max_ms = m.warmup_ms;
+    def->measure = m;
+}
+
+/* Tunes or (with a fixed configuration) benchmarks the kernel at index 1 over the
+ * shapes at index 2; pushes the results. Errors come back in err, not raised, so
+ * callers free what they own first. */
+static int run_kernel(lua_State *L, gb_tune_request *req, gb_err *err)
 {
     gb_lua_host *host = get_host(L);
     gb_kernel_def *def = NULL;
     gb_fields *shapes = NULL;
     gb_tune_result result = {0};
-    gb_err err = {0};
     int n_shapes = 0;
-    gb_tune_request req = read_request(L, 3);
-    int rc = gb_lua_kernel_def(L, 1, &def, &err);
-    if (rc == GB_OK) rc = to_shapes(L, 2, &shapes, &n_shapes, &err);
-    req.shapes = shapes;
-    req.n_shapes = n_shapes;
-    if (rc == GB_OK) rc = gb_tune_check(def, &req, &err); /* before the GPU is touched */
+    int rc = gb_lua_kernel_def(L, 1, &def, err);
+    if (rc == GB_OK) resolve_measure(L, 1, host, def);
+    if (rc == GB_OK) rc = to_shapes(L, 2, &shapes, &n_shapes, err);
+    req->shapes = shapes;
+    req->n_shapes = n_shapes;
+    if (rc == GB_OK) rc = gb_tune_check(def, req, err); /* before the GPU is touched */
     if (rc == GB_OK) {
-        rc = ensure_gpu(host, NULL, &err);
+        rc = ensure_gpu(host, NULL, err);
         if (rc == GB_ENOGPU && (host->gpu_missing || host->tuner.compile_only)) rc = GB_OK;
     }
     gb_tuner_opts opts = host->tuner;
     opts.compile_only = opts.compile_only || host->gpu_missing;
     if (opts.compile_only) opts.exec = NULL;
-    if (rc == GB_OK) rc = gb_tune(&opts, def, &req, &result, &err);
+    if (rc == GB_OK) rc = gb_tune(&opts, def, req, &result, err);
     if (rc == GB_OK || rc == GB_EINTR) { /* an interrupted run shows what finished */
         tally(host, &opts, &result);
         if (host->out) gb_report_tune(host->out, def->name, &result, opts.compile_only, opts.verbose);
@@ -264,6 +296,28 @@ static int core_tune(lua_State *L)
     gb_tune_result_free(&result);
     free_shapes(shapes, n_shapes);
     gb_lua_kernel_free(def);
+    return rc;
+}
+
+/* core.tune(kernel, shapes, {evals=, seconds=, baseline=}) -> results */
+static int core_tune(lua_State *L)
+{
+    gb_tune_request req = read_request(L, 3);
+    gb_err err = {0};
+    return run_kernel(L, &req, &err) ? gb_lua_raise(L, &err) : 1;
+}
+
+/* core.bench(kernel, shapes, config | "best", {baseline=}) -> results */
+static int core_bench(lua_State *L)
+{
+    gb_tune_request req = read_request(L, 4);
+    gb_fields config = {0};
+    gb_err err = {0};
+    int rc = GB_OK;
+    if (lua_type(L, 3) == LUA_TSTRING) req.fixed_best = true;
+    else if ((rc = gb_lua_to_fields(L, 3, &config, &err)) == GB_OK) req.fixed_config = &config;
+    if (rc == GB_OK) rc = run_kernel(L, &req, &err);
+    gb_fields_free(&config);
     return rc ? gb_lua_raise(L, &err) : 1;
 }
 
@@ -374,6 +428,7 @@ static int open_core(lua_State *L)
 {
     static const luaL_Reg fns[] = {
         {"tune", core_tune},
+        {"bench", core_bench},
         {"device", core_device},
         {"best", core_best},
         {"template_path", core_template_path},

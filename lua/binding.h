@@ -19,8 +19,17 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/* Which measurement settings the command line gave (they override a kernel's own). */
+enum {
+    GB_MEASURE_SET_MODE = 1 << 0,
+    GB_MEASURE_SET_NOISE = 1 << 1,
+    GB_MEASURE_SET_MAX_MS = 1 << 2,
+    GB_MEASURE_SET_SAMPLES = 1 << 3,
+};
+
 typedef struct gb_lua_host {
     gb_tuner_opts tuner;   /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
+    unsigned measure_set;  /* GB_MEASURE_SET_*: tuner.measure fields the user set */
     /* Starts the executor the first time the GPU is needed. */
     int (*open_exec)(void *ctx, gb_exec **out, gb_err *err);
     void *open_exec_ctx;

@@ -289,7 +289,7 @@ local KERNEL_FIELDS = {
   options = "table", macros = "boolean", args = "function", grid = "geometry", block = "geometry",
   smem = "number-or-function", reference = "kernel", check = "table", flops = "number-or-function",
   bytes = "number-or-function", key = "table", shapes = "table", defines = "function",
-  include_dirs = "table",
+  include_dirs = "table", measure = "table",
 }
 
 -- Edit distance, for "did you mean" on a misspelt field.
@@ -408,6 +408,27 @@ local function check_static(spec)
   end
 end
 
+-- measure = { mode = "cold" | "hot", noise = 0.005, max_ms = 1000, min_samples = 10,
+--             warmup_ms = 20 }: how this kernel is timed (docs/lua-api.md).
+local MEASURE_FIELDS = {
+  mode = function(v) return v == "cold" or v == "hot", '"cold" or "hot"' end,
+  noise = function(v) return type(v) == "number" and v > 0 and v < 1, "a number between 0 and 1" end,
+  max_ms = function(v) return type(v) == "number" and v > 0, "a positive number of milliseconds" end,
+  min_samples = function(v) return math.type(v) == "integer" and v >= 1, "a positive integer" end,
+  warmup_ms = function(v) return type(v) == "number" and v >= 0, "a number of milliseconds >= 0" end,
+}
+
+local function check_measure(what, m)
+  for k, v in pairs(m) do
+    local check = MEASURE_FIELDS[k]
+    if not check then fail("%s: measure has an unknown field '%s'", what, tostring(k)) end
+    local ok, expected = check(v)
+    if not ok then fail("%s: measure.%s must be %s, got %s", what, k, expected, describe(v)) end
+  end
+  return m
+end
+gb._check_measure = check_measure
+
 local declared = {}
 
 function gb.kernel(spec)
@@ -431,6 +452,7 @@ function gb.kernel(spec)
   if spec.key then check_list_of("gb.kernel: key", spec.key, "string") end
   if spec.include_dirs then check_list_of("gb.kernel: include_dirs", spec.include_dirs, "string") end
   if spec.check then check_check(spec.check) end
+  if spec.measure then check_measure("gb.kernel", spec.measure) end
   if spec.reference and next(spec.reference.params) ~= nil then
     fail("gb.kernel: reference %s has tuning parameters; a reference must have none", spec.reference.name)
   end
@@ -465,6 +487,7 @@ function gb.kernel(spec)
     bytes = spec.bytes and as_function(spec.bytes),
     key = spec.key,
     shapes = spec.shapes,
+    measure = spec.measure,
     defined_at = where(),
   }, Kernel)
   declared[#declared + 1] = k
@@ -520,6 +543,29 @@ function gb.tune(kernel, opts)
     seconds = budget.seconds or 0,
     baseline = opts.baseline == "reference",
   })
+end
+
+-- Times fixed configurations: no search, no race, nothing stored. config is a
+-- table of parameter values, or "best" for each shape's tuned configuration.
+function gb.bench(kernel, opts)
+  if getmetatable(kernel) ~= Kernel then fail("gb.bench: expected a kernel made by gb.kernel, got %s", describe(kernel)) end
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("gb.bench: options must be a table, got %s", describe(opts)) end
+  for k in pairs(opts) do
+    if k ~= "shapes" and k ~= "config" and k ~= "baseline" then fail("gb.bench: unknown option '%s'", tostring(k)) end
+  end
+  local shapes = check_shapes("gb.bench: shapes", opts.shapes or kernel.shapes or fail("gb.bench: no shapes: give opts.shapes or the kernel's shapes field"))
+  local config = opts.config
+  if next(kernel.params) == nil and config == nil then config = {} end
+  if config ~= "best" and type(config) ~= "table" then
+    fail("gb.bench: config must be a table of parameter values or \"best\", got %s", describe(config))
+  end
+  if not kernel.args then fail("gb.bench: kernel %s has no args function", kernel.name) end
+  if opts.baseline ~= nil and opts.baseline ~= "reference" and opts.baseline ~= false then
+    fail("gb.bench: baseline must be \"reference\" or false, got %s", describe(opts.baseline))
+  end
+  tune_called = true
+  return core.bench(kernel, shapes, config, { baseline = opts.baseline == "reference" })
 end
 
 function gb.device()

@@ -411,10 +411,29 @@ static void push_stats(lua_State *L, const gb_stats *s)
     set_number(L, "ci_hi", s->ci_hi);
 }
 
+static void push_samples(lua_State *L, const gb_measurement *m)
+{
+    lua_createtable(L, m->n_samples, 0);
+    for (int i = 0; i < m->n_samples; i++) {
+        lua_pushnumber(L, m->samples_ms[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+static void push_tie(lua_State *L, const gb_shape_result *r)
+{
+    lua_createtable(L, r->n_tie, 0);
+    for (int i = 0; i < r->n_tie; i++) {
+        lua_pushstring(L, r->tie[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
 static void push_best(lua_State *L, const gb_shape_result *r)
 {
     double seconds = r->best.median * 1e-3;
-    lua_createtable(L, 0, 6);
+    const gb_measurement *m = &r->best_measurement;
+    lua_createtable(L, 0, 12);
     gb_lua_push_fields(L, &r->best_config);
     lua_setfield(L, -2, "config");
     set_number(L, "ms", r->best.median);
@@ -422,6 +441,21 @@ static void push_best(lua_State *L, const gb_shape_result *r)
     if (r->bytes > 0) set_number(L, "gbps", r->bytes / seconds / 1e9);
     push_stats(L, &r->best);
     lua_setfield(L, -2, "stats");
+    if (r->best_clock_mhz > 0) set_number(L, "clock_mhz", r->best_clock_mhz);
+    set_integer(L, "n_throttled", m->n_throttled);
+    lua_pushboolean(L, m->capped);
+    lua_setfield(L, -2, "capped");
+    if (m->n_samples) {
+        push_samples(L, m);
+        lua_setfield(L, -2, "samples");
+        lua_pushstring(L, gb_measure_mode_name(m->mode));
+        lua_setfield(L, -2, "mode");
+        set_integer(L, "launches_per_sample", m->launches_per_sample);
+    }
+    if (r->n_tie > 1) {
+        push_tie(L, r);
+        lua_setfield(L, -2, "tie");
+    }
 }
 
 static void push_counts(lua_State *L, const gb_shape_result *r)
@@ -455,6 +489,11 @@ static void push_shape_result(lua_State *L, const gb_shape_result *r)
     }
     push_counts(L, r);
     lua_setfield(L, -2, "counts");
+    set_integer(L, "leaders", r->n_leaders);
+    if (r->race_failure) {
+        lua_pushstring(L, r->race_failure);
+        lua_setfield(L, -2, "race_failure");
+    }
     if (r->failure) {
         lua_pushstring(L, r->failure);
         lua_setfield(L, -2, "failure");

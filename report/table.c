@@ -109,12 +109,17 @@ static void shape_row(gb_table *t, const gb_shape_result *s)
     if (s->has_best) {
         config_cell(t, &s->best_config);
         gb_table_cell(t, "%.4f", s->best.median);
+        /* The interval is the median's 95% CI; '!' marks a measurement that hit its cap
+         * before reaching the noise target. */
+        gb_table_cell(t, "%.2f%%%s", 100 * gb_stats_rel_ci(&s->best),
+                      s->best_measurement.capped ? "!" : "");
+        if (s->best_clock_mhz > 0) gb_table_cell(t, "%.0f", s->best_clock_mhz);
+        else gb_table_cell(t, "-");
         rate_cells(t, s);
     } else {
         gb_table_cell(t, "%s", s->failure ? "(failed)" : "(no valid variant)");
-        gb_table_cell(t, "-");
-        gb_table_cell(t, "-");
-        gb_table_cell(t, "-");
+        for (int i = 0; i < 5; i++)
+            gb_table_cell(t, "-");
     }
     if (s->has_baseline && s->has_best) gb_table_cell(t, "%.2fx", s->baseline.median / s->best.median);
     else gb_table_cell(t, "-");
@@ -191,6 +196,27 @@ static void failures(FILE *out, const gb_shape_result *s, bool verbose)
         fprintf(out, "    ... and %d more (--verbose lists them all)\n", s->n_failures - limit);
 }
 
+/* How the best was chosen: the race, a tie, and what the measurement saw. */
+static void race_line(FILE *out, const gb_shape_result *s)
+{
+    const gb_measurement *m = &s->best_measurement;
+    if (s->race_failure)
+        fprintf(out, "    the leaders' race failed (%s): the best is the screening's\n",
+                s->race_failure);
+    if (s->n_tie > 1) {
+        fprintf(out, "    tie within noise:");
+        for (int i = 0; i < s->n_tie; i++)
+            fprintf(out, "%s %s", i ? "," : "", s->tie[i]);
+        fprintf(out, " (the first in the canonical order wins)\n");
+    }
+    if (m->n_throttled)
+        fprintf(out, "    %d of %d samples taken while the GPU throttled were left out%s\n",
+                m->n_throttled, m->n_samples, m->all_throttled ? " (all were: kept)" : "");
+    if (m->capped)
+        fprintf(out, "    the measurement hit its cap at ±%.2f%% (target not reached)\n",
+                100 * gb_stats_rel_ci(&s->best));
+}
+
 static void summary(FILE *out, const gb_tune_result *r, bool verbose)
 {
     for (int i = 0; i < r->n_shapes; i++) {
@@ -199,8 +225,22 @@ static void summary(FILE *out, const gb_tune_result *r, bool verbose)
         if (s->cached || s->failure) continue;
         fprintf(out, "  %s: ", s->key_text);
         status_counts(out, s);
+        if (s->n_leaders) fprintf(out, "    %d leader(s) raced\n", s->n_leaders);
+        race_line(out, s);
         failures(out, s, verbose);
     }
+}
+
+/* Where the run's time went. */
+static void timing_line(FILE *out, const gb_tune_timing *t)
+{
+    if (t->n_trials == 0) return;
+    double other = t->total_s - t->screening_s - t->racing_s - t->compile_wait_s;
+    fprintf(out,
+            "  time %.1f s: %.1f s in %d trials (%.0f ms each), %.1f s racing the leaders, %.1f s "
+            "waiting for compiles (NVRTC %.1f s over the threads), %.1f s other\n",
+            t->total_s, t->screening_s, t->n_trials, 1e3 * t->screening_s / t->n_trials,
+            t->racing_s, t->compile_wait_s, t->compile_cpu_s, other > 0 ? other : 0);
 }
 
 void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool compile_only,
@@ -213,15 +253,16 @@ void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool
         fflush(out);
         return;
     }
-    static const char *const headers[] = {"shape",    "best config", "median ms", "TFLOP/s",
-                                          "GB/s",     "vs ref",      "compiled",  "rejected",
-                                          "failed",   "timed",       "",          NULL};
+    static const char *const headers[] = {
+        "shape", "best config", "median ms", "+/-", "MHz",   "TFLOP/s", "GB/s",
+        "vs ref", "compiled",   "rejected",  "failed", "timed", "",   NULL};
     gb_table t;
-    gb_table_init(&t, headers, "llrrrrrrrrl");
+    gb_table_init(&t, headers, "llrrrrrrrrrrl");
     for (int i = 0; i < r->n_shapes; i++)
         shape_row(&t, &r->shapes[i]);
     gb_table_print(&t, out);
     gb_table_free(&t);
     summary(out, r, verbose);
+    timing_line(out, &r->timing);
     fflush(out);
 }

@@ -228,20 +228,32 @@ static int on_reference(const gb_msg *m)
     return rc ? reply_error(rc, err.msg) : reply_ok();
 }
 
+/* A constant measurement of grid[0] milliseconds at a steady 1980 MHz. */
+static gb_measurement fake_measurement(const gb_launch *launch, double *samples_ms, double *clocks,
+                                       bool *throttled)
+{
+    for (int i = 0; i < N_SAMPLES; i++) {
+        samples_ms[i] = launch->grid[0];
+        clocks[i] = 1980;
+        throttled[i] = false;
+    }
+    return (gb_measurement){.samples_ms = samples_ms, .clock_mhz = clocks,
+                            .throttled = throttled, .n_samples = N_SAMPLES,
+                            .wall_ms = N_SAMPLES * samples_ms[0], .launches_per_sample = 1,
+                            .steady_clock_mhz = 1980, .clock_steady = true};
+}
+
 static int answer_trial(const gb_launch *launch)
 {
-    double samples_ms[N_SAMPLES];
-    for (int i = 0; i < N_SAMPLES; i++)
-        samples_ms[i] = launch->grid[0];
+    double samples_ms[N_SAMPLES], clocks[N_SAMPLES];
+    bool throttled[N_SAMPLES];
     gb_trial_result result = {
         .status = GB_TRIAL_OK,
         .check = {.checked = true,
                   .n_compared = 1024,
                   .first_bad_output = -1,
                   .first_bad_index = -1},
-        .measurement = {.samples_ms = samples_ms,
-                        .n_samples = N_SAMPLES,
-                        .wall_ms = N_SAMPLES * samples_ms[0]},
+        .measurement = fake_measurement(launch, samples_ms, clocks, throttled),
     };
     gb_strbuf json = GB_STRBUF_INIT;
     gb_jw w;
@@ -281,11 +293,41 @@ static int on_trial(const gb_msg *m, int trial)
     return rc ? reply_error(rc, err.msg) : answer_trial(&launch);
 }
 
+/* RACE: a measurement per variant, each as a trial of it would give. */
+static int on_race(const gb_msg *m)
+{
+    const gb_json *variants = gb_json_get(m->json, "variants");
+    int n = (int)gb_json_len(variants);
+    gb_strbuf json = GB_STRBUF_INIT;
+    gb_jw w;
+    gb_jw_init(&w, &json, false);
+    gb_jw_obj_begin(&w);
+    gb_jw_key(&w, "measurements");
+    gb_jw_arr_begin(&w);
+    for (int i = 0; i < n; i++) {
+        gb_launch launch;
+        gb_err err;
+        double samples_ms[N_SAMPLES], clocks[N_SAMPLES];
+        bool throttled[N_SAMPLES];
+        if (gb_proto_read_launch(gb_json_get(gb_json_at(variants, (size_t)i), "launch"), &launch,
+                                 &err) != GB_OK) {
+            gb_sb_free(&json);
+            return reply_error(GB_EPROTO, err.msg);
+        }
+        gb_measurement ms = fake_measurement(&launch, samples_ms, clocks, throttled);
+        gb_proto_write_measurement(&w, &ms);
+    }
+    gb_jw_arr_end(&w);
+    gb_jw_obj_end(&w);
+    reply_built(GB_MSG_RACED, &json);
+    return GB_OK;
+}
+
 static int serve(const gb_msg *m)
 {
     static const char *const names[GB_MSG_TYPE_END] = {
         [GB_MSG_OPEN] = "OPEN",   [GB_MSG_PROBLEM] = "PROBLEM", [GB_MSG_REFERENCE] = "REFERENCE",
-        [GB_MSG_TRIAL] = "TRIAL", [GB_MSG_QUIT] = "QUIT",
+        [GB_MSG_TRIAL] = "TRIAL", [GB_MSG_QUIT] = "QUIT", [GB_MSG_RACE] = "RACE",
     };
     record(names[m->type] ? names[m->type] : "OTHER");
     switch (m->type) {
@@ -297,6 +339,8 @@ static int serve(const gb_msg *m)
         return on_reference(m);
     case GB_MSG_TRIAL:
         return on_trial(m, count_records("TRIAL"));
+    case GB_MSG_RACE:
+        return on_race(m);
     case GB_MSG_QUIT:
         return 0;
     default:

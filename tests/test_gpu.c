@@ -201,23 +201,59 @@ static void test_unwritten_outputs_fail_the_check(void **state)
     check_variant(f, "copy_half", N / 2);
 }
 
-static void test_measurement_is_finite_and_ordered(void **state)
+static void measure_mode(fixture *f, gb_measure_mode mode, gb_measurement *m)
+{
+    gb_gpu_kernel *k = load(f, "copy", 0);
+    gb_measure_opts opts = gb_measure_defaults();
+    opts.mode = mode;
+    gb_err err;
+    assert_int_equal(gb_gpu_measure(f->gpu, k, &f->launch, &opts, m, &err), GB_OK);
+    gb_gpu_unload(f->gpu, k);
+    assert_true(m->stats.n >= opts.min_samples);
+    assert_true(m->stats.min > 0 && isfinite(m->stats.max));
+    assert_true(m->stats.min <= m->stats.median && m->stats.median <= m->stats.max);
+    assert_true(m->stats.ci_lo <= m->stats.median && m->stats.median <= m->stats.ci_hi);
+    assert_true(m->clock_mhz_median > 100 && m->clock_mhz_median < 5000); /* recorded */
+    for (int i = 0; i < m->n_samples; i++)
+        assert_true(m->clock_mhz[i] > 0);
+    printf("# %s copy of %d floats: median %.4f ms +/-%.2f%% over %d samples (%d launches "
+           "each), %.0f MHz (%s), %d throttled, warm-up %.1f ms, %.0f GB/s\n",
+           gb_measure_mode_name(mode), N, m->stats.median, 100 * gb_stats_rel_ci(&m->stats),
+           m->stats.n, m->launches_per_sample, m->clock_mhz_median,
+           gb_gpu_clock_source(f->gpu), m->n_throttled, m->warmup_ms,
+           8.0 * N / (m->stats.median * 1e-3) / 1e9);
+}
+
+static void test_cold_and_hot_measurements_are_finite_ordered_and_clocked(void **state)
 {
     fixture *f = *state;
     NEED_GPU(f);
-    gb_gpu_kernel *k = load(f, "copy", 0);
+    gb_measurement cold, hot;
+    measure_mode(f, GB_MODE_COLD, &cold);
+    measure_mode(f, GB_MODE_HOT, &hot);
+    assert_int_equal(cold.launches_per_sample, 1);
+    assert_true(hot.launches_per_sample > 1); /* a few-microsecond kernel: a graph of many */
+    /* 8 MiB read and written fit in L2: hot runs from it, cold from memory. */
+    assert_true(hot.stats.median < cold.stats.median);
+    gb_measurement_free(&cold);
+    gb_measurement_free(&hot);
+}
+
+static void test_a_race_measures_every_entrant(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    gb_gpu_kernel *k[2] = {load(f, "copy", 0), load(f, "copy_plus", 0)};
+    gb_launch launches[2] = {f->launch, f->launch};
     gb_measure_opts opts = gb_measure_defaults();
-    gb_measurement m;
+    gb_measurement m[2];
     gb_err err;
-    assert_int_equal(gb_gpu_measure(f->gpu, k, &f->launch, &opts, &m, &err), GB_OK);
-    assert_true(m.stats.n >= opts.min_samples);
-    assert_true(m.stats.min > 0 && isfinite(m.stats.max));
-    assert_true(m.stats.min <= m.stats.median && m.stats.median <= m.stats.max);
-    assert_true(m.stats.ci_lo <= m.stats.median && m.stats.median <= m.stats.ci_hi);
-    printf("# copy of %d floats: median %.4f ms over %d samples (%.0f GB/s)\n", N, m.stats.median,
-           m.stats.n, 8.0 * N / (m.stats.median * 1e-3) / 1e9);
-    gb_measurement_free(&m);
-    gb_gpu_unload(f->gpu, k);
+    assert_int_equal(gb_gpu_race(f->gpu, k, launches, 2, &opts, m, &err), GB_OK);
+    for (int i = 0; i < 2; i++) {
+        assert_true(m[i].stats.n >= opts.min_samples && m[i].stats.median > 0);
+        gb_measurement_free(&m[i]);
+        gb_gpu_unload(f->gpu, k[i]);
+    }
 }
 
 static void test_dynamic_shared_memory_above_48k_is_granted(void **state)
@@ -426,7 +462,8 @@ int main(void)
         T(test_a_correct_variant_passes_the_check),
         T(test_a_wrong_variant_fails_every_element),
         T(test_unwritten_outputs_fail_the_check),
-        T(test_measurement_is_finite_and_ordered),
+        T(test_cold_and_hot_measurements_are_finite_ordered_and_clocked),
+        T(test_a_race_measures_every_entrant),
         T(test_dynamic_shared_memory_above_48k_is_granted),
         T(test_an_impossible_launch_is_refused),
         T(test_an_in_place_kernel_is_checked_on_its_own_input),

@@ -91,6 +91,23 @@ static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *chec
     return GB_OK;
 }
 
+/* The race measures what the trial did. */
+static int fake_race(void *self, const gb_variant *vs, int n, const gb_measure_opts *opts,
+                     double timeout_s, gb_measurement *out, gb_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        gb_measurement *m = &out[i];
+        *m = (gb_measurement){.n_samples = 10, .launches_per_sample = 1};
+        m->samples_ms = malloc(10 * sizeof *m->samples_ms);
+        m->clock_mhz = calloc(10, sizeof *m->clock_mhz);
+        m->throttled = calloc(10, sizeof *m->throttled);
+        for (int j = 0; j < 10; j++)
+            m->samples_ms[j] = vs[i].launch.block[0] / 1000.0;
+        gb_measurement_summarise(m);
+    }
+    return GB_OK;
+}
+
 static void fake_close(void *self) {}
 
 static const gb_backend_ops fake_ops = {
@@ -98,6 +115,7 @@ static const gb_backend_ops fake_ops = {
     .set_problem = fake_set_problem,
     .reference = fake_reference,
     .trial = fake_trial,
+    .race = fake_race,
     .close = fake_close,
     .destroy = fake_close,
 };

@@ -212,22 +212,21 @@ static void test_check_round_trips(void **state)
 
 static void test_measure_options_round_trip(void **state)
 {
-    const gb_measure_opts sent = {.warmup_ms = 20.5,
-                                  .min_samples = 3,
-                                  .max_samples = 70000,
-                                  .max_ms = 1234.25,
-                                  .target_rel_ci = 0.005};
+    gb_measure_opts sent = gb_measure_defaults();
+    sent.mode = GB_MODE_HOT;
+    sent.warmup_ms = 20.5;
+    sent.min_samples = 3;
+    sent.max_samples = 70000;
+    sent.max_ms = 1234.25;
+    sent.noise = 0.0125;
+    sent.hot_min_ms = 0.25;
     gb_measure_opts got;
     gb_err err;
     payload p;
     gb_proto_write_measure(payload_begin(&p), &sent);
     assert_int_equal(gb_proto_read_measure(payload_deliver(&p, *state), &got, &err), GB_OK);
     payload_free(&p);
-    assert_true(got.warmup_ms == sent.warmup_ms);
-    assert_int_equal(got.min_samples, sent.min_samples);
-    assert_int_equal(got.max_samples, sent.max_samples);
-    assert_true(got.max_ms == sent.max_ms);
-    assert_true(got.target_rel_ci == sent.target_rel_ci);
+    assert_memory_equal(&got, &sent, sizeof sent);
 }
 
 static void test_device_round_trips(void **state)
@@ -281,6 +280,8 @@ static void test_device_round_trips(void **state)
 static void test_ok_result_brings_its_samples_and_recomputes_the_statistics(void **state)
 {
     double samples_ms[] = {1.5, 1.25, 1.75, 1.5, 2.0, 1.0, 1.5, 1.5, 1.25, 1.75, 3.0};
+    double clocks[] = {1980, 1980, 1980, 1980, 1980, 1980, 1980, 1980, 1980, 1980, 1500};
+    bool throttled[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}; /* the last, slow sample */
     gb_trial_result sent = {
         .status = GB_TRIAL_OK,
         .check = {.checked = true,
@@ -290,13 +291,16 @@ static void test_ok_result_brings_its_samples_and_recomputes_the_statistics(void
                   .first_bad_output = -1,
                   .first_bad_index = -1},
         .measurement = {.samples_ms = samples_ms,
+                        .clock_mhz = clocks,
+                        .throttled = throttled,
                         .n_samples = N_OF(samples_ms),
                         .wall_ms = 20.5,
                         .capped = true,
+                        .launches_per_sample = 1,
                         .stats = {.median = 999}}, /* wrong on purpose: not sent */
     };
-    gb_stats want;
-    assert_int_equal(gb_stats_compute(samples_ms, N_OF(samples_ms), &want), GB_OK);
+    gb_stats want; /* of the samples not throttled */
+    assert_int_equal(gb_stats_compute(samples_ms, N_OF(samples_ms) - 1, &want), GB_OK);
     gb_trial_result got;
     gb_err err;
     payload p;
@@ -318,6 +322,9 @@ static void test_ok_result_brings_its_samples_and_recomputes_the_statistics(void
         assert_true(m->samples_ms[i] == samples_ms[i]);
     assert_true(m->wall_ms == 20.5);
     assert_true(m->capped);
+    assert_int_equal(m->n_throttled, 1);
+    assert_true(m->throttled[10] && !m->throttled[0]);
+    assert_true(m->clock_mhz_median == 1980);
     assert_int_equal(m->stats.n, want.n);
     assert_true(m->stats.median == want.median);
     assert_true(m->stats.mean == want.mean);
@@ -520,7 +527,9 @@ static void test_unknown_types_are_refused(void **state)
     send_header(fds[0], "GBWP", GB_PROTO_VERSION, 0, 0, 0);
     assert_refused(receive(fds[1], &err), &err, "unknown type 0");
     send_header(fds[0], "GBWP", GB_PROTO_VERSION, GB_MSG_TYPE_END, 0, 0);
-    assert_refused(receive(fds[1], &err), &err, "unknown type 10");
+    char expect[32];
+    snprintf(expect, sizeof expect, "unknown type %d", GB_MSG_TYPE_END);
+    assert_refused(receive(fds[1], &err), &err, expect);
 }
 
 static void test_json_over_the_limit_is_refused_before_it_is_read(void **state)

@@ -46,6 +46,9 @@ typedef struct fake {
     int interrupt_v;  /* the trial of this V asks for an interrupt, as Ctrl-C would */
     double timeouts[16]; /* the watchdog's deadline each V was given */
     int ran[16];      /* how often each V was run */
+    int races, raced; /* races run, and how many variants the last one had */
+    double race_ms[16]; /* what the race measures for V (0: as screened) */
+    bool race_fails;
 } fake;
 
 static int fake_open(void *self, gb_device_info *info, gb_err *err)
@@ -80,9 +83,14 @@ static void fake_measure(double median, gb_measurement *m)
 {
     m->n_samples = 11;
     m->samples_ms = malloc(11 * sizeof(double));
-    for (int i = 0; i < 11; i++)
+    m->clock_mhz = malloc(11 * sizeof(double));
+    m->throttled = calloc(11, sizeof(bool));
+    for (int i = 0; i < 11; i++) {
         m->samples_ms[i] = median + (i - 5) * 1e-4;
-    gb_stats_compute(m->samples_ms, 11, &m->stats);
+        m->clock_mhz[i] = 1980;
+    }
+    m->launches_per_sample = 1;
+    gb_measurement_summarise(m);
 }
 
 static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *check,
@@ -104,6 +112,20 @@ static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *chec
     return GB_OK;
 }
 
+static int fake_race(void *self, const gb_variant *vs, int n, const gb_measure_opts *opts,
+                     double timeout_s, gb_measurement *out, gb_err *err)
+{
+    fake *f = self;
+    f->races++;
+    f->raced = n;
+    for (int i = 0; i < n; i++)
+        fake_measure(f->race_ms[vs[i].launch.grid[0]] > 0 ? f->race_ms[vs[i].launch.grid[0]]
+                                                         : f->median_ms[vs[i].launch.grid[0]],
+                     &out[i]);
+    return f->race_fails ? gb_err_set(err, GB_EFAULT, "the GPU worker was killed by signal 9")
+                         : GB_OK;
+}
+
 static void fake_close(void *self)
 {
     ((fake *)self)->closes++;
@@ -114,8 +136,8 @@ static void fake_destroy(void *self)
     (void)self; /* the fixture owns the fake */
 }
 
-static const gb_backend_ops fake_ops = {fake_open, fake_set_problem, fake_reference,
-                                        fake_trial, fake_close, fake_destroy};
+static const gb_backend_ops fake_ops = {fake_open,  fake_set_problem, fake_reference, fake_trial,
+                                        fake_race,  fake_close,       fake_destroy};
 
 /* ---- the kernel's hooks -------------------------------------------------- */
 

@@ -65,6 +65,22 @@ static void note_trial_time(run *r, double seconds)
     r->trial_s[r->n_trial_s++] = seconds;
 }
 
+static int note_ok(run *r, const gb_config *config, double median_ms)
+{
+    if (r->n_ok == r->cap_ok) {
+        int cap = r->cap_ok ? 2 * r->cap_ok : 64;
+        gb_config *ok = realloc(r->ok, (size_t)cap * sizeof *ok);
+        if (ok) r->ok = ok;
+        double *ms = ok ? realloc(r->ok_ms, (size_t)cap * sizeof *ms) : NULL;
+        if (ms) r->ok_ms = ms;
+        if (!ok || !ms) return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+        r->cap_ok = cap;
+    }
+    r->ok[r->n_ok] = *config;
+    r->ok_ms[r->n_ok++] = median_ms;
+    return GB_OK;
+}
+
 /* ---- starting configurations ------------------------------------------- */
 
 int gb_tune_accept(void *ctx, const gb_config *config, bool *ok, gb_err *err)
@@ -77,6 +93,17 @@ int gb_tune_accept(void *ctx, const gb_config *config, bool *ok, gb_err *err)
     return k->hooks.accept(k->hooks_ctx, config, ok, err);
 }
 
+/* Benchmarking: only the configuration asked for. */
+static bool is_benchmarked(const run *r, const gb_config *config)
+{
+    gb_fields fields;
+    if (!r->fixed) return true; /* compiling only: every configuration */
+    if (gb_config_to_fields(config, &fields) != GB_OK) return false;
+    bool same = gb_fields_equal(&fields, r->fixed);
+    gb_fields_free(&fields);
+    return same;
+}
+
 /* Takes the next accepted configuration and either finds its trial in the cache or
  * starts its compile. GB_ENOTFOUND at the end of the space. */
 static int start_next(run *r, const gb_fields *shape, const gb_record_id *id, gb_space_iter *it,
@@ -85,9 +112,11 @@ static int start_next(run *r, const gb_fields *shape, const gb_record_id *id, gb
     const gb_kernel_def *k = r->k;
     memset(p, 0, sizeof *p);
     int rc = gb_space_next(it, gb_tune_accept, (void *)k, &p->config, r->err);
+    while (rc == GB_OK && r->bench && !is_benchmarked(r, &p->config))
+        rc = gb_space_next(it, gb_tune_accept, (void *)k, &p->config, r->err);
     if (rc) return rc;
     if ((rc = k->hooks.launch(k->hooks_ctx, &p->config, shape, &p->launch, r->err))) return rc;
-    if (!r->opts->compile_only && gb_history_resume(r, id, &p->config, &p->earlier)) {
+    if (!r->opts->compile_only && !r->bench && gb_history_resume(r, id, &p->config, &p->earlier)) {
         p->resumed = true;
         return GB_OK;
     }
@@ -152,7 +181,10 @@ static int tally(run *r, const pending *p, const gb_trial_result *t, gb_shape_re
     res->n_timed += t->status == GB_TRIAL_OK;
     log_trial(r, p, t);
     consider(best, &p->config, t);
-    return t->status == GB_TRIAL_OK ? GB_OK : add_failure(r, res, p, t);
+    if (t->status != GB_TRIAL_OK) return add_failure(r, res, p, t);
+    if (r->bench && gb_measurement_copy(&t->measurement, &res->best_measurement) != GB_OK)
+        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    return note_ok(r, &p->config, t->measurement.stats.median);
 }
 
 /* --compile-only: one row per distinct compile of the run (shapes that compile
@@ -182,14 +214,18 @@ static int try_variant(run *r, const gb_record_id *id, pending *p, const gb_comp
                        gb_trial_result *t)
 {
     gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], p->launch};
-    gb_history_in_flight(r, id, &p->config);
+    if (!r->bench) gb_history_in_flight(r, id, &p->config);
     double start = now_s();
-    int rc = gb_exec_trial(r->opts->exec, &v, &r->check, &r->opts->measure,
+    /* A benchmark measures to the full criterion; a tuning run screens. */
+    int rc = gb_exec_trial(r->opts->exec, &v, &r->check, r->bench ? &r->full : &r->screen,
                            gb_explore_timeout_s(r), t, r->err);
-    if (rc == GB_EINTR) gb_history_forget(r, id, &p->config);
+    double took = now_s() - start;
+    r->result->timing.screening_s += took;
+    r->result->timing.n_trials++;
+    if (rc == GB_EINTR && !r->bench) gb_history_forget(r, id, &p->config);
     if (rc) return rc;
-    if (t->status == GB_TRIAL_OK) note_trial_time(r, now_s() - start);
-    gb_history_trial(r, id, &p->config, t, out->resources.registers, NULL);
+    if (t->status == GB_TRIAL_OK) note_trial_time(r, took);
+    if (!r->bench) gb_history_trial(r, id, &p->config, t, out->resources.registers, NULL);
     return GB_OK;
 }
 
@@ -199,7 +235,10 @@ static int finish(run *r, const gb_record_id *id, pending *p, gb_shape_result *r
     const gb_compile_out *out = NULL;
     gb_err cerr = {0};
     gb_trial_result t = {0};
+    double waited = now_s();
     int crc = gb_compiler_wait(r->compiler, p->job, &out, &cerr), rc = GB_OK;
+    r->result->timing.compile_wait_s += now_s() - waited;
+    if (!gb_compile_job_cached(p->job)) r->result->timing.compile_cpu_s += out->compile_ms / 1e3;
     res->n_compiled += crc == GB_OK;
     if (r->opts->compile_only) {
         res->n_status[GB_TRIAL_COMPILE_ERROR] += crc != GB_OK;
@@ -209,7 +248,7 @@ static int finish(run *r, const gb_record_id *id, pending *p, gb_shape_result *r
     } else {
         t.status = GB_TRIAL_COMPILE_ERROR;
         gb_strlcpy(t.reason, cerr.msg, sizeof t.reason);
-        gb_history_trial(r, id, &p->config, &t, -1, out ? out->log : NULL);
+        if (!r->bench) gb_history_trial(r, id, &p->config, &t, -1, out ? out->log : NULL);
     }
     if (rc == GB_OK && !r->opts->compile_only) rc = tally(r, p, &t, res, best);
     gb_trial_result_free(&t);
@@ -253,6 +292,7 @@ int gb_explore(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_
     gb_space_iter it;
     gb_space_iter_init(&it, &r->k->space);
     r->n_trial_s = 0;
+    r->n_ok = 0;
     double t0 = now_s();
     while (rc == GB_OK) {
         while (rc == GB_OK && !exhausted && count < window && budget_left(r, started, t0)) {

@@ -180,7 +180,16 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .n_failed = res->n_failures,
         .when = (int64_t)time(NULL),
         .driver_version = r->dev.driver_version,
+        .clock_mhz = res->best_clock_mhz,
+        .n_throttled = res->best_measurement.n_throttled,
+        .capped = res->best_measurement.capped,
+        .samples_ms = res->best_measurement.samples_ms,
+        .n_samples = res->best_measurement.n_samples,
+        .tie = res->tie,
+        .n_tie = res->n_tie,
+        .n_leaders = res->n_leaders,
     };
+    gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
     gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
     gb_nvrtc_version(rec.nvrtc_version);
     gb_key key;
@@ -194,17 +203,34 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
     gb_sb_free(&json);
 }
 
-bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res)
+static int read_best(run *r, const gb_record_id *id, gb_best_record *out)
 {
     gb_key key;
     gb_json *json = NULL;
-    gb_best_record rec;
     gb_err e;
-    if (!r->opts->cache || r->opts->force || gb_record_best_key(id, &key) != GB_OK) return false;
-    if (gb_cache_get_json(r->opts->cache, GB_DB_BEST, &key, &json, &e) != GB_OK) return false;
-    bool hit = gb_best_record_read(json, &rec, &e) == GB_OK;
+    if (!r->opts->cache) return GB_ENOTFOUND;
+    int rc = gb_record_best_key(id, &key);
+    if (rc == GB_OK) rc = gb_cache_get_json(r->opts->cache, GB_DB_BEST, &key, &json, &e);
+    if (rc == GB_OK) rc = gb_best_record_read(json, out, &e);
     gb_json_free(json);
-    if (!hit) return false;
+    return rc == GB_ENOMEM ? rc : rc ? GB_ENOTFOUND : GB_OK;
+}
+
+int gb_history_best_config(run *r, const gb_record_id *id, gb_fields *out)
+{
+    gb_best_record rec;
+    int rc = read_best(r, id, &rec);
+    if (rc) return rc;
+    rc = gb_fields_copy(&rec.config, out);
+    gb_best_record_free(&rec);
+    return rc;
+}
+
+bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res)
+{
+    gb_best_record rec;
+    if (r->opts->force || read_best(r, id, &rec) != GB_OK) return false;
+    bool hit;
     /* A winner of a search cut short by a budget answers only budgeted requests. */
     bool budgeted = r->req->max_evals > 0 || r->req->max_seconds > 0;
     hit = strcmp(rec.space_fp, r->space_fp) == 0 && (rec.complete || budgeted) &&
@@ -212,6 +238,14 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
     if (hit) {
         res->cached = res->has_best = true;
         res->best = rec.stats;
+        res->best_clock_mhz = rec.clock_mhz;
+        res->n_leaders = rec.n_leaders;
+        res->best_measurement.n_throttled = rec.n_throttled;
+        res->best_measurement.capped = rec.capped;
+        res->tie = rec.tie; /* moved */
+        res->n_tie = rec.n_tie;
+        rec.tie = NULL;
+        rec.n_tie = 0;
         res->has_baseline = rec.has_baseline;
         res->baseline = rec.baseline;
         res->flops = rec.flops;

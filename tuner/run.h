@@ -24,9 +24,17 @@ typedef struct run {
     const char *arch;
     gb_tune_result *result;
     gb_check_spec check; /* the kernel's, with defaults filled in for the current shape */
+    gb_measure_opts full;   /* the criterion the leaders race with (and benchmarks use) */
+    gb_measure_opts screen; /* the criterion every variant is screened with */
+    bool bench;             /* timing fixed configurations, not tuning */
+    const gb_fields *fixed; /* benchmarking: the current shape's configuration */
     double *trial_s;     /* wall time of this shape's finished trials, for the watchdog */
     int n_trial_s;
     int cap_trial_s;
+    gb_config *ok;       /* this shape's configurations that ended ok ... */
+    double *ok_ms;       /* ... and their screening medians */
+    int n_ok;
+    int cap_ok;
     bool warned_cache;
     gb_err *err;
 } run;
@@ -44,6 +52,10 @@ void gb_run_log(const run *r, const char *fmt, ...) __attribute__((format(printf
 
 /* The cache identity of a shape (its key fields). */
 int gb_history_shape_id(const run *r, const gb_fields *shape, gb_record_id *out);
+
+/* The configuration of the shape's cached best, whatever space it came from;
+ * GB_ENOTFOUND when there is none. */
+int gb_history_best_config(run *r, const gb_record_id *id, gb_fields *out);
 
 /* A cached best chosen from the same space answers the shape without trials. */
 bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res);
@@ -75,5 +87,14 @@ int gb_explore(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_
 
 /* The watchdog's deadline for the next trial, from the shape's trials so far. */
 double gb_explore_timeout_s(const run *r);
+
+/* ---- race.c ------------------------------------------------------------- */
+
+/* Re-measures the shape's leaders (the ok configurations within the margin of the
+ * fastest screened, at most the limit) interleaved with the full criterion, and
+ * chooses the best; ties (overlapping intervals) go to the earliest configuration
+ * in the canonical order. When the race cannot run, the screening's best stands
+ * and res->race_failure says why. */
+int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader *best);
 
 #endif

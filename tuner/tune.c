@@ -6,6 +6,14 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 void gb_run_log(const run *r, const char *fmt, ...)
 {
@@ -84,8 +92,8 @@ static int time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
     int rc = compile_reference(r, shape, &job, &launch);
     if (rc == GB_OK && gb_compiler_wait(r->compiler, job, &out, &e) == GB_OK) {
         gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], launch};
-        rc = gb_exec_trial(r->opts->exec, &v, &r->check, &r->opts->measure,
-                           gb_explore_timeout_s(r), &t, r->err);
+        rc = gb_exec_trial(r->opts->exec, &v, &r->check, &r->full, gb_explore_timeout_s(r), &t,
+                           r->err);
         res->has_baseline = rc == GB_OK && t.status == GB_TRIAL_OK;
         if (res->has_baseline) res->baseline = t.measurement.stats;
     }
@@ -220,6 +228,7 @@ static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
 /* ---- shapes ------------------------------------------------------------- */
 
 /* The best of what finished; stored only when the whole space was tried. */
+/* The best of what finished; stored only when the whole space was tried. */
 static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res,
                   int rc)
 {
@@ -227,9 +236,10 @@ static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_r
     if ((rc && rc != GB_EINTR) || !best->has) return rc;
     res->has_best = true;
     res->best = best->stats;
+    res->best_clock_mhz = res->best_measurement.clock_mhz_median;
     if (gb_config_to_fields(&best->config, &res->best_config))
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    if (rc == GB_OK) gb_history_store_best(r, id, res);
+    if (rc == GB_OK && !r->bench) gb_history_store_best(r, id, res);
     return rc;
 }
 
@@ -241,8 +251,39 @@ static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
     if (rc == GB_OK && !res->failure && r->k->reference) rc = run_reference(r, shape, res);
     if (rc || res->failure) return rc;
     rc = gb_explore(r, shape, id, res, &best);
+    if (rc == GB_OK && !r->bench) rc = gb_race_leaders(r, shape, res, &best);
     if (rc == GB_OK && r->req->baseline && r->k->reference) rc = time_reference(r, shape, res);
     return settle(r, id, &best, res, rc);
+}
+
+/* Benchmarking: the configuration asked for, or the shape's cached best; one that
+ * is not in the kernel's space fails the shape. */
+static int bench_config(run *r, const gb_record_id *id, gb_shape_result *res, gb_fields *out)
+{
+    gb_config c;
+    int rc = r->req->fixed_best ? gb_history_best_config(r, id, out)
+                                : gb_fields_copy(r->req->fixed_config, out);
+    if (rc == GB_ENOTFOUND)
+        return asprintf(&res->failure, "no tuned configuration in the cache for this shape: "
+                                       "tune it first") < 0 ? GB_ENOMEM : GB_OK;
+    if (rc) return gb_err_set(r->err, rc, "out of memory");
+    if (gb_config_from_fields(&r->k->space, out, &c) == GB_OK) return GB_OK;
+    gb_strbuf text = GB_STRBUF_INIT;
+    gb_fields_append_canonical(&text, out, NULL, 0);
+    rc = asprintf(&res->failure, "configuration %s is not in the kernel's space", gb_sb_str(&text));
+    gb_sb_free(&text);
+    return rc < 0 ? gb_err_set(r->err, GB_ENOMEM, "out of memory") : GB_OK;
+}
+
+static int bench_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res)
+{
+    gb_fields config = {0};
+    int rc = bench_config(r, id, res, &config);
+    r->fixed = &config;
+    if (rc == GB_OK && !res->failure) rc = measure_shape(r, shape, id, res);
+    r->fixed = NULL;
+    gb_fields_free(&config);
+    return rc;
 }
 
 static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
@@ -258,6 +299,8 @@ static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
         rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");
     else if (r->opts->compile_only && (rc = set_work(r, shape, res)) == GB_OK)
         rc = gb_explore(r, shape, &id, res, NULL);
+    else if (r->bench && !r->opts->compile_only)
+        rc = bench_shape(r, shape, &id, res);
     else if (!r->opts->compile_only && !gb_history_cached_best(r, &id, res))
         rc = measure_shape(r, shape, &id, res);
     gb_record_id_free(&id);
@@ -274,6 +317,10 @@ static int start_run(run *r)
     if (rc) return rc;
     gb_variant_space_fp(&r->k->space, r->space_fp);
     r->arch = o->arch ? o->arch : "sm_90a";
+    r->bench = r->req->fixed_config || r->req->fixed_best;
+    r->full = r->k->has_measure ? r->k->measure : o->measure;
+    r->screen = gb_measure_screening(&r->full);
+    if ((rc = gb_measure_check(&r->full, r->err))) return gb_err_prefix(r->err, "kernel %s", r->k->name);
     if (!o->compile_only) {
         if (!o->exec) return gb_err_set(r->err, GB_EINVAL, "timing needs an executor");
         if ((rc = gb_exec_device(o->exec, &r->dev, r->err))) return rc;
@@ -287,6 +334,7 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
             gb_tune_result *out, gb_err *err)
 {
     memset(out, 0, sizeof *out);
+    double start = now_s();
     run r = {.opts = opts, .k = kernel, .req = req, .result = out, .err = err};
     out->shapes = calloc((size_t)(req->n_shapes ? req->n_shapes : 1), sizeof *out->shapes);
     if (!out->shapes) return gb_err_set(err, GB_ENOMEM, "out of memory");
@@ -301,6 +349,9 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
     if (r.compiler) gb_history_warn(&r, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);
     free(r.trial_s);
+    free(r.ok);
+    free(r.ok_ms);
+    out->timing.total_s = now_s() - start;
     if (rc && rc != GB_EINTR) gb_err_context(err, "tuning %s", kernel->name);
     return rc;
 }
@@ -314,6 +365,11 @@ void gb_tune_result_free(gb_tune_result *result)
         gb_fields_free(&s->best_config);
         free(s->key_text);
         free(s->failure);
+        free(s->race_failure);
+        gb_measurement_free(&s->best_measurement);
+        for (int j = 0; j < s->n_tie; j++)
+            free(s->tie[j]);
+        free(s->tie);
         for (int j = 0; j < s->n_failures; j++) {
             free(s->failures[j].config);
             free(s->failures[j].reason);

@@ -16,6 +16,7 @@
 #include "cache/cache.h"
 #include "cache/key.h"
 #include "engine/exec.h"
+#include "engine/measure.h"
 #include "engine/nvrtc.h"
 #include "engine/spec.h"
 #include "engine/stats.h"
@@ -59,6 +60,8 @@ struct gb_kernel_def {
     char **key_fields; /* shape fields that form the cache key (NULL: all) */
     int n_key_fields;
     gb_kernel_def *reference; /* owned; a kernel with no parameters, or NULL */
+    bool has_measure;         /* the kernel's own measurement method, over the run's */
+    gb_measure_opts measure;
     gb_kernel_hooks hooks;
     void *hooks_ctx;
 };
@@ -77,7 +80,10 @@ typedef struct gb_tuner_opts {
     bool retry_crashed; /* run again trials an earlier run recorded as crashed or timeout */
     double trial_timeout_s; /* the watchdog's cap for one trial (0: 60 s) */
     uint64_t seed;      /* for the argument buffers */
-    gb_measure_opts measure;
+    gb_measure_opts measure; /* the full criterion; each variant is screened with
+                                gb_measure_screening() of it, the leaders race with it */
+    double race_margin; /* leaders: within this of the fastest screened (0: 0.10) */
+    int race_leaders;   /* at most this many leaders (0: 8) */
     FILE *log;          /* progress and warnings; NULL for silence */
 } gb_tuner_opts;
 
@@ -87,6 +93,10 @@ typedef struct gb_tune_request {
     int64_t max_evals;  /* per shape; 0: no limit */
     double max_seconds; /* per shape; 0: no limit */
     bool baseline;      /* also time the reference */
+    /* Benchmark instead of tune: time only this configuration (for every shape),
+     * with the full criterion; nothing is resumed or recorded. */
+    const gb_fields *fixed_config;
+    bool fixed_best;    /* benchmark each shape's cached best configuration */
 } gb_tune_request;
 
 /* One compile, as --compile-only reports it. */
@@ -114,6 +124,14 @@ typedef struct gb_shape_result {
     bool has_best;
     gb_fields best_config;
     gb_stats best;     /* milliseconds */
+    gb_measurement best_measurement; /* the race's (or the benchmark's) samples and clock;
+                                        n_samples 0 when the best came from the cache */
+    double best_clock_mhz;
+    char **tie;        /* configurations within noise of the best (canonical text), which
+                          the canonical order decided between; the best first */
+    int n_tie;
+    int n_leaders;     /* how many raced */
+    char *race_failure; /* the race could not run: the best is the screening's */
     double flops;      /* per launch; 0 when unknown */
     double bytes;
     bool has_baseline;
@@ -131,6 +149,16 @@ typedef struct gb_shape_result {
     char *failure;       /* why the shape has no result (e.g. the reference failed) */
 } gb_shape_result;
 
+/* Where a tuning run's wall time went. */
+typedef struct gb_tune_timing {
+    double total_s;
+    double screening_s;    /* trials on the GPU (checks and screening measurements) */
+    double racing_s;       /* the leaders' races */
+    double compile_wait_s; /* waiting for a compile the GPU needed */
+    double compile_cpu_s;  /* NVRTC's own time, summed over the compile threads */
+    int n_trials;          /* trials run (not resumed) */
+} gb_tune_timing;
+
 typedef struct gb_tune_result {
     gb_shape_result *shapes;
     int n_shapes;
@@ -138,6 +166,7 @@ typedef struct gb_tune_result {
     int n_compiles;
     char kernel_fp[33];
     char device[320];         /* device fingerprint, "" without a device */
+    gb_tune_timing timing;
 } gb_tune_result;
 
 /* Tunes kernel over the request's shapes. Returns GB_OK when the run completed

@@ -1,0 +1,70 @@
+/*
+ * Internal to engine/: the GPU session's state, shared by gpu.c (the context,
+ * buffers, loading, the check) and timing.c (samplers and measurement).
+ */
+#ifndef GB_ENGINE_GPU_INTERNAL_H
+#define GB_ENGINE_GPU_INTERNAL_H
+
+#include "engine/driver.h"
+#include "engine/gpu.h"
+#include "engine/nvml.h"
+
+struct gb_gpu_kernel {
+    CUmodule module;
+    CUfunction function;
+    int registers;
+};
+
+/* One argument of the current problem: its description, device buffer(s) and the
+ * host storage that cuLaunchKernel reads its value from. */
+typedef struct gpu_arg {
+    gb_arg desc;
+    CUdeviceptr buf;     /* tensors */
+    CUdeviceptr ref_buf; /* checked tensors: the reference's own copy */
+    union {
+        CUdeviceptr ptr;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        float f32;
+        double f64;
+    } value;
+} gpu_arg;
+
+struct gb_gpu {
+    gb_device_info info;
+    CUcontext ctx;
+    CUdevice dev;
+    CUstream stream;
+    CUevent start, stop;
+    CUmodule builtins;
+    CUfunction fill, compare, flush, flush_read, clock_probe;
+    CUdeviceptr compare_out;
+    CUdeviceptr flush_buf; /* twice the size of L2, for cold samples */
+    size_t flush_words;
+    uint32_t flush_value;
+    CUdeviceptr probe_out; /* the clock probe's (cycles, nanoseconds) */
+    gb_nvml_device *nvml;  /* NULL: clocks come from the probe kernel */
+    gpu_arg args[GB_MAX_ARGS];
+    int n_args;
+    uint64_t seed;
+    bool have_reference;
+    bool broken; /* a kernel faulted: the context is gone */
+    gb_err broken_err;
+};
+
+/* Marks the session unusable after a sticky error, so later calls say why. */
+int gb_gpu_note_fault(gb_gpu *gpu, int rc, gb_err *err);
+/* GB_EFAULT when an earlier fault left the context unusable. */
+int gb_gpu_check_usable(gb_gpu *gpu, gb_err *err);
+/* Launches with the problem's arguments (the reference's copies of the checked
+ * tensors when use_ref_outputs is set), on the session's stream. */
+int gb_gpu_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_ref_outputs,
+                  gb_err *err);
+int gb_gpu_sync(gb_gpu *gpu, gb_err *err);
+
+/* timing.c: the cold-sample flush buffer and the clock source, set up at open. */
+int gb_gpu_timing_open(gb_gpu *gpu, gb_err *err);
+void gb_gpu_timing_close(gb_gpu *gpu);
+
+#endif

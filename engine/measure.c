@@ -1,0 +1,308 @@
+#include "engine/measure.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Samples whose clocks decide whether the warm-up is over. */
+#define STEADY_WINDOW 5
+/* Below this many kept samples the stopping rule is checked after every sample;
+ * above, after every n / CHECK_SPACING, so a long run stays O(n log n). */
+#define CHECK_EVERY_UNTIL 100
+#define CHECK_SPACING 32
+
+static const char *const mode_names[] = {[GB_MODE_COLD] = "cold", [GB_MODE_HOT] = "hot"};
+
+const char *gb_measure_mode_name(gb_measure_mode mode)
+{
+    return mode == GB_MODE_HOT ? mode_names[GB_MODE_HOT] : mode_names[GB_MODE_COLD];
+}
+
+int gb_measure_mode_parse(const char *name, gb_measure_mode *out)
+{
+    for (int m = GB_MODE_COLD; m <= GB_MODE_HOT; m++) {
+        if (strcmp(name, mode_names[m]) == 0) {
+            *out = (gb_measure_mode)m;
+            return GB_OK;
+        }
+    }
+    return GB_EINVAL;
+}
+
+gb_measure_opts gb_measure_defaults(void)
+{
+    return (gb_measure_opts){
+        .mode = GB_MODE_COLD,
+        .noise = 0.005,
+        .min_samples = 10,
+        .max_samples = 100000,
+        .max_ms = 1000.0,
+        .warmup_ms = 20.0,
+        .warmup_max_ms = 1000.0,
+        .clock_tolerance = 0.01,
+        .throttle_drop = 0.05,
+        .hot_min_ms = 0.1,
+    };
+}
+
+gb_measure_opts gb_measure_screening(const gb_measure_opts *full)
+{
+    gb_measure_opts o = *full;
+    o.noise = fmax(full->noise, 0.02);
+    o.min_samples = full->min_samples < 5 ? full->min_samples : 5;
+    o.max_ms = fmin(full->max_ms, 100.0);
+    o.warmup_ms = fmin(full->warmup_ms, 10.0);
+    return o;
+}
+
+int gb_measure_check(const gb_measure_opts *o, gb_err *err)
+{
+    if (!(o->noise > 0) || o->noise >= 1)
+        return gb_err_set(err, GB_EINVAL, "measure: noise must be above 0 and below 1, got %g",
+                          o->noise);
+    if (o->min_samples < 1)
+        return gb_err_set(err, GB_EINVAL, "measure: min_samples must be at least 1, got %d",
+                          o->min_samples);
+    if (o->max_samples < o->min_samples)
+        return gb_err_set(err, GB_EINVAL, "measure: max_samples (%d) is below min_samples (%d)",
+                          o->max_samples, o->min_samples);
+    if (!(o->max_ms > 0))
+        return gb_err_set(err, GB_EINVAL, "measure: max_ms must be above 0, got %g", o->max_ms);
+    if (!(o->warmup_ms >= 0) || o->warmup_max_ms < o->warmup_ms)
+        return gb_err_set(err, GB_EINVAL, "measure: warmup_ms must be >= 0 and <= warmup_max_ms");
+    if (!(o->hot_min_ms > 0))
+        return gb_err_set(err, GB_EINVAL, "measure: hot_min_ms must be above 0");
+    return GB_OK;
+}
+
+/* ---- measurements ------------------------------------------------------- */
+
+void gb_measurement_free(gb_measurement *m)
+{
+    if (!m) return;
+    free(m->samples_ms);
+    free(m->clock_mhz);
+    free(m->throttled);
+    memset(m, 0, sizeof *m);
+}
+
+static int reserve(gb_measurement *m, int n)
+{
+    m->samples_ms = calloc((size_t)n, sizeof *m->samples_ms);
+    m->clock_mhz = calloc((size_t)n, sizeof *m->clock_mhz);
+    m->throttled = calloc((size_t)n, sizeof *m->throttled);
+    return m->samples_ms && m->clock_mhz && m->throttled ? GB_OK : GB_ENOMEM;
+}
+
+int gb_measurement_copy(const gb_measurement *src, gb_measurement *out)
+{
+    *out = *src;
+    out->samples_ms = NULL;
+    out->clock_mhz = NULL;
+    out->throttled = NULL;
+    if (reserve(out, src->n_samples > 0 ? src->n_samples : 1) != GB_OK) {
+        gb_measurement_free(out);
+        return GB_ENOMEM;
+    }
+    size_t n = (size_t)src->n_samples;
+    if (n) {
+        memcpy(out->samples_ms, src->samples_ms, n * sizeof *out->samples_ms);
+        memcpy(out->clock_mhz, src->clock_mhz, n * sizeof *out->clock_mhz);
+        memcpy(out->throttled, src->throttled, n * sizeof *out->throttled);
+    }
+    return GB_OK;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of the clocks of the kept samples (known ones only). */
+static double median_clock(const gb_measurement *m, double *scratch)
+{
+    int n = 0;
+    for (int i = 0; i < m->n_samples; i++)
+        if ((m->all_throttled || !m->throttled[i]) && m->clock_mhz[i] > 0)
+            scratch[n++] = m->clock_mhz[i];
+    if (n == 0) return 0.0;
+    qsort(scratch, (size_t)n, sizeof *scratch, compare_doubles);
+    return gb_stats_quantile(scratch, n, 0.5);
+}
+
+int gb_measurement_summarise(gb_measurement *m)
+{
+    if (m->n_samples < 1) return GB_EINVAL;
+    double *kept = malloc((size_t)m->n_samples * sizeof *kept);
+    if (!kept) return GB_ENOMEM;
+    int n = 0;
+    m->n_throttled = 0;
+    for (int i = 0; i < m->n_samples; i++) {
+        m->n_throttled += m->throttled[i];
+        if (!m->throttled[i]) kept[n++] = m->samples_ms[i];
+    }
+    m->all_throttled = n == 0;
+    if (m->all_throttled) { /* nothing clean: say so, and use what there is */
+        memcpy(kept, m->samples_ms, (size_t)m->n_samples * sizeof *kept);
+        n = m->n_samples;
+    }
+    int rc = gb_stats_compute(kept, n, &m->stats);
+    if (rc == GB_OK) m->clock_mhz_median = median_clock(m, kept);
+    free(kept);
+    return rc;
+}
+
+/* ---- warming up --------------------------------------------------------- */
+
+/* True when the window's clocks are within tolerance of their median; unknown
+ * clocks (0) count as steady. Sets *steady_mhz to that median. */
+static bool clock_settled(const double ring[STEADY_WINDOW], double tolerance, double *steady_mhz)
+{
+    double window[STEADY_WINDOW];
+    memcpy(window, ring, sizeof window);
+    qsort(window, STEADY_WINDOW, sizeof *window, compare_doubles);
+    double median = window[STEADY_WINDOW / 2];
+    *steady_mhz = median;
+    if (median <= 0) return true;
+    return window[0] >= median * (1 - tolerance) &&
+           window[STEADY_WINDOW - 1] <= median * (1 + tolerance);
+}
+
+static int warm_up(const gb_sampler *s, const gb_measure_opts *o, gb_measurement *m, gb_err *err)
+{
+    double start = s->now_ms(s->ctx), ring[STEADY_WINDOW];
+    for (;;) {
+        gb_sample sample = {0};
+        int rc = s->sample(s->ctx, &sample, err);
+        if (rc) return rc;
+        ring[m->n_warmup++ % STEADY_WINDOW] = sample.clock_mhz;
+        double elapsed = s->now_ms(s->ctx) - start;
+        m->clock_steady = m->n_warmup >= STEADY_WINDOW &&
+                          clock_settled(ring, o->clock_tolerance, &m->steady_clock_mhz);
+        if ((elapsed >= o->warmup_ms && m->clock_steady) || elapsed >= o->warmup_max_ms) {
+            if (!m->clock_steady) m->steady_clock_mhz = 0; /* no reference to judge throttling by */
+            m->warmup_ms = elapsed;
+            return GB_OK;
+        }
+    }
+}
+
+/* ---- sampling ------------------------------------------------------------ */
+
+typedef struct state {
+    const gb_sampler *sampler;
+    gb_measurement *m;
+    int n_kept;
+    int next_check;
+    double start_ms;
+    bool done;
+} state;
+
+static bool is_throttled(const gb_measurement *m, const gb_sample *s, const gb_measure_opts *o)
+{
+    if (s->throttled) return true;
+    return m->steady_clock_mhz > 0 && s->clock_mhz > 0 &&
+           s->clock_mhz < m->steady_clock_mhz * (1 - o->throttle_drop);
+}
+
+/* Whether the kept samples already know the median to the target. */
+static bool converged(state *st, const gb_measure_opts *o)
+{
+    if (st->n_kept < o->min_samples || st->n_kept < st->next_check) return false;
+    st->next_check = st->n_kept < CHECK_EVERY_UNTIL ? st->n_kept + 1
+                                                    : st->n_kept + st->n_kept / CHECK_SPACING;
+    if (gb_measurement_summarise(st->m) != GB_OK) return false;
+    return gb_stats_rel_ci(&st->m->stats) <= o->noise;
+}
+
+/* Takes one sample for st and decides whether it is done. */
+static int step(state *st, const gb_measure_opts *o, double cap_ms, gb_err *err)
+{
+    gb_measurement *m = st->m;
+    gb_sample s = {0};
+    int rc = st->sampler->sample(st->sampler->ctx, &s, err);
+    if (rc) return rc;
+    int i = m->n_samples++;
+    m->samples_ms[i] = s.ms;
+    m->clock_mhz[i] = s.clock_mhz;
+    m->throttled[i] = is_throttled(m, &s, o);
+    st->n_kept += !m->throttled[i];
+    double elapsed = st->sampler->now_ms(st->sampler->ctx) - st->start_ms;
+    if (converged(st, o)) st->done = true;
+    else if (m->n_samples >= o->max_samples || elapsed >= cap_ms) st->done = m->capped = true;
+    return GB_OK;
+}
+
+static int finish(state *st, const gb_measure_opts *o, gb_err *err)
+{
+    gb_measurement *m = st->m;
+    m->wall_ms = st->sampler->now_ms(st->sampler->ctx) - st->start_ms;
+    if (gb_measurement_summarise(m) != GB_OK) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    /* The rule is checked only now and then on long runs: a stop by the cap whose
+     * samples did reach the target is no cap. */
+    if (m->capped && m->stats.n >= o->min_samples && gb_stats_rel_ci(&m->stats) <= o->noise)
+        m->capped = false;
+    return GB_OK;
+}
+
+static int begin(const gb_sampler *s, const gb_measure_opts *o, gb_measurement *m, state *st,
+                 gb_err *err)
+{
+    memset(m, 0, sizeof *m);
+    m->mode = o->mode;
+    m->launches_per_sample = 1;
+    int rc = gb_measure_check(o, err);
+    if (rc) return rc;
+    /* Storage for as many samples as can be taken: at most max_samples. */
+    int cap = o->max_samples < 1 << 20 ? o->max_samples : 1 << 20;
+    if (reserve(m, cap) != GB_OK) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    *st = (state){.sampler = s, .m = m};
+    return warm_up(s, o, m, err);
+}
+
+int gb_measure_run(const gb_sampler *s, const gb_measure_opts *o, gb_measurement *out,
+                   gb_err *err)
+{
+    state st;
+    gb_measure_opts opts = *o;
+    if (opts.max_samples > 1 << 20) opts.max_samples = 1 << 20;
+    int rc = begin(s, &opts, out, &st, err);
+    st.start_ms = s->now_ms(s->ctx);
+    while (rc == GB_OK && !st.done)
+        rc = step(&st, &opts, opts.max_ms, err);
+    if (rc == GB_OK) rc = finish(&st, &opts, err);
+    if (rc) gb_measurement_free(out);
+    return rc;
+}
+
+int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *o,
+                    gb_measurement *out, gb_err *err)
+{
+    if (n < 1) return gb_err_set(err, GB_EINVAL, "a race needs at least one variant");
+    state *st = calloc((size_t)n, sizeof *st);
+    if (!st) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    gb_measure_opts opts = *o;
+    if (opts.max_samples > 1 << 20) opts.max_samples = 1 << 20;
+    int rc = GB_OK, left = n;
+    for (int i = 0; rc == GB_OK && i < n; i++)
+        rc = begin(&samplers[i], &opts, &out[i], &st[i], err);
+    /* One shared cap: each variant's clock starts now, and all stop by n * max_ms. */
+    double start = samplers[0].now_ms(samplers[0].ctx), cap = n * opts.max_ms;
+    for (int i = 0; i < n; i++)
+        st[i].start_ms = start;
+    while (rc == GB_OK && left > 0) {
+        for (int i = 0; rc == GB_OK && i < n; i++) {
+            if (st[i].done) continue;
+            rc = step(&st[i], &opts, cap, err);
+            left -= st[i].done;
+        }
+    }
+    for (int i = 0; rc == GB_OK && i < n; i++)
+        rc = finish(&st[i], &opts, err);
+    if (rc)
+        for (int i = 0; i < n; i++)
+            gb_measurement_free(&out[i]);
+    free(st);
+    return rc;
+}

@@ -1,0 +1,118 @@
+/*
+ * How a variant is timed: the method, apart from the GPU.
+ *
+ * A sampler takes one sample at a time (engine/gpu.c has the real ones: cold,
+ * with L2 flushed before each launch, and hot, a CUDA graph of back-to-back
+ * launches); this module decides how many samples to take and what they mean:
+ *
+ *   1. Warm up by time, not by count: sample for at least warmup_ms, and on until
+ *      the SM clock of the last few samples is steady (within clock_tolerance of
+ *      their median), or warmup_max_ms has passed. Warm-up samples are not kept.
+ *      The steady clock is the median clock of those last samples.
+ *   2. Sample until the 95% confidence interval of the median is within ±noise of
+ *      the median (at least min_samples), or until max_ms of sampling or
+ *      max_samples: a variant stopped there is marked capped and reports the
+ *      interval it reached, never a pretended one.
+ *   3. A sample taken while the GPU throttled (the sampler says so, or its clock
+ *      is more than throttle_drop below the steady clock) is kept and tagged, and
+ *      left out of the statistics; the count is reported. If every sample is
+ *      throttled the statistics use them all and say so.
+ *
+ * The race (gb_measure_race) measures several variants interleaved, one sample
+ * each in turn (A B C A B C ...), so that slow drifts of clock or temperature
+ * affect them alike; each stops on its own criterion, within a shared cap.
+ *
+ * Everything here is deterministic given the samples and the clock it is fed, so
+ * tests drive it with fake samplers.
+ */
+#ifndef GB_ENGINE_MEASURE_H
+#define GB_ENGINE_MEASURE_H
+
+#include "base/error.h"
+#include "engine/stats.h"
+
+#include <stdbool.h>
+
+typedef enum gb_measure_mode {
+    GB_MODE_COLD, /* flush L2 before each sample; one launch per sample */
+    GB_MODE_HOT,  /* a CUDA graph of K launches per sample; time / K */
+} gb_measure_mode;
+
+const char *gb_measure_mode_name(gb_measure_mode mode); /* "cold", "hot" */
+int gb_measure_mode_parse(const char *name, gb_measure_mode *out);
+
+typedef struct gb_measure_opts {
+    gb_measure_mode mode;
+    double noise;           /* target: CI95 of the median within ±noise (0.005 = ±0.5%) */
+    int min_samples;        /* never fewer kept samples */
+    int max_samples;        /* never more samples in all */
+    double max_ms;          /* wall-time cap for the sampling of one variant */
+    double warmup_ms;       /* warm up at least this long */
+    double warmup_max_ms;   /* stop waiting for a steady clock after this long */
+    double clock_tolerance; /* steady: the last clocks within ± this of their median */
+    double throttle_drop;   /* throttled: a clock this far below the steady clock */
+    double hot_min_ms;      /* hot mode: one graph replay lasts at least this */
+} gb_measure_opts;
+
+/* The full criterion: cold, ±0.5%, 10..100000 samples, 1 s cap, 20..1000 ms warm-up,
+ * clock steady within ±1%, throttled 5% below it, hot replays of at least 0.1 ms. */
+gb_measure_opts gb_measure_defaults(void);
+
+/* The screening criterion used for every variant of a tuning run before the
+ * leaders race: the same, but ±2%, 5 samples at least, a 100 ms cap and a 10 ms
+ * warm-up. */
+gb_measure_opts gb_measure_screening(const gb_measure_opts *full);
+
+/* GB_EINVAL with a message naming the field when opts cannot work. */
+int gb_measure_check(const gb_measure_opts *opts, gb_err *err);
+
+typedef struct gb_sample {
+    double ms;        /* time of one launch (a hot sample is divided by its launches) */
+    double clock_mhz; /* SM clock during or just after the sample; 0 when unknown */
+    bool throttled;   /* the device reported a slowdown during the sample */
+} gb_sample;
+
+typedef struct gb_sampler {
+    int (*sample)(void *ctx, gb_sample *out, gb_err *err);
+    double (*now_ms)(void *ctx); /* a monotonic wall clock */
+    void *ctx;
+} gb_sampler;
+
+typedef struct gb_measurement {
+    gb_measure_mode mode;
+    gb_stats stats;       /* of the samples not throttled (of all, if all were) */
+    int n_samples;        /* every sample, in the order taken (warm-up excluded) */
+    double *samples_ms;
+    double *clock_mhz;
+    bool *throttled;
+    int n_throttled;
+    bool all_throttled;
+    double clock_mhz_median; /* of the kept samples; 0 when unknown */
+    double steady_clock_mhz; /* at the end of the warm-up; 0 when unknown */
+    bool clock_steady;       /* the warm-up saw a steady clock */
+    int n_warmup;
+    double warmup_ms;
+    double wall_ms;          /* sampling time, warm-up excluded */
+    bool capped;             /* stopped by max_ms or max_samples above the noise target */
+    int launches_per_sample; /* 1 cold; K hot */
+} gb_measurement;
+
+void gb_measurement_free(gb_measurement *m);
+
+/* Copies src into out (the arrays too). */
+int gb_measurement_copy(const gb_measurement *src, gb_measurement *out);
+
+/* Recomputes stats, n_throttled and clock_mhz_median from the samples (after
+ * they were received from another process, say). */
+int gb_measurement_summarise(gb_measurement *m);
+
+/* Measures one variant. */
+int gb_measure_run(const gb_sampler *sampler, const gb_measure_opts *opts, gb_measurement *out,
+                   gb_err *err);
+
+/* Measures n variants interleaved; out has n entries. The cap is opts->max_ms for
+ * each variant, shared: the race ends after n * max_ms at the latest. */
+int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *opts,
+                    gb_measurement *out, gb_err *err);
+
+#endif
