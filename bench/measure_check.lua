@@ -2,7 +2,7 @@
 -- by default), for checking gpubench's numbers against Nsight Compute's
 -- gpu__time_duration (bench/ncu_compare.py runs both).
 --
---   gpubench-tune bench/measure_check.lua [copy|gemm|all] [--mode hot] [--samples N]
+--   gpubench-tune bench/measure_check.lua [copy|fma|gemm|all] [--mode hot] [--samples N]
 --
 -- Prints one line per kernel and size:
 --   RESULT <kernel> <grid x> <median us> <ci +/- %> <samples> <clock MHz> <mode>
@@ -49,6 +49,27 @@ local gemm = gb.kernel {
   flops  = function(s) return 2 * s.M * s.N * s.K end,
 }
 
+-- Arithmetic with no memory traffic to speak of: its time does not depend on
+-- what L2 holds, so hot mode (a graph of back-to-back launches) and ncu can be
+-- compared on it directly. One wave of at most 8 blocks of 256 threads per SM; a
+-- few blocks fewer for more iterations, so that ncu's rows can be told apart.
+local fma = gb.kernel {
+  name   = "check_fma",
+  source = [[
+extern "C" __global__ void check_fma(float *out, int iters)
+{
+    float a = threadIdx.x, b = 1.0001f, c = 0.5f;
+    for (int i = 0; i < iters; i++)
+        a = fmaf(a, b, c);
+    if (a == -1.0f) out[blockIdx.x] = a; /* never: keeps the loop */
+}
+]],
+  entry  = "check_fma",
+  args   = function(s) return { gb.tensor("f32", { 132 * 8 }, "zeros"), gb.i32(s.iters) } end,
+  grid   = function(c, s) return 132 * 8 - s.iters // 250 end,
+  block  = 256,
+}
+
 local function report(name, results)
   for _, r in ipairs(results) do
     local b = r.best
@@ -67,6 +88,10 @@ if which == "copy" or which == "all" then
   local shapes = {}
   for e = 18, 28, 2 do shapes[#shapes + 1] = { n = 1 << e } end
   report("check_copy", gb.bench(copy, { shapes = shapes, config = {} }))
+end
+if which == "fma" or which == "all" then
+  report("check_fma", gb.bench(fma, { shapes = { { iters = 1000 }, { iters = 1750 },
+                                                 { iters = 2500 } }, config = {} }))
 end
 if which == "gemm" or which == "all" then
   report("check_gemm", gb.bench(gemm, { shapes = { { M = 2048, N = 2048, K = 2048 },

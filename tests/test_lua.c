@@ -71,23 +71,26 @@ static int fake_reference(void *self, const gb_variant *ref, gb_err *err)
     return GB_OK;
 }
 
-/* A variant takes block.x microseconds: the smallest block wins. */
+/* A variant takes block.x microseconds, in each of 10 samples: the smallest block
+ * wins. */
+static void fake_measurement(const gb_variant *v, gb_measurement *m)
+{
+    *m = (gb_measurement){.n_samples = 10, .launches_per_sample = 1};
+    m->samples_ms = malloc(10 * sizeof *m->samples_ms);
+    m->clock_mhz = calloc(10, sizeof *m->clock_mhz);
+    m->throttled = calloc(10, sizeof *m->throttled);
+    for (int j = 0; j < 10; j++)
+        m->samples_ms[j] = v->launch.block[0] / 1000.0;
+    gb_measurement_summarise(m);
+}
+
 static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *check,
                       const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
                       gb_err *err)
 {
-    double ms = v->launch.block[0] / 1000.0;
     ((fake_gpu *)self)->n_trials++;
     out->status = GB_TRIAL_OK;
-    out->measurement.stats = (gb_stats){.n = 10,
-                                        .min = ms,
-                                        .max = ms,
-                                        .mean = ms,
-                                        .median = ms,
-                                        .q1 = ms,
-                                        .q3 = ms,
-                                        .ci_lo = ms,
-                                        .ci_hi = ms};
+    fake_measurement(v, &out->measurement);
     return GB_OK;
 }
 
@@ -95,16 +98,8 @@ static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *chec
 static int fake_race(void *self, const gb_variant *vs, int n, const gb_measure_opts *opts,
                      double timeout_s, gb_measurement *out, gb_err *err)
 {
-    for (int i = 0; i < n; i++) {
-        gb_measurement *m = &out[i];
-        *m = (gb_measurement){.n_samples = 10, .launches_per_sample = 1};
-        m->samples_ms = malloc(10 * sizeof *m->samples_ms);
-        m->clock_mhz = calloc(10, sizeof *m->clock_mhz);
-        m->throttled = calloc(10, sizeof *m->throttled);
-        for (int j = 0; j < 10; j++)
-            m->samples_ms[j] = vs[i].launch.block[0] / 1000.0;
-        gb_measurement_summarise(m);
-    }
+    for (int i = 0; i < n; i++)
+        fake_measurement(&vs[i], &out[i]);
     return GB_OK;
 }
 
@@ -1119,6 +1114,46 @@ static void test_tune_with_a_gpu_picks_and_caches_the_best(void **state)
     expect_text(read_back(f, f->host.out), "cache");
 }
 
+static void test_bench_times_the_configuration_asked_for(void **state)
+{
+    fixture *f = *state;
+    use_cache(f);
+    use_fake_gpu(f);
+    const char *text = REQUIRE TILED_KERNEL("tiled")
+        "local r = gb.bench(k, { shapes = { { n = 64000 } }, config = { B = 128 } })[1]\n"
+        "assert(r.best and r.best.config.B == 128, 'the configuration asked for')\n"
+        "assert(math.abs(r.best.ms - 0.128) < 1e-12, r.best.ms)\n"
+        "assert(#r.best.samples == 10 and r.best.mode == 'cold', 'samples kept')\n"
+        "local bad = gb.bench(k, { shapes = { { n = 64 } }, config = { B = 100 } })[1]\n"
+        "assert(not bad.best and bad.failure:find('not in the kernel', 1, true), bad.failure)\n"
+        "local none = gb.bench(k, { shapes = { { n = 64 } }, config = 'best' })[1]\n"
+        "assert(not none.best and none.failure:find('tune it first', 1, true), none.failure)\n"
+        "gb.tune(k, { shapes = { { n = 64 } } })\n"
+        "local best = gb.bench(k, { shapes = { { n = 64 } }, config = 'best' })[1]\n"
+        "assert(best.best and best.best.config.B == 64, 'the tuned best')\n";
+    EXPECT_OK(f, run(f, text));
+    assert_int_equal(f->gpu.n_trials, 1 + 3 + 1); /* nothing is resumed or cached by bench */
+}
+
+static void test_bench_options_are_checked(void **state)
+{
+    fixture *f = *state;
+    const char *no_config = REQUIRE TILED_KERNEL("tiled") "gb.bench(k, { shapes = { { n = 1 } } }) --@\n";
+    EXPECT_ERROR_AT(f, run(f, no_config), line_of(no_config, "--@"), "config must be");
+    const char *unknown =
+        REQUIRE TILED_KERNEL("tiled") "gb.bench(k, { shapes = { { n = 1 } }, config = {}, mode = 1 }) --@\n";
+    EXPECT_ERROR_AT(f, run(f, unknown), line_of(unknown, "--@"), "gb.bench: unknown option 'mode'");
+}
+
+static void test_kernel_measure_table_is_checked(void **state)
+{
+    fixture *f = *state;
+    expect_kernel_error(f, NULL, "  measure = { mode = \"warm\" },\n", "measure.mode must be");
+    expect_kernel_error(f, NULL, "  measure = { noise = 2 },\n", "measure.noise must be");
+    expect_kernel_error(f, NULL, "  measure = { samples = 2 },\n",
+                        "measure has an unknown field 'samples'");
+}
+
 /* ---- the example --------------------------------------------------------- */
 
 static void test_gemm_example_compiles(void **state)
@@ -1188,6 +1223,9 @@ int main(void)
         TEST(test_declared_kernel_without_args_names_its_line),
         TEST(test_arg_holds_the_script_and_its_arguments),
         TEST(test_tune_with_a_gpu_picks_and_caches_the_best),
+        TEST(test_bench_times_the_configuration_asked_for),
+        TEST(test_bench_options_are_checked),
+        TEST(test_kernel_measure_table_is_checked),
         TEST(test_gemm_example_compiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -621,6 +621,64 @@ static void test_a_trial_in_flight_in_a_live_tuner_is_not_taken_for_a_crash(void
     assert_int_equal(f->fake.ran[1], 0); /* resumed */
 }
 
+static void test_the_leaders_race_and_the_race_decides(void **state)
+{
+    fixture *f = *state;
+    f->fake.race_ms[8] = 0.5; /* screened as fast as V=2; raced, faster */
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(f->fake.races, 1);
+    assert_int_equal(s->n_leaders, 2); /* V=2 and V=8; V=1 (3 ms) is out of the margin */
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 8);
+    assert_float_equal(s->best.median, 0.5, 1e-3);
+    assert_int_equal(s->n_tie, 0);
+}
+
+static void test_overlapping_intervals_are_a_tie_won_by_the_canonical_order(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK); /* V=2 and V=8 race to the same time */
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(s->n_tie, 2);
+    assert_string_equal(s->tie[0], "V=2");
+    assert_string_equal(s->tie[1], "V=8");
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+}
+
+static void test_a_failed_race_keeps_the_screening_best(void **state)
+{
+    fixture *f = *state;
+    f->fake.race_fails = true;
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_non_null(strstr(s->race_failure, "killed by signal 9"));
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+}
+
+static void test_the_best_record_keeps_the_race_s_samples_clock_and_tie(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    gb_record_id id = {.kernel = "fake_kernel", .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device, .shape = f->shapes[0]};
+    gb_key key;
+    gb_json *json = NULL;
+    gb_best_record rec;
+    assert_int_equal(gb_record_best_key(&id, &key), GB_OK);
+    assert_int_equal(gb_cache_get_json(f->cache, GB_DB_BEST, &key, &json, NULL), GB_OK);
+    assert_int_equal(gb_best_record_read(json, &rec, NULL), GB_OK);
+    assert_int_equal(rec.n_samples, 11);
+    assert_float_equal(rec.clock_mhz, 1980, 0);
+    assert_string_equal(rec.mode, "cold");
+    assert_int_equal(rec.n_tie, 2);
+    assert_int_equal(rec.n_leaders, 2);
+    gb_best_record_free(&rec);
+    gb_json_free(json);
+    assert_int_equal(tune(f, 1), GB_OK); /* from the cache: the tie comes back too */
+    assert_true(f->result.shapes[0].cached);
+    assert_int_equal(f->result.shapes[0].n_tie, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -659,6 +717,14 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_a_trial_in_flight_in_a_live_tuner_is_not_taken_for_a_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_leaders_race_and_the_race_decides, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_overlapping_intervals_are_a_tie_won_by_the_canonical_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_failed_race_keeps_the_screening_best, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_the_best_record_keeps_the_race_s_samples_clock_and_tie, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
