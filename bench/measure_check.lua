@@ -66,7 +66,7 @@ extern "C" __global__ void check_fma(float *out, int iters)
 ]],
   entry  = "check_fma",
   args   = function(s) return { gb.tensor("f32", { 132 * 8 }, "zeros"), gb.i32(s.iters) } end,
-  grid   = function(c, s) return 132 * 8 - s.iters // 250 end,
+  grid   = function(c, s) return 132 * 8 - s.iters // 100 end,
   block  = 256,
 }
 
@@ -90,8 +90,9 @@ if which == "copy" or which == "all" then
   report("check_copy", gb.bench(copy, { shapes = shapes, config = {} }))
 end
 if which == "fma" or which == "all" then
-  report("check_fma", gb.bench(fma, { shapes = { { iters = 1000 }, { iters = 1750 },
-                                                 { iters = 2500 } }, config = {} }))
+  report("check_fma", gb.bench(fma, { shapes = { { iters = 200 }, { iters = 400 },
+                                                 { iters = 700 }, { iters = 2500 } },
+                                      config = {} }))
 end
 if which == "gemm" or which == "all" then
   report("check_gemm", gb.bench(gemm, { shapes = { { M = 2048, N = 2048, K = 2048 },

@@ -49,7 +49,7 @@ def grid_of(kernel, key):
     if kernel == "check_copy":
         return ((int(s["n"]) + 255) // 256, 1, 1)
     if kernel == "check_fma":
-        return (132 * 8 - int(s["iters"]) // 250, 1, 1)
+        return (132 * 8 - int(s["iters"]) // 100, 1, 1)
     return ((int(s["N"]) + 127) // 128, (int(s["M"]) + 63) // 64, 1)
 
 
@@ -120,7 +120,7 @@ def main():
             continue
         ref, n_ref = prof_hot.get((key[0], grid_of(*key)), (float("nan"), 0))
         diff = hot[key][0] - ref
-        goal = key[0] == "check_fma"
+        goal = key[0] == "check_fma" and ref <= 6  # the goal is for 2-5 us kernels
         passed = not goal or abs(diff) <= 0.05 * ref
         ok &= passed
         rows.append([key[0], key[1], f"{hot[key][0]:.3f}", f"{ref:.3f}", n_ref, f"{diff:+.3f}",

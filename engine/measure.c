@@ -280,6 +280,7 @@ int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *o,
                     gb_measurement *out, gb_err *err)
 {
     if (n < 1) return gb_err_set(err, GB_EINVAL, "a race needs at least one variant");
+    memset(out, 0, (size_t)n * sizeof *out); /* so a failure part-way frees only what was made */
     state *st = calloc((size_t)n, sizeof *st);
     if (!st) return gb_err_set(err, GB_ENOMEM, "out of memory");
     gb_measure_opts opts = *o;

@@ -59,8 +59,8 @@ typedef struct gb_measure_opts {
 gb_measure_opts gb_measure_defaults(void);
 
 /* The screening criterion used for every variant of a tuning run before the
- * leaders race: the same, but ±2%, 5 samples at least, a 100 ms cap and a 10 ms
- * warm-up. */
+ * leaders race: never tighter than full, and at most ±2%, 5 samples at least, a
+ * 100 ms cap and a 10 ms warm-up (from the defaults: exactly those). */
 gb_measure_opts gb_measure_screening(const gb_measure_opts *full);
 
 /* GB_EINVAL with a message naming the field when opts cannot work. */
@@ -87,7 +87,7 @@ typedef struct gb_measurement {
     bool *throttled;
     int n_throttled;
     bool all_throttled;
-    double clock_mhz_median; /* of the kept samples; 0 when unknown */
+    double clock_mhz_median; /* of the samples the statistics use; 0 when unknown */
     double steady_clock_mhz; /* at the end of the warm-up; 0 when unknown */
     bool clock_steady;       /* the warm-up saw a steady clock */
     int n_warmup;
@@ -110,8 +110,9 @@ int gb_measurement_summarise(gb_measurement *m);
 int gb_measure_run(const gb_sampler *sampler, const gb_measure_opts *opts, gb_measurement *out,
                    gb_err *err);
 
-/* Measures n variants interleaved; out has n entries. The cap is opts->max_ms for
- * each variant, shared: the race ends after n * max_ms at the latest. */
+/* Measures n variants interleaved; out has n entries (cleared here first). The
+ * cap is opts->max_ms for each variant, shared: the race ends after n * max_ms at
+ * the latest. */
 int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *opts,
                     gb_measurement *out, gb_err *err);
 
