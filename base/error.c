@@ -95,8 +95,7 @@ const char *gb_strerror(int code)
 {
     if (code == GB_OK) return "success";
     int slot = code - GB_EINVAL;
-    if (slot >= 0 && slot < (int)(sizeof own_messages / sizeof *own_messages) &&
-        own_messages[slot])
+    if (slot >= 0 && slot < (int)(sizeof own_messages / sizeof *own_messages) && own_messages[slot])
         return own_messages[slot];
     if (code > 0) return strerror(code);
     return "unknown error";

@@ -45,8 +45,7 @@ typedef struct gb_err {
 
 /* Records code and a formatted message in err (which may be NULL) and returns
  * code, so that `return gb_err_set(err, GB_EINVAL, "...")` reads naturally. */
-int gb_err_set(gb_err *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int gb_err_set(gb_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Puts "context: " in front of the message already recorded; returns err->code. */
 int gb_err_prefix(gb_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -87,10 +87,14 @@ static int hex4(reader *r, unsigned *out)
     for (int i = 0; i < 4; i++) {
         char c = r->text[r->pos++];
         v <<= 4;
-        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
-        else return fail(r, "bad \\u escape");
+        if (c >= '0' && c <= '9')
+            v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (unsigned)(c - 'A' + 10);
+        else
+            return fail(r, "bad \\u escape");
     }
     *out = v;
     return GB_OK;
@@ -237,7 +241,8 @@ static int parse_list(reader *r, gb_json_type type, gb_json **out)
             if (c == close) break;
             if (c != ',') {
                 r->pos--;
-                rc = fail(r, type == GB_JSON_OBJECT ? "expected ',' or '}'" : "expected ',' or ']'");
+                rc =
+                    fail(r, type == GB_JSON_OBJECT ? "expected ',' or '}'" : "expected ',' or ']'");
                 break;
             }
         }
@@ -257,11 +262,16 @@ static int parse_value(reader *r, gb_json **out)
     skip_space(r);
     int c = peek(r);
     switch (c) {
-    case '{': return parse_list(r, GB_JSON_OBJECT, out);
-    case '[': return parse_list(r, GB_JSON_ARRAY, out);
-    case 't': return literal(r, "true", GB_JSON_BOOL, true, out);
-    case 'f': return literal(r, "false", GB_JSON_BOOL, false, out);
-    case 'n': return literal(r, "null", GB_JSON_NULL, false, out);
+    case '{':
+        return parse_list(r, GB_JSON_OBJECT, out);
+    case '[':
+        return parse_list(r, GB_JSON_ARRAY, out);
+    case 't':
+        return literal(r, "true", GB_JSON_BOOL, true, out);
+    case 'f':
+        return literal(r, "false", GB_JSON_BOOL, false, out);
+    case 'n':
+        return literal(r, "null", GB_JSON_NULL, false, out);
     case '"': {
         char *s;
         int rc = parse_string_text(r, &s);
@@ -273,7 +283,8 @@ static int parse_value(reader *r, gb_json **out)
         (*out)->string = s;
         return GB_OK;
     }
-    case -1: return fail(r, "unexpected end of text");
+    case -1:
+        return fail(r, "unexpected end of text");
     default:
         if (c == '-' || (c >= '0' && c <= '9')) return parse_number(r, out);
         return fail(r, "unexpected character");
@@ -350,14 +361,26 @@ void gb_json_quote(gb_strbuf *sb, const char *s)
     gb_sb_putc(sb, '"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"': gb_sb_puts(sb, "\\\""); break;
-        case '\\': gb_sb_puts(sb, "\\\\"); break;
-        case '\n': gb_sb_puts(sb, "\\n"); break;
-        case '\r': gb_sb_puts(sb, "\\r"); break;
-        case '\t': gb_sb_puts(sb, "\\t"); break;
+        case '"':
+            gb_sb_puts(sb, "\\\"");
+            break;
+        case '\\':
+            gb_sb_puts(sb, "\\\\");
+            break;
+        case '\n':
+            gb_sb_puts(sb, "\\n");
+            break;
+        case '\r':
+            gb_sb_puts(sb, "\\r");
+            break;
+        case '\t':
+            gb_sb_puts(sb, "\\t");
+            break;
         default:
-            if (*p < 0x20) gb_sb_printf(sb, "\\u%04x", *p);
-            else gb_sb_putc(sb, (char)*p);
+            if (*p < 0x20)
+                gb_sb_printf(sb, "\\u%04x", *p);
+            else
+                gb_sb_putc(sb, (char)*p);
         }
     }
     gb_sb_putc(sb, '"');
@@ -442,8 +465,10 @@ void gb_jw_key(gb_jw *w, const char *key)
 void gb_jw_str(gb_jw *w, const char *s)
 {
     before_item(w);
-    if (s) gb_json_quote(w->sb, s);
-    else gb_sb_puts(w->sb, "null");
+    if (s)
+        gb_json_quote(w->sb, s);
+    else
+        gb_sb_puts(w->sb, "null");
 }
 
 void gb_jw_num(gb_jw *w, double v)
@@ -483,10 +508,18 @@ void gb_jw_value(gb_jw *w, const gb_json *v)
         return;
     }
     switch (v->type) {
-    case GB_JSON_NULL: gb_jw_null(w); break;
-    case GB_JSON_BOOL: gb_jw_bool(w, v->boolean); break;
-    case GB_JSON_NUMBER: gb_jw_num(w, v->number); break;
-    case GB_JSON_STRING: gb_jw_str(w, v->string); break;
+    case GB_JSON_NULL:
+        gb_jw_null(w);
+        break;
+    case GB_JSON_BOOL:
+        gb_jw_bool(w, v->boolean);
+        break;
+    case GB_JSON_NUMBER:
+        gb_jw_num(w, v->number);
+        break;
+    case GB_JSON_STRING:
+        gb_jw_str(w, v->string);
+        break;
     case GB_JSON_ARRAY:
         gb_jw_arr_begin(w);
         for (size_t i = 0; i < v->n_items; i++)

@@ -16,7 +16,10 @@ typedef struct gb_strbuf {
     int failed; /* an allocation failed; the content is truncated */
 } gb_strbuf;
 
-#define GB_STRBUF_INIT {0}
+#define GB_STRBUF_INIT                                                                             \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 void gb_sb_append(gb_strbuf *sb, const void *bytes, size_t n);
 void gb_sb_puts(gb_strbuf *sb, const char *s);

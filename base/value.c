@@ -45,46 +45,72 @@ bool gb_value_equal(const gb_value *a, const gb_value *b)
 {
     if (a->kind != b->kind) return false;
     switch (a->kind) {
-    case GB_VAL_INT: return a->i == b->i;
-    case GB_VAL_NUM: return a->num == b->num;
-    case GB_VAL_STR: return strcmp(a->str, b->str) == 0;
-    default: return a->b == b->b;
+    case GB_VAL_INT:
+        return a->i == b->i;
+    case GB_VAL_NUM:
+        return a->num == b->num;
+    case GB_VAL_STR:
+        return strcmp(a->str, b->str) == 0;
+    default:
+        return a->b == b->b;
     }
 }
 
 double gb_value_as_number(const gb_value *v)
 {
     switch (v->kind) {
-    case GB_VAL_INT: return (double)v->i;
-    case GB_VAL_NUM: return v->num;
-    case GB_VAL_BOOL: return v->b ? 1.0 : 0.0;
-    default: return NAN;
+    case GB_VAL_INT:
+        return (double)v->i;
+    case GB_VAL_NUM:
+        return v->num;
+    case GB_VAL_BOOL:
+        return v->b ? 1.0 : 0.0;
+    default:
+        return NAN;
     }
 }
 
 void gb_value_append_source(gb_strbuf *sb, const gb_value *v)
 {
     switch (v->kind) {
-    case GB_VAL_INT: gb_sb_printf(sb, "%lld", (long long)v->i); break;
-    case GB_VAL_NUM: gb_sb_printf(sb, "%.17g", v->num); break;
-    case GB_VAL_STR: gb_sb_puts(sb, v->str); break;
-    default: gb_sb_puts(sb, v->b ? "true" : "false"); break;
+    case GB_VAL_INT:
+        gb_sb_printf(sb, "%lld", (long long)v->i);
+        break;
+    case GB_VAL_NUM:
+        gb_sb_printf(sb, "%.17g", v->num);
+        break;
+    case GB_VAL_STR:
+        gb_sb_puts(sb, v->str);
+        break;
+    default:
+        gb_sb_puts(sb, v->b ? "true" : "false");
+        break;
     }
 }
 
 void gb_value_append_canonical(gb_strbuf *sb, const gb_value *v)
 {
-    if (v->kind == GB_VAL_STR) gb_json_quote(sb, v->str);
-    else gb_value_append_source(sb, v);
+    if (v->kind == GB_VAL_STR)
+        gb_json_quote(sb, v->str);
+    else
+        gb_value_append_source(sb, v);
 }
 
 void gb_value_write_json(gb_jw *w, const gb_value *v)
 {
     switch (v->kind) {
-    case GB_VAL_INT: gb_jw_int(w, v->i); break;
-    case GB_VAL_NUM: gb_jw_num(w, v->num); break;
-    case GB_VAL_STR: gb_jw_str(w, v->str); break;
-    default: gb_jw_bool(w, v->b); break;
+    case GB_VAL_INT:
+        gb_jw_int(w, v->i);
+        break;
+    case GB_VAL_NUM:
+        gb_jw_num(w, v->num);
+        break;
+    case GB_VAL_STR:
+        gb_jw_str(w, v->str);
+        break;
+    default:
+        gb_jw_bool(w, v->b);
+        break;
     }
 }
 
@@ -92,10 +118,16 @@ int gb_value_from_json(const gb_json *j, gb_value *out)
 {
     if (!j) return GB_EINVAL;
     switch (j->type) {
-    case GB_JSON_NUMBER: *out = gb_value_num(j->number); return GB_OK;
-    case GB_JSON_BOOL: *out = gb_value_bool(j->boolean); return GB_OK;
-    case GB_JSON_STRING: return gb_value_str(j->string, out);
-    default: return GB_EINVAL;
+    case GB_JSON_NUMBER:
+        *out = gb_value_num(j->number);
+        return GB_OK;
+    case GB_JSON_BOOL:
+        *out = gb_value_bool(j->boolean);
+        return GB_OK;
+    case GB_JSON_STRING:
+        return gb_value_str(j->string, out);
+    default:
+        return GB_EINVAL;
     }
 }
 
@@ -110,8 +142,10 @@ static int find(const gb_fields *f, const char *name, bool *found)
             *found = true;
             return mid;
         }
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     *found = false;
     return lo;

@@ -20,10 +20,10 @@ typedef enum gb_value_kind { GB_VAL_INT, GB_VAL_NUM, GB_VAL_STR, GB_VAL_BOOL } g
 
 typedef struct gb_value {
     gb_value_kind kind;
-    int64_t i;   /* GB_VAL_INT */
-    double num;  /* GB_VAL_NUM */
-    char *str;   /* GB_VAL_STR, owned */
-    bool b;      /* GB_VAL_BOOL */
+    int64_t i;  /* GB_VAL_INT */
+    double num; /* GB_VAL_NUM */
+    char *str;  /* GB_VAL_STR, owned */
+    bool b;     /* GB_VAL_BOOL */
 } gb_value;
 
 gb_value gb_value_int(int64_t i);

@@ -62,8 +62,8 @@ const char *gb_cache_dir(const gb_cache *cache);
  * and owned by the caller. */
 int gb_cache_get(gb_cache *cache, gb_cache_db db, const gb_key *key, void **out_value,
                  size_t *out_len, gb_err *err);
-int gb_cache_put(gb_cache *cache, gb_cache_db db, const gb_key *key, const void *value,
-                 size_t len, gb_err *err);
+int gb_cache_put(gb_cache *cache, gb_cache_db db, const gb_key *key, const void *value, size_t len,
+                 gb_err *err);
 int gb_cache_del(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_err *err);
 
 /* JSON records (best, trials). get parses; a record that does not parse is GB_ECACHE. */
@@ -73,17 +73,16 @@ int gb_cache_put_json(gb_cache *cache, gb_cache_db db, const gb_key *key, const 
                       gb_err *err);
 
 /* Cubin records. meta_json is the JSON half; both outputs are malloc'd. */
-int gb_cache_get_cubin(gb_cache *cache, const gb_key *key, char **out_meta_json,
-                       void **out_cubin, size_t *out_cubin_bytes, gb_err *err);
-int gb_cache_put_cubin(gb_cache *cache, const gb_key *key, const char *meta_json,
-                       const void *cubin, size_t cubin_bytes, gb_err *err);
+int gb_cache_get_cubin(gb_cache *cache, const gb_key *key, char **out_meta_json, void **out_cubin,
+                       size_t *out_cubin_bytes, gb_err *err);
+int gb_cache_put_cubin(gb_cache *cache, const gb_key *key, const char *meta_json, const void *cubin,
+                       size_t cubin_bytes, gb_err *err);
 
 /* Calls fn for every record of db in key order, inside one read transaction. A
  * nonzero return from fn stops the walk and is returned. Records whose header is not
  * ours are passed with value NULL so the caller can report them. */
 typedef int (*gb_cache_visit_fn)(void *ctx, const gb_key *key, const void *value, size_t len);
-int gb_cache_foreach(gb_cache *cache, gb_cache_db db, gb_cache_visit_fn fn, void *ctx,
-                     gb_err *err);
+int gb_cache_foreach(gb_cache *cache, gb_cache_db db, gb_cache_visit_fn fn, void *ctx, gb_err *err);
 
 /* Number of records in db. */
 int gb_cache_count(gb_cache *cache, gb_cache_db db, size_t *out, gb_err *err);

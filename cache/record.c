@@ -73,9 +73,9 @@ void gb_stats_write_json(gb_jw *w, const gb_stats *s)
         const char *name;
         double value;
     } fields[] = {
-        {"min_ms", s->min},       {"max_ms", s->max},     {"mean_ms", s->mean},
+        {"min_ms", s->min},       {"max_ms", s->max},       {"mean_ms", s->mean},
         {"stddev_ms", s->stddev}, {"median_ms", s->median}, {"q1_ms", s->q1},
-        {"q3_ms", s->q3},         {"ci_lo_ms", s->ci_lo}, {"ci_hi_ms", s->ci_hi},
+        {"q3_ms", s->q3},         {"ci_lo_ms", s->ci_lo},   {"ci_hi_ms", s->ci_hi},
     };
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         gb_jw_key(w, fields[i].name);
@@ -117,7 +117,8 @@ static int read_id(const gb_json *json, gb_record_id *out, gb_err *err)
     const char *device = gb_json_str(gb_json_get(json, "device"), NULL);
     if (!kernel || !fp || !device)
         return gb_err_set(err, GB_ECACHE, "record lacks kernel, kernel_fp or device");
-    *out = (gb_record_id){.kernel = strdup(kernel), .kernel_fp = strdup(fp), .device = strdup(device)};
+    *out =
+        (gb_record_id){.kernel = strdup(kernel), .kernel_fp = strdup(fp), .device = strdup(device)};
     int rc = gb_fields_from_json(gb_json_get(json, "shape"), &out->shape, err);
     if (rc == GB_OK && (!out->kernel || !out->kernel_fp || !out->device))
         rc = gb_err_set(err, GB_ENOMEM, "out of memory");
@@ -161,8 +162,10 @@ void gb_best_record_write(gb_jw *w, const gb_best_record *rec)
     write_num(w, "flops", rec->flops);
     write_num(w, "bytes", rec->bytes);
     gb_jw_key(w, "baseline");
-    if (rec->has_baseline) gb_stats_write_json(w, &rec->baseline);
-    else gb_jw_null(w);
+    if (rec->has_baseline)
+        gb_stats_write_json(w, &rec->baseline);
+    else
+        gb_jw_null(w);
     gb_jw_key(w, "complete");
     gb_jw_bool(w, rec->complete);
     write_num(w, "n_configs", rec->n_configs);
@@ -288,8 +291,10 @@ void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec)
     gb_jw_key(w, "check");
     write_check(w, &rec->check);
     gb_jw_key(w, "stats");
-    if (rec->has_stats) gb_stats_write_json(w, &rec->stats);
-    else gb_jw_null(w);
+    if (rec->has_stats)
+        gb_stats_write_json(w, &rec->stats);
+    else
+        gb_jw_null(w);
     write_num(w, "registers", rec->registers);
     if (rec->log) {
         char log[16384];

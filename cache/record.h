@@ -36,19 +36,19 @@ int gb_record_trial_key(const gb_record_id *id, const gb_fields *config, gb_key 
 /* The winner for one shape. */
 typedef struct gb_best_record {
     gb_record_id id;
-    char *space_fp;  /* hex hash of the tuning space the winner was chosen from */
+    char *space_fp; /* hex hash of the tuning space the winner was chosen from */
     gb_fields config;
-    gb_stats stats;  /* milliseconds: the race's, to the full criterion */
-    char mode[8];    /* "cold" or "hot" */
-    double clock_mhz; /* median SM clock of the samples */
-    int n_throttled; /* samples taken while the GPU throttled (kept, not in stats) */
-    bool capped;     /* the measurement hit its cap before the noise target */
+    gb_stats stats;     /* milliseconds: the race's, to the full criterion */
+    char mode[8];       /* "cold" or "hot" */
+    double clock_mhz;   /* median SM clock of the samples */
+    int n_throttled;    /* samples taken while the GPU throttled (kept, not in stats) */
+    bool capped;        /* the measurement hit its cap before the noise target */
     double *samples_ms; /* every sample of the race (NULL, 0 when none) */
     int n_samples;
-    char **tie;      /* configurations within noise of the best; the best first */
+    char **tie; /* configurations within noise of the best; the best first */
     int n_tie;
-    int n_leaders;   /* how many raced */
-    double flops;    /* per launch, 0 when the script gives none */
+    int n_leaders; /* how many raced */
+    double flops;  /* per launch, 0 when the script gives none */
     double bytes;
     bool has_baseline;
     gb_stats baseline; /* the reference, when it was timed */
@@ -57,7 +57,7 @@ typedef struct gb_best_record {
     int n_rejected;
     int n_timed;
     int n_failed;
-    int64_t when;      /* unix seconds */
+    int64_t when; /* unix seconds */
     char engine_version[32];
     char nvrtc_version[16];
     int driver_version;
@@ -74,7 +74,7 @@ typedef struct gb_trial_record {
     gb_record_id id;
     gb_fields config;
     bool in_flight;
-    int64_t owner_pid;    /* in flight: the tuner running it, and its machine's boot id */
+    int64_t owner_pid; /* in flight: the tuner running it, and its machine's boot id */
     char owner_boot[40];
     gb_trial_status status;
     char *reason; /* "" for ok */

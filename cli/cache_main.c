@@ -45,8 +45,10 @@ static int collect(void *ctx, const gb_key *key, const void *value, size_t len)
         return GB_ENOMEM;
     }
     l->recs = grown;
-    if (gb_best_record_read(json, &l->recs[l->n], &err) == GB_OK) l->n++;
-    else l->n_unreadable++;
+    if (gb_best_record_read(json, &l->recs[l->n], &err) == GB_OK)
+        l->n++;
+    else
+        l->n_unreadable++;
     gb_json_free(json);
     return 0;
 }
@@ -101,8 +103,10 @@ static void add_row(gb_table *t, const gb_best_record *r, bool stale)
     gb_fields_append_canonical(&sb, &r->config, NULL, 0);
     gb_table_cell(t, "%s", sb.len ? gb_sb_str(&sb) : "-");
     gb_table_cell(t, "%.4f", r->stats.median);
-    if (r->flops > 0) gb_table_cell(t, "%.2f", r->flops / (r->stats.median * 1e-3) / 1e12);
-    else gb_table_cell(t, "-");
+    if (r->flops > 0)
+        gb_table_cell(t, "%.2f", r->flops / (r->stats.median * 1e-3) / 1e12);
+    else
+        gb_table_cell(t, "-");
     gb_table_cell(t, "%s", r->id.device);
     gb_table_cell(t, "%s", when);
     gb_table_cell(t, "%s", stale ? "stale" : "");
@@ -113,8 +117,8 @@ static int list(gb_cache *cache, bool all, gb_err *err)
 {
     listing l = {0};
     int rc = gb_cache_foreach(cache, GB_DB_BEST, collect, &l, err);
-    static const char *const headers[] = {"kernel", "shape", "best config", "median ms",
-                                          "TFLOP/s", "device", "tuned", "", NULL};
+    static const char *const headers[] = {
+        "kernel", "shape", "best config", "median ms", "TFLOP/s", "device", "tuned", "", NULL};
     gb_table t;
     gb_table_init(&t, headers, "lllrrlll");
     if (l.n > 1) qsort(l.recs, (size_t)l.n, sizeof *l.recs, compare_records);
@@ -150,10 +154,14 @@ int gb_cli_cache(int argc, char **argv)
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'c') dir = optarg;
-        else if (c == 'a') all = true;
-        else if (c == 'h') return printf(USAGE, prog), 0;
-        else return fprintf(stderr, USAGE, prog), 2;
+        if (c == 'c')
+            dir = optarg;
+        else if (c == 'a')
+            all = true;
+        else if (c == 'h')
+            return printf(USAGE, prog), 0;
+        else
+            return fprintf(stderr, USAGE, prog), 2;
     }
     const char *cmd = optind < argc ? argv[optind] : NULL;
     if (!cmd || (strcmp(cmd, "ls") && strcmp(cmd, "path"))) {

@@ -115,9 +115,24 @@ static int parse_int(const char *prog, const char *opt, const char *text, int lo
     return 0;
 }
 
-enum { OPT_CACHE = 256, OPT_NO_CACHE, OPT_FORCE, OPT_COMPILE_ONLY, OPT_ARCH, OPT_REQUIRE_GPU,
-       OPT_DEVICE, OPT_JOBS, OPT_SEED, OPT_TRIAL_TIMEOUT, OPT_RETRY_CRASHED, OPT_MODE, OPT_NOISE,
-       OPT_MAX_MS, OPT_SAMPLES, OPT_VERSION };
+enum {
+    OPT_CACHE = 256,
+    OPT_NO_CACHE,
+    OPT_FORCE,
+    OPT_COMPILE_ONLY,
+    OPT_ARCH,
+    OPT_REQUIRE_GPU,
+    OPT_DEVICE,
+    OPT_JOBS,
+    OPT_SEED,
+    OPT_TRIAL_TIMEOUT,
+    OPT_RETRY_CRASHED,
+    OPT_MODE,
+    OPT_NOISE,
+    OPT_MAX_MS,
+    OPT_SAMPLES,
+    OPT_VERSION
+};
 
 static const struct option long_options[] = {
     {"cache", required_argument, NULL, OPT_CACHE},
@@ -176,25 +191,55 @@ static int measure_option(int c, const char *prog, gb_lua_host *h)
 static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
 {
     switch (c) {
-    case OPT_CACHE: a->cache_dir = optarg; return -1;
-    case OPT_NO_CACHE: a->no_cache = true; return -1;
-    case OPT_FORCE: h->tuner.force = true; return -1;
-    case OPT_COMPILE_ONLY: h->tuner.compile_only = true; return -1;
-    case OPT_ARCH: h->tuner.arch = optarg; return -1;
-    case OPT_REQUIRE_GPU: h->require_gpu = true; return -1;
-    case OPT_DEVICE: return parse_int(prog, "--device", optarg, 0, &a->device) ? 2 : -1;
-    case OPT_JOBS: return parse_int(prog, "--jobs", optarg, 0, &h->tuner.jobs) ? 2 : -1;
-    case OPT_SEED: return parse_seed(prog, optarg, &h->tuner.seed) ? 2 : -1;
+    case OPT_CACHE:
+        a->cache_dir = optarg;
+        return -1;
+    case OPT_NO_CACHE:
+        a->no_cache = true;
+        return -1;
+    case OPT_FORCE:
+        h->tuner.force = true;
+        return -1;
+    case OPT_COMPILE_ONLY:
+        h->tuner.compile_only = true;
+        return -1;
+    case OPT_ARCH:
+        h->tuner.arch = optarg;
+        return -1;
+    case OPT_REQUIRE_GPU:
+        h->require_gpu = true;
+        return -1;
+    case OPT_DEVICE:
+        return parse_int(prog, "--device", optarg, 0, &a->device) ? 2 : -1;
+    case OPT_JOBS:
+        return parse_int(prog, "--jobs", optarg, 0, &h->tuner.jobs) ? 2 : -1;
+    case OPT_SEED:
+        return parse_seed(prog, optarg, &h->tuner.seed) ? 2 : -1;
     case OPT_TRIAL_TIMEOUT:
         return parse_seconds(prog, "--trial-timeout", optarg, &h->tuner.trial_timeout_s) ? 2 : -1;
-    case OPT_RETRY_CRASHED: h->tuner.retry_crashed = true; return -1;
-    case OPT_MODE: case OPT_NOISE: case OPT_MAX_MS: case OPT_SAMPLES:
+    case OPT_RETRY_CRASHED:
+        h->tuner.retry_crashed = true;
+        return -1;
+    case OPT_MODE:
+    case OPT_NOISE:
+    case OPT_MAX_MS:
+    case OPT_SAMPLES:
         return measure_option(c, prog, h) ? 2 : -1;
-    case 'v': h->tuner.verbose = true; return -1;
-    case 'q': a->quiet = true; return -1;
-    case 'h': printf(USAGE, prog); return 0;
-    case OPT_VERSION: printf("gpubench %s\n", GB_VERSION); return 0;
-    default: fprintf(stderr, USAGE, prog); return 2;
+    case 'v':
+        h->tuner.verbose = true;
+        return -1;
+    case 'q':
+        a->quiet = true;
+        return -1;
+    case 'h':
+        printf(USAGE, prog);
+        return 0;
+    case OPT_VERSION:
+        printf("gpubench %s\n", GB_VERSION);
+        return 0;
+    default:
+        fprintf(stderr, USAGE, prog);
+        return 2;
     }
 }
 
@@ -244,7 +289,8 @@ static void on_sigint(int sig)
 {
     gb_interrupt_request();
     signal(sig, SIG_DFL);
-    if (running_script) lua_sethook(running_script, stop_lua, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    if (running_script)
+        lua_sethook(running_script, stop_lua, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
 static int template_path(const char **dirs, char *env_copy)
@@ -253,7 +299,8 @@ static int template_path(const char **dirs, char *env_copy)
     for (char *save = NULL, *d = env_copy ? strtok_r(env_copy, ":", &save) : NULL;
          d && n < MAX_TEMPLATE_DIRS - 2; d = strtok_r(NULL, ":", &save))
         dirs[n++] = d;
-    if (*GB_SOURCE_TEMPLATES && access(GB_SOURCE_TEMPLATES, R_OK) == 0) dirs[n++] = GB_SOURCE_TEMPLATES;
+    if (*GB_SOURCE_TEMPLATES && access(GB_SOURCE_TEMPLATES, R_OK) == 0)
+        dirs[n++] = GB_SOURCE_TEMPLATES;
     if (*GB_INSTALL_TEMPLATES) dirs[n++] = GB_INSTALL_TEMPLATES;
     return n;
 }
@@ -320,15 +367,20 @@ int gb_cli_tune(int argc, char **argv)
 int gb_cli_exit_status(int code)
 {
     switch (code) {
-    case GB_OK: return 0;
+    case GB_OK:
+        return 0;
     case GB_ESCRIPT:
     case GB_EINVAL:
     case GB_ECACHE:
-    case GB_EIO: return 2;
+    case GB_EIO:
+        return 2;
     case GB_ENODRIVER:
-    case GB_ENOGPU: return 3;
-    case GB_EINTR: return 130;
-    default: return code > 0 ? 2 : 1; /* errno: the environment, e.g. a cache path */
+    case GB_ENOGPU:
+        return 3;
+    case GB_EINTR:
+        return 130;
+    default:
+        return code > 0 ? 2 : 1; /* errno: the environment, e.g. a cache path */
     }
 }
 

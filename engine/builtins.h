@@ -27,7 +27,7 @@ typedef enum gb_fill_mode {
 /* What gb_compare accumulates on the device; the layout matches builtins.cu. */
 typedef struct gb_compare_result {
     uint64_t n_bad;
-    uint64_t first_bad; /* UINT64_MAX when none */
+    uint64_t first_bad;    /* UINT64_MAX when none */
     uint64_t max_abs_bits; /* a non-negative double's bits */
     uint64_t max_rel_bits;
 } gb_compare_result;

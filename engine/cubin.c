@@ -112,8 +112,10 @@ static void read_info(const image *im, long sym, gb_resources *out)
         uint32_t entry[2];
         if (format == EIFMT_SVAL && size == 8) {
             memcpy(entry, p + 4, sizeof entry);
-            if (entry[0] == (uint32_t)sym && attr == EIATTR_REGCOUNT) out->registers = (int)entry[1];
-            if (entry[0] == (uint32_t)sym && attr == EIATTR_FRAME_SIZE) out->stack_bytes = (int)entry[1];
+            if (entry[0] == (uint32_t)sym && attr == EIATTR_REGCOUNT)
+                out->registers = (int)entry[1];
+            if (entry[0] == (uint32_t)sym && attr == EIATTR_FRAME_SIZE)
+                out->stack_bytes = (int)entry[1];
         }
         p += len;
     }
@@ -130,7 +132,8 @@ int gb_cubin_resources(const void *cubin, size_t bytes, const char *kernel, gb_r
     read_info(&im, symbol_index(&im, kernel), out);
     const Elf64_Shdr *smem = find_section(&im, ".nv.shared.", kernel);
     long smem_bytes = smem ? (long)smem->sh_size : 0;
-    if (smem && find_section(&im, ".nv.shared.reserved.", NULL) && smem_bytes >= RESERVED_SMEM_BYTES)
+    if (smem && find_section(&im, ".nv.shared.reserved.", NULL) &&
+        smem_bytes >= RESERVED_SMEM_BYTES)
         smem_bytes -= RESERVED_SMEM_BYTES;
     out->smem_static_bytes = (int)smem_bytes;
     if (out->stack_bytes < 0) out->stack_bytes = 0;

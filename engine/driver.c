@@ -136,7 +136,7 @@ int gb_cu_fail(gb_err *err, CUresult result, const char *call)
     const char *text = NULL;
     if (!gb_cu.cuGetErrorString || gb_cu.cuGetErrorString(result, &text) != CUDA_SUCCESS)
         text = NULL;
-    int code = gb_cu_is_sticky(result)      ? GB_EFAULT
+    int code = gb_cu_is_sticky(result)     ? GB_EFAULT
                : is_refused_launch(result) ? GB_ELAUNCH
                                            : GB_ECUDA;
     if (result == CUDA_ERROR_OUT_OF_MEMORY) code = GB_ENOMEM;

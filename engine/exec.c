@@ -112,8 +112,7 @@ int gb_exec_device(gb_exec *exec, gb_device_info *out, gb_err *err)
     return rc;
 }
 
-int gb_exec_set_problem(gb_exec *exec, const gb_arg *args, int n_args, uint64_t seed,
-                        gb_err *err)
+int gb_exec_set_problem(gb_exec *exec, const gb_arg *args, int n_args, uint64_t seed, gb_err *err)
 {
     if (n_args < 0 || n_args > GB_MAX_ARGS)
         return gb_err_set(err, GB_EINVAL, "%d arguments (at most %d)", n_args, GB_MAX_ARGS);
@@ -149,8 +148,7 @@ static bool backend_lost(int rc)
 }
 
 int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check,
-                  const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
-                  gb_err *err)
+                  const gb_measure_opts *opts, double timeout_s, gb_trial_result *out, gb_err *err)
 {
     memset(out, 0, sizeof *out);
     int rc = ensure_ready(exec, err);

@@ -64,8 +64,7 @@ typedef struct gb_backend_ops {
     int (*reference)(void *self, const gb_variant *ref, gb_err *err);
     /* timeout_s bounds the whole trial where the backend can enforce it (0: none). */
     int (*trial)(void *self, const gb_variant *v, const gb_check_spec *check,
-                 const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
-                 gb_err *err);
+                 const gb_measure_opts *opts, double timeout_s, gb_trial_result *out, gb_err *err);
     /* Measures n variants interleaved (they passed their trials already). */
     int (*race)(void *self, const gb_variant *variants, int n, const gb_measure_opts *opts,
                 double timeout_s, gb_measurement *out, gb_err *err);
@@ -93,8 +92,7 @@ void gb_exec_destroy(gb_exec *exec);
 int gb_exec_device(gb_exec *exec, gb_device_info *out, gb_err *err);
 
 /* Sets the problem for the following trials (the args are copied). */
-int gb_exec_set_problem(gb_exec *exec, const gb_arg *args, int n_args, uint64_t seed,
-                        gb_err *err);
+int gb_exec_set_problem(gb_exec *exec, const gb_arg *args, int n_args, uint64_t seed, gb_err *err);
 
 /* Runs the reference on the current problem; the variant is copied. */
 int gb_exec_reference(gb_exec *exec, const gb_variant *ref, gb_err *err);
@@ -105,8 +103,7 @@ int gb_exec_reference(gb_exec *exec, const gb_variant *ref, gb_err *err);
  * itself cannot go on (the problem or the reference fail on a fresh backend, no
  * GPU, out of memory) or was interrupted (GB_EINTR). */
 int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check,
-                  const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
-                  gb_err *err);
+                  const gb_measure_opts *opts, double timeout_s, gb_trial_result *out, gb_err *err);
 
 /* Re-measures n variants of the current problem interleaved, with the full
  * criterion (engine/measure.h), within timeout_s. A lost backend is GB_EFAULT or

@@ -94,11 +94,13 @@ static void describe_exit(supervisor *s, char *out, size_t n)
     int status = 0;
     pid_t got = reap(s, &status);
     s->pid = 0;
-    if (got < 0) snprintf(out, n, "the GPU worker is gone");
+    if (got < 0)
+        snprintf(out, n, "the GPU worker is gone");
     else if (WIFSIGNALED(status))
         snprintf(out, n, "the GPU worker was killed by signal %d (%s)", WTERMSIG(status),
                  strsignal(WTERMSIG(status)));
-    else snprintf(out, n, "the GPU worker exited with status %d", WEXITSTATUS(status));
+    else
+        snprintf(out, n, "the GPU worker exited with status %d", WEXITSTATUS(status));
 }
 
 static void kill_worker(supervisor *s)
@@ -170,8 +172,10 @@ static int exchange(supervisor *s, gb_msg_type type, gb_strbuf *json, const void
         rc = gb_err_set(err, code ? (int)code : GB_EPROTO, "%s", msg);
         if (rc == GB_EFAULT || rc == GB_EPROTO) stop_worker(s); /* it is ending anyway */
     } else if (reply->type != expect) {
-        rc = gb_err_set(err, GB_EPROTO, "malformed message: answer of type %d to a request of "
-                                        "type %d", (int)reply->type, (int)type);
+        rc = gb_err_set(err, GB_EPROTO,
+                        "malformed message: answer of type %d to a request of "
+                        "type %d",
+                        (int)reply->type, (int)type);
         rc = lost(s, rc, timeout_s, err);
     }
     if (rc) gb_msg_free(reply);
@@ -217,8 +221,8 @@ static int worker_set_problem(void *self, const gb_arg *args, int n_args, uint64
     gb_jw_key(&w, "args");
     gb_proto_write_args(&w, args, n_args);
     gb_jw_obj_end(&w);
-    int rc = exchange(s, GB_MSG_PROBLEM, &json, NULL, 0, GB_MSG_OK, s->opts.op_timeout_s, &reply,
-                      err);
+    int rc =
+        exchange(s, GB_MSG_PROBLEM, &json, NULL, 0, GB_MSG_OK, s->opts.op_timeout_s, &reply, err);
     gb_msg_free(&reply);
     return rc;
 }
@@ -290,8 +294,10 @@ static int read_raced(supervisor *s, const gb_msg *reply, int n, gb_measurement 
     const gb_json *list = gb_json_get(reply->json, "measurements");
     int rc = gb_json_len(list) == (size_t)n
                  ? GB_OK
-                 : gb_err_set(err, GB_EPROTO, "malformed message: %zu measurements for a race of "
-                                              "%d", gb_json_len(list), n);
+                 : gb_err_set(err, GB_EPROTO,
+                              "malformed message: %zu measurements for a race of "
+                              "%d",
+                              gb_json_len(list), n);
     for (int i = 0; rc == GB_OK && i < n; i++)
         rc = gb_proto_read_measurement(gb_json_at(list, (size_t)i), &out[i], err);
     if (rc)
@@ -325,7 +331,8 @@ static int worker_race(void *self, const gb_variant *vs, int n, const gb_measure
     gb_jw_key(&w, "measure");
     gb_proto_write_measure(&w, opts);
     gb_jw_obj_end(&w);
-    int rc = exchange(s, GB_MSG_RACE, &json, blob, blob_bytes, GB_MSG_RACED, timeout_s, &reply, err);
+    int rc =
+        exchange(s, GB_MSG_RACE, &json, blob, blob_bytes, GB_MSG_RACED, timeout_s, &reply, err);
     free(blob);
     if (rc == GB_OK) rc = read_raced(s, &reply, n, out, timeout_s, err);
     gb_msg_free(&reply);

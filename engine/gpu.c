@@ -319,7 +319,8 @@ int gb_gpu_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_re
 int gb_gpu_sync(gb_gpu *gpu, gb_err *err)
 {
     CUresult cr = gb_cu.cuStreamSynchronize(gpu->stream);
-    if (cr != CUDA_SUCCESS) return gb_gpu_note_fault(gpu, gb_cu_fail(err, cr, "cuStreamSynchronize"), err);
+    if (cr != CUDA_SUCCESS)
+        return gb_gpu_note_fault(gpu, gb_cu_fail(err, cr, "cuStreamSynchronize"), err);
     return GB_OK;
 }
 

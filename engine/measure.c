@@ -9,7 +9,7 @@
 /* Below this many kept samples the stopping rule is checked after every sample;
  * above, after every n / CHECK_SPACING, so a long run stays O(n log n). */
 #define CHECK_EVERY_UNTIL 100
-#define CHECK_SPACING 32
+#define CHECK_SPACING     32
 
 static const char *const mode_names[] = {[GB_MODE_COLD] = "cold", [GB_MODE_HOT] = "hot"};
 
@@ -210,8 +210,8 @@ static bool is_throttled(const gb_measurement *m, const gb_sample *s, const gb_m
 static bool converged(state *st, const gb_measure_opts *o)
 {
     if (st->n_kept < o->min_samples || st->n_kept < st->next_check) return false;
-    st->next_check = st->n_kept < CHECK_EVERY_UNTIL ? st->n_kept + 1
-                                                    : st->n_kept + st->n_kept / CHECK_SPACING;
+    st->next_check =
+        st->n_kept < CHECK_EVERY_UNTIL ? st->n_kept + 1 : st->n_kept + st->n_kept / CHECK_SPACING;
     if (gb_measurement_summarise(st->m) != GB_OK) return false;
     return gb_stats_rel_ci(&st->m->stats) <= o->noise;
 }
@@ -229,8 +229,10 @@ static int step(state *st, const gb_measure_opts *o, double cap_ms, gb_err *err)
     m->throttled[i] = is_throttled(m, &s, o);
     st->n_kept += !m->throttled[i];
     double elapsed = st->sampler->now_ms(st->sampler->ctx) - st->start_ms;
-    if (converged(st, o)) st->done = true;
-    else if (m->n_samples >= o->max_samples || elapsed >= cap_ms) st->done = m->capped = true;
+    if (converged(st, o))
+        st->done = true;
+    else if (m->n_samples >= o->max_samples || elapsed >= cap_ms)
+        st->done = m->capped = true;
     return GB_OK;
 }
 
@@ -261,8 +263,7 @@ static int begin(const gb_sampler *s, const gb_measure_opts *o, gb_measurement *
     return warm_up(s, o, m, err);
 }
 
-int gb_measure_run(const gb_sampler *s, const gb_measure_opts *o, gb_measurement *out,
-                   gb_err *err)
+int gb_measure_run(const gb_sampler *s, const gb_measure_opts *o, gb_measurement *out, gb_err *err)
 {
     state st;
     gb_measure_opts opts = *o;

@@ -80,8 +80,8 @@ typedef struct gb_sampler {
 
 typedef struct gb_measurement {
     gb_measure_mode mode;
-    gb_stats stats;       /* of the samples not throttled (of all, if all were) */
-    int n_samples;        /* every sample, in the order taken (warm-up excluded) */
+    gb_stats stats; /* of the samples not throttled (of all, if all were) */
+    int n_samples;  /* every sample, in the order taken (warm-up excluded) */
     double *samples_ms;
     double *clock_mhz;
     bool *throttled;

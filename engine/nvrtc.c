@@ -98,8 +98,10 @@ static int take_cubin(nvrtcProgram prog, gb_compile_out *out, gb_err *err)
     nvrtcResult rc = nvrtcGetCUBINSize(prog, &out->cubin_bytes);
     if (rc != NVRTC_SUCCESS) return nvrtc_fail(err, rc, "nvrtcGetCUBINSize");
     if (out->cubin_bytes == 0)
-        return gb_err_set(err, GB_ENVRTC, "NVRTC produced no cubin (is the target a real sm_ arch?)");
-    if (!(out->cubin = malloc(out->cubin_bytes))) return gb_err_set(err, GB_ENOMEM, "out of memory");
+        return gb_err_set(err, GB_ENVRTC,
+                          "NVRTC produced no cubin (is the target a real sm_ arch?)");
+    if (!(out->cubin = malloc(out->cubin_bytes)))
+        return gb_err_set(err, GB_ENOMEM, "out of memory");
     rc = nvrtcGetCUBIN(prog, out->cubin);
     return rc == NVRTC_SUCCESS ? GB_OK : nvrtc_fail(err, rc, "nvrtcGetCUBIN");
 }
@@ -111,7 +113,8 @@ static int take_lowered(nvrtcProgram prog, const gb_compile_req *req, gb_compile
         const char *lowered = NULL;
         nvrtcResult rc = nvrtcGetLoweredName(prog, req->name_exprs[i], &lowered);
         if (rc != NVRTC_SUCCESS)
-            return gb_err_set(err, GB_ECOMPILE, "%s: no kernel named '%s' (nvrtcGetLoweredName: %s)",
+            return gb_err_set(err, GB_ECOMPILE,
+                              "%s: no kernel named '%s' (nvrtcGetLoweredName: %s)",
                               req->source_name, req->name_exprs[i], nvrtcGetErrorString(rc));
         if (!(out->lowered[i] = strdup(lowered)))
             return gb_err_set(err, GB_ENOMEM, "out of memory");
@@ -288,6 +291,8 @@ void gb_nvrtc_first_error(const char *log, char *out, size_t out_bytes)
         if (rewrite_diagnostic(line, len, out, out_bytes)) return;
         line = eol ? eol + 1 : NULL;
     }
-    if (first_line) snprintf(out, out_bytes, "%.*s", (int)first_len, first_line);
-    else snprintf(out, out_bytes, "compilation failed with an empty log");
+    if (first_line)
+        snprintf(out, out_bytes, "%.*s", (int)first_len, first_line);
+    else
+        snprintf(out, out_bytes, "compilation failed with an empty log");
 }

@@ -43,9 +43,9 @@ typedef struct gb_resources {
 typedef struct gb_compile_out {
     void *cubin;
     size_t cubin_bytes;
-    char *log;                               /* NVRTC's whole log, "" when empty */
-    char *lowered[GB_NVRTC_MAX_NAMES];       /* mangled names, per name expression */
-    gb_resources resources;                  /* of name_exprs[0] */
+    char *log;                         /* NVRTC's whole log, "" when empty */
+    char *lowered[GB_NVRTC_MAX_NAMES]; /* mangled names, per name expression */
+    gb_resources resources;            /* of name_exprs[0] */
     double compile_ms;
 } gb_compile_out;
 

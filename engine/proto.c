@@ -97,8 +97,7 @@ static int wait_readable(int fd, double deadline_ms, gb_err *err)
         struct pollfd p = {.fd = fd, .events = POLLIN};
         int n = poll(&p, 1, left > 100 ? 100 : (int)ceil(left)); /* wake to see interrupts */
         if (n > 0) return GB_OK;
-        if (n < 0 && errno != EINTR)
-            return gb_err_set(err, GB_EPROTO, "poll: %s", strerror(errno));
+        if (n < 0 && errno != EINTR) return gb_err_set(err, GB_EPROTO, "poll: %s", strerror(errno));
     }
 }
 
@@ -153,7 +152,8 @@ int gb_proto_recv(int fd, double deadline_ms, gb_msg *out, gb_err *err)
     if (rc == GB_OK) rc = read_exact(fd, text, json_bytes, deadline_ms, err);
     if (rc == GB_OK && out->blob_bytes && !(out->blob = malloc(out->blob_bytes)))
         rc = gb_err_set(err, GB_ENOMEM, "out of memory");
-    if (rc == GB_OK && out->blob_bytes) rc = read_exact(fd, out->blob, out->blob_bytes, deadline_ms, err);
+    if (rc == GB_OK && out->blob_bytes)
+        rc = read_exact(fd, out->blob, out->blob_bytes, deadline_ms, err);
     if (rc == GB_ECLOSED && text) /* the header came, the rest did not */
         rc = gb_err_set(err, GB_EPROTO, "malformed message: truncated (%u + %zu bytes announced)",
                         json_bytes, out->blob_bytes);
@@ -274,7 +274,8 @@ static int read_tensor(const gb_json *obj, gb_arg *a, gb_err *err)
         a->dims[d] = (int64_t)v;
     }
     int rc = get_str(obj, "init", &init, err);
-    if (rc == GB_OK && strcmp(init, "value") == 0) a->init = GB_INIT_VALUE;
+    if (rc == GB_OK && strcmp(init, "value") == 0)
+        a->init = GB_INIT_VALUE;
     else if (rc == GB_OK && gb_init_parse(init, &a->init) != GB_OK)
         return bad_field(err, "init", "an initialisation");
     const gb_json *checked = gb_json_get(obj, "checked");
@@ -300,7 +301,8 @@ static int read_arg(const gb_json *obj, gb_arg *a, gb_err *err)
     if (strcmp(kind, "scalar") != 0) return bad_field(err, "kind", "tensor or scalar");
     a->kind = GB_ARG_SCALAR;
     uint64_t bits;
-    if (gb_proto_read_u64(gb_json_get(obj, "int"), &bits)) return bad_field(err, "int", "a decimal string");
+    if (gb_proto_read_u64(gb_json_get(obj, "int"), &bits))
+        return bad_field(err, "int", "a decimal string");
     a->int_value = (int64_t)bits;
     return get_num(obj, "float", &a->float_value, err);
 }
@@ -383,7 +385,8 @@ int gb_proto_read_check(const gb_json *obj, gb_check_spec *out, gb_err *err)
     out->n_outputs = (int)n;
     for (size_t i = 0; i < n; i++) {
         double v = gb_json_num(gb_json_at(outputs, i), -1);
-        if (v < 0 || v >= GB_MAX_ARGS || v != floor(v)) return bad_field(err, "outputs", "positions");
+        if (v < 0 || v >= GB_MAX_ARGS || v != floor(v))
+            return bad_field(err, "outputs", "positions");
         out->outputs[i] = (int)v;
     }
     int rc = get_num(obj, "rtol", &out->rtol, err);
@@ -442,13 +445,20 @@ void gb_proto_write_device(gb_jw *w, const gb_device_info *d)
         const char *key;
         double value;
     } fields[] = {
-        {"ordinal", d->ordinal},       {"cc_major", d->cc_major},
-        {"cc_minor", d->cc_minor},     {"sms", d->sms},
-        {"smem_optin", d->smem_per_block_optin}, {"smem_per_sm", d->smem_per_sm},
-        {"regs_per_sm", d->regs_per_sm}, {"max_threads", d->max_threads_per_block},
-        {"l2_bytes", (double)d->l2_bytes}, {"mem_bytes", (double)d->mem_bytes},
-        {"mem_clock_khz", d->mem_clock_khz}, {"bus_width_bits", d->bus_width_bits},
-        {"sm_clock_khz", d->sm_clock_khz}, {"peak_gbps", d->peak_gbps},
+        {"ordinal", d->ordinal},
+        {"cc_major", d->cc_major},
+        {"cc_minor", d->cc_minor},
+        {"sms", d->sms},
+        {"smem_optin", d->smem_per_block_optin},
+        {"smem_per_sm", d->smem_per_sm},
+        {"regs_per_sm", d->regs_per_sm},
+        {"max_threads", d->max_threads_per_block},
+        {"l2_bytes", (double)d->l2_bytes},
+        {"mem_bytes", (double)d->mem_bytes},
+        {"mem_clock_khz", d->mem_clock_khz},
+        {"bus_width_bits", d->bus_width_bits},
+        {"sm_clock_khz", d->sm_clock_khz},
+        {"peak_gbps", d->peak_gbps},
         {"driver", d->driver_version},
     };
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
@@ -465,12 +475,21 @@ int gb_proto_read_device(const gb_json *obj, gb_device_info *d, gb_err *err)
     if (rc) return rc;
     gb_strlcpy(d->name, name, sizeof d->name);
     gb_strlcpy(d->arch, arch, sizeof d->arch);
-    int *ints[] = {&d->ordinal, &d->cc_major, &d->cc_minor, &d->sms, &d->smem_per_block_optin,
-                   &d->smem_per_sm, &d->regs_per_sm, &d->max_threads_per_block, &d->mem_clock_khz,
-                   &d->bus_width_bits, &d->sm_clock_khz, &d->driver_version};
-    const char *keys[] = {"ordinal", "cc_major", "cc_minor", "sms", "smem_optin", "smem_per_sm",
-                          "regs_per_sm", "max_threads", "mem_clock_khz", "bus_width_bits",
-                          "sm_clock_khz", "driver"};
+    int *ints[] = {&d->ordinal,
+                   &d->cc_major,
+                   &d->cc_minor,
+                   &d->sms,
+                   &d->smem_per_block_optin,
+                   &d->smem_per_sm,
+                   &d->regs_per_sm,
+                   &d->max_threads_per_block,
+                   &d->mem_clock_khz,
+                   &d->bus_width_bits,
+                   &d->sm_clock_khz,
+                   &d->driver_version};
+    const char *keys[] = {"ordinal",       "cc_major",       "cc_minor",     "sms",
+                          "smem_optin",    "smem_per_sm",    "regs_per_sm",  "max_threads",
+                          "mem_clock_khz", "bus_width_bits", "sm_clock_khz", "driver"};
     for (size_t i = 0; rc == GB_OK && i < sizeof keys / sizeof *keys; i++) {
         long long v = 0;
         rc = get_int(obj, keys[i], -1, INT32_MAX, &v, err);

@@ -40,10 +40,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GB_PROTO_VERSION 1
+#define GB_PROTO_VERSION      1
 #define GB_PROTO_HEADER_BYTES 16
-#define GB_PROTO_MAX_JSON (16u << 20)
-#define GB_PROTO_MAX_BLOB (256u << 20)
+#define GB_PROTO_MAX_JSON     (16u << 20)
+#define GB_PROTO_MAX_BLOB     (256u << 20)
 
 typedef enum gb_msg_type {
     GB_MSG_OPEN = 1,

@@ -9,11 +9,16 @@ static const struct {
     size_t bytes;
     bool is_float;
 } dtypes[GB_DT_COUNT] = {
-    [GB_DT_F64] = {"f64", 8, true},       [GB_DT_F32] = {"f32", 4, true},
-    [GB_DT_F16] = {"f16", 2, true},       [GB_DT_BF16] = {"bf16", 2, true},
-    [GB_DT_FP8_E4M3] = {"fp8_e4m3", 1, true}, [GB_DT_FP8_E5M2] = {"fp8_e5m2", 1, true},
-    [GB_DT_I8] = {"i8", 1, false},        [GB_DT_U8] = {"u8", 1, false},
-    [GB_DT_I32] = {"i32", 4, false},      [GB_DT_U32] = {"u32", 4, false},
+    [GB_DT_F64] = {"f64", 8, true},
+    [GB_DT_F32] = {"f32", 4, true},
+    [GB_DT_F16] = {"f16", 2, true},
+    [GB_DT_BF16] = {"bf16", 2, true},
+    [GB_DT_FP8_E4M3] = {"fp8_e4m3", 1, true},
+    [GB_DT_FP8_E5M2] = {"fp8_e5m2", 1, true},
+    [GB_DT_I8] = {"i8", 1, false},
+    [GB_DT_U8] = {"u8", 1, false},
+    [GB_DT_I32] = {"i32", 4, false},
+    [GB_DT_U32] = {"u32", 4, false},
     [GB_DT_I64] = {"i64", 8, false},
 };
 

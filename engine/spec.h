@@ -60,9 +60,9 @@ typedef struct gb_arg {
     int n_dims; /* tensor */
     int64_t dims[GB_MAX_DIMS];
     gb_init init;
-    double init_value; /* GB_INIT_VALUE */
-    bool checked;      /* compared with the reference: the reference gets its own copy */
-    int64_t int_value; /* integer scalar */
+    double init_value;  /* GB_INIT_VALUE */
+    bool checked;       /* compared with the reference: the reference gets its own copy */
+    int64_t int_value;  /* integer scalar */
     double float_value; /* floating scalar */
 } gb_arg;
 
@@ -88,10 +88,10 @@ typedef struct gb_check_spec {
 
 /* The outcome of comparing one variant's outputs with the reference's. */
 typedef struct gb_check_result {
-    bool checked;         /* false when there was no reference */
-    int64_t n_bad;        /* elements outside the tolerance (NaN included) */
+    bool checked;  /* false when there was no reference */
+    int64_t n_bad; /* elements outside the tolerance (NaN included) */
     int64_t n_compared;
-    double max_abs_err;   /* over all compared elements, NaN excluded */
+    double max_abs_err; /* over all compared elements, NaN excluded */
     double max_rel_err;
     int first_bad_output; /* argument position of the first failing output, or -1 */
     int64_t first_bad_index;

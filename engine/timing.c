@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MIN_FLUSH_BYTES (8u << 20)
+#define MIN_FLUSH_BYTES  (8u << 20)
 #define MAX_HOT_LAUNCHES 10000
 
 static double now_ms(void *ctx)
@@ -80,10 +80,10 @@ static int flush_l2(gb_gpu *gpu, gb_err *err)
     void *write_params[] = {&gpu->flush_buf, &gpu->flush_words, &value};
     void *read_params[] = {&gpu->flush_buf, &gpu->flush_words, &key, &gpu->probe_out};
     uint32_t blocks = blocks_for(gpu->flush_words);
-    GB_CU_CHECK(rc, err, cuLaunchKernel, (gpu->flush, blocks, 1, 1, 256, 1, 1, 0, gpu->stream,
-                                          write_params, NULL));
-    GB_CU_CHECK(rc, err, cuLaunchKernel, (gpu->flush_read, blocks, 1, 1, 256, 1, 1, 0,
-                                          gpu->stream, read_params, NULL));
+    GB_CU_CHECK(rc, err, cuLaunchKernel,
+                (gpu->flush, blocks, 1, 1, 256, 1, 1, 0, gpu->stream, write_params, NULL));
+    GB_CU_CHECK(rc, err, cuLaunchKernel,
+                (gpu->flush_read, blocks, 1, 1, 256, 1, 1, 0, gpu->stream, read_params, NULL));
 cleanup:
     return rc;
 }
@@ -103,8 +103,8 @@ static int read_clock(gb_gpu *gpu, gb_sample *s, gb_err *err)
     uint64_t probe[2] = {0, 0};
     void *params[] = {&gpu->probe_out};
     int rc = GB_OK;
-    GB_CU_CHECK(rc, err, cuLaunchKernel, (gpu->clock_probe, 1, 1, 1, 1, 1, 1, 0, gpu->stream,
-                                          params, NULL));
+    GB_CU_CHECK(rc, err, cuLaunchKernel,
+                (gpu->clock_probe, 1, 1, 1, 1, 1, 1, 0, gpu->stream, params, NULL));
     if ((rc = gb_gpu_sync(gpu, err))) return rc;
     GB_CU_CHECK(rc, err, cuMemcpyDtoH, (probe, gpu->probe_out, sizeof probe));
     s->clock_mhz = probe[1] ? probe[0] * 1e3 / (double)probe[1] : 0;
@@ -132,8 +132,10 @@ static int timed(sampler_ctx *c, double *out_ms, gb_err *err)
     int rc = GB_OK;
     float ms = 0;
     GB_CU_CHECK(rc, err, cuEventRecord, (gpu->start, gpu->stream));
-    if (c->exec) GB_CU_CHECK(rc, err, cuGraphLaunch, (c->exec, gpu->stream));
-    else if ((rc = gb_gpu_launch(gpu, c->kernel, c->launch, false, err))) return rc;
+    if (c->exec)
+        GB_CU_CHECK(rc, err, cuGraphLaunch, (c->exec, gpu->stream));
+    else if ((rc = gb_gpu_launch(gpu, c->kernel, c->launch, false, err)))
+        return rc;
     GB_CU_CHECK(rc, err, cuEventRecord, (gpu->stop, gpu->stream));
     GB_CU_CHECK(rc, err, cuEventSynchronize, (gpu->stop));
     GB_CU_CHECK(rc, err, cuEventElapsedTime, (&ms, gpu->start, gpu->stop));
@@ -210,8 +212,9 @@ int gb_gpu_race(gb_gpu *gpu, gb_gpu_kernel *const *kernels, const gb_launch *lau
     for (; rc == GB_OK && made < n; made++)
         rc = make_sampler(gpu, kernels[made], &launches[made], opts, &ctx[made], &samplers[made],
                           err);
-    if (rc == GB_OK) rc = n == 1 ? gb_measure_run(samplers, opts, out, err)
-                                 : gb_measure_race(samplers, n, opts, out, err);
+    if (rc == GB_OK)
+        rc = n == 1 ? gb_measure_run(samplers, opts, out, err)
+                    : gb_measure_race(samplers, n, opts, out, err);
     for (int i = 0; rc == GB_OK && i < n; i++)
         out[i].launches_per_sample = ctx[i].launches;
     for (int i = 0; i < made; i++)

@@ -140,14 +140,17 @@ static int read_race(const gb_msg *m, gb_variant *vs, int n, gb_err *err)
         double bytes = gb_json_num(gb_json_get(v, "bytes"), -1);
         if (!name || bytes < 1 || bytes > (double)(m->blob_bytes - offset))
             return gb_err_set(err, GB_EPROTO, "malformed message: race variant %d", i + 1);
-        vs[i] = (gb_variant){.cubin = (const char *)m->blob + offset, .cubin_bytes = (size_t)bytes,
+        vs[i] = (gb_variant){.cubin = (const char *)m->blob + offset,
+                             .cubin_bytes = (size_t)bytes,
                              .lowered_name = name};
         offset += (size_t)bytes;
         int rc = gb_proto_read_launch(gb_json_get(v, "launch"), &vs[i].launch, err);
         if (rc) return rc;
     }
-    return offset == m->blob_bytes ? GB_OK : gb_err_set(err, GB_EPROTO, "malformed message: "
-                                                                         "race cubins do not add up");
+    return offset == m->blob_bytes ? GB_OK
+                                   : gb_err_set(err, GB_EPROTO,
+                                                "malformed message: "
+                                                "race cubins do not add up");
 }
 
 static int reply_race(worker *w, const gb_measurement *ms, int n)
@@ -191,12 +194,18 @@ static int serve(worker *w, const gb_msg *m)
     if (m->type != GB_MSG_OPEN && !w->open)
         return reply_error(w, GB_EPROTO, "the GPU is not open: OPEN must come first");
     switch (m->type) {
-    case GB_MSG_OPEN: return on_open(w, m);
-    case GB_MSG_PROBLEM: return on_problem(w, m);
-    case GB_MSG_REFERENCE: return on_reference(w, m);
-    case GB_MSG_TRIAL: return on_trial(w, m);
-    case GB_MSG_RACE: return on_race(w, m);
-    default: return reply_error(w, GB_EPROTO, "unexpected message type");
+    case GB_MSG_OPEN:
+        return on_open(w, m);
+    case GB_MSG_PROBLEM:
+        return on_problem(w, m);
+    case GB_MSG_REFERENCE:
+        return on_reference(w, m);
+    case GB_MSG_TRIAL:
+        return on_trial(w, m);
+    case GB_MSG_RACE:
+        return on_race(w, m);
+    default:
+        return reply_error(w, GB_EPROTO, "unexpected message type");
     }
 }
 

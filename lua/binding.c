@@ -116,10 +116,18 @@ static int error_tostring(lua_State *L)
 void gb_lua_push_value(lua_State *L, const gb_value *v)
 {
     switch (v->kind) {
-    case GB_VAL_INT: lua_pushinteger(L, v->i); break;
-    case GB_VAL_NUM: lua_pushnumber(L, v->num); break;
-    case GB_VAL_STR: lua_pushstring(L, v->str); break;
-    default: lua_pushboolean(L, v->b); break;
+    case GB_VAL_INT:
+        lua_pushinteger(L, v->i);
+        break;
+    case GB_VAL_NUM:
+        lua_pushnumber(L, v->num);
+        break;
+    case GB_VAL_STR:
+        lua_pushstring(L, v->str);
+        break;
+    default:
+        lua_pushboolean(L, v->b);
+        break;
     }
 }
 
@@ -130,9 +138,13 @@ int gb_lua_to_value(lua_State *L, int idx, gb_value *out)
         *out = lua_isinteger(L, idx) ? gb_value_int(lua_tointeger(L, idx))
                                      : gb_value_num(lua_tonumber(L, idx));
         return GB_OK;
-    case LUA_TBOOLEAN: *out = gb_value_bool(lua_toboolean(L, idx)); return GB_OK;
-    case LUA_TSTRING: return gb_value_str(lua_tostring(L, idx), out);
-    default: return GB_EINVAL;
+    case LUA_TBOOLEAN:
+        *out = gb_value_bool(lua_toboolean(L, idx));
+        return GB_OK;
+    case LUA_TSTRING:
+        return gb_value_str(lua_tostring(L, idx), out);
+    default:
+        return GB_EINVAL;
     }
 }
 
@@ -154,7 +166,8 @@ int gb_lua_to_fields(lua_State *L, int idx, gb_fields *out, gb_err *err)
     while (rc == GB_OK && lua_next(L, idx)) {
         gb_value v;
         if (lua_type(L, -2) != LUA_TSTRING || gb_lua_to_value(L, -1, &v) != GB_OK)
-            rc = gb_err_set(err, GB_EINVAL, "fields must map names to numbers, strings or booleans");
+            rc =
+                gb_err_set(err, GB_EINVAL, "fields must map names to numbers, strings or booleans");
         else if ((rc = gb_fields_set(out, lua_tostring(L, -2), &v)))
             gb_err_set(err, rc, "out of memory");
         if (rc == GB_OK) gb_value_free(&v);
@@ -179,7 +192,8 @@ static int ensure_gpu(gb_lua_host *host, gb_device_info *info, gb_err *err)
         host->gpu_missing = true;
         gb_err_copy(&host->gpu_missing_err, err);
         if (host->tuner.log)
-            fprintf(host->tuner.log, "gpubench: %s; compiling only, timing needs a GPU\n", err->msg);
+            fprintf(host->tuner.log, "gpubench: %s; compiling only, timing needs a GPU\n",
+                    err->msg);
         return GB_ENOGPU;
     }
     return rc;
@@ -258,7 +272,8 @@ static void resolve_measure(lua_State *L, int idx, const gb_lua_host *host, gb_k
     if (set & GB_MEASURE_SET_MODE) m.mode = cli.mode;
     if (set & GB_MEASURE_SET_NOISE) m.noise = cli.noise;
     if (set & GB_MEASURE_SET_MAX_MS) m.max_ms = cli.max_ms;
-    if (set & GB_MEASURE_SET_SAMPLES) m.min_samples = cli.min_samples, m.max_samples = cli.max_samples;
+    if (set & GB_MEASURE_SET_SAMPLES)
+        m.min_samples = cli.min_samples, m.max_samples = cli.max_samples;
     if (m.max_samples < m.min_samples) m.max_samples = m.min_samples;
     if (m.warmup_max_ms < m.warmup_ms) m.warmup_max_ms = m.warmup_ms;
     def->measure = m;
@@ -290,7 +305,8 @@ static int run_kernel(lua_State *L, gb_tune_request *req, gb_err *err)
     if (rc == GB_OK) rc = gb_tune(&opts, def, req, &result, err);
     if (rc == GB_OK || rc == GB_EINTR) { /* an interrupted run shows what finished */
         tally(host, &opts, &result);
-        if (host->out) gb_report_tune(host->out, def->name, &result, opts.compile_only, opts.verbose);
+        if (host->out)
+            gb_report_tune(host->out, def->name, &result, opts.compile_only, opts.verbose);
     }
     if (rc == GB_OK) gb_lua_push_results(L, &result);
     gb_tune_result_free(&result);
@@ -314,8 +330,10 @@ static int core_bench(lua_State *L)
     gb_fields config = {0};
     gb_err err = {0};
     int rc = GB_OK;
-    if (lua_type(L, 3) == LUA_TSTRING) req.fixed_best = true;
-    else if ((rc = gb_lua_to_fields(L, 3, &config, &err)) == GB_OK) req.fixed_config = &config;
+    if (lua_type(L, 3) == LUA_TSTRING)
+        req.fixed_best = true;
+    else if ((rc = gb_lua_to_fields(L, 3, &config, &err)) == GB_OK)
+        req.fixed_config = &config;
     if (rc == GB_OK) rc = run_kernel(L, &req, &err);
     gb_fields_free(&config);
     return rc ? gb_lua_raise(L, &err) : 1;
@@ -403,8 +421,10 @@ static int core_best(lua_State *L)
     if (rc == GB_OK) rc = gb_lua_to_fields(L, 2, &shape, &err);
     if (rc == GB_OK) rc = gb_tune_key_fields(def, &shape, &key, &err);
     if (rc == GB_OK) rc = read_best(host, def, &key, &rec, &err);
-    if (rc == GB_OK) gb_lua_push_fields(L, &rec.config);
-    else lua_pushnil(L);
+    if (rc == GB_OK)
+        gb_lua_push_fields(L, &rec.config);
+    else
+        lua_pushnil(L);
     gb_best_record_free(&rec);
     gb_fields_free(&shape);
     gb_fields_free(&key);

@@ -28,19 +28,19 @@ enum {
 };
 
 typedef struct gb_lua_host {
-    gb_tuner_opts tuner;   /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
-    unsigned measure_set;  /* GB_MEASURE_SET_*: tuner.measure fields the user set */
+    gb_tuner_opts tuner;  /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
+    unsigned measure_set; /* GB_MEASURE_SET_*: tuner.measure fields the user set */
     /* Starts the executor the first time the GPU is needed. */
     int (*open_exec)(void *ctx, gb_exec **out, gb_err *err);
     void *open_exec_ctx;
-    bool require_gpu;      /* no GPU is an error, not a switch to compiling only */
+    bool require_gpu; /* no GPU is an error, not a switch to compiling only */
     const char *const *template_path;
     int n_template_path;
-    FILE *out;             /* result tables; NULL for none */
+    FILE *out; /* result tables; NULL for none */
     /* Filled as the script runs. */
-    int n_tuned;           /* gb.tune calls that completed */
-    int n_shapes_failed;   /* shapes left with no valid variant */
-    bool gpu_missing;      /* timing was skipped for want of a GPU */
+    int n_tuned;         /* gb.tune calls that completed */
+    int n_shapes_failed; /* shapes left with no valid variant */
+    bool gpu_missing;    /* timing was skipped for want of a GPU */
     gb_err gpu_missing_err;
 } gb_lua_host;
 

@@ -35,8 +35,10 @@ static void function_place(lua_State *L, char *out, size_t n)
 {
     lua_Debug ar;
     lua_pushvalue(L, -1);
-    if (lua_getinfo(L, ">S", &ar)) snprintf(out, n, "%s:%d", ar.short_src, ar.linedefined);
-    else snprintf(out, n, "?");
+    if (lua_getinfo(L, ">S", &ar))
+        snprintf(out, n, "%s:%d", ar.short_src, ar.linedefined);
+    else
+        snprintf(out, n, "?");
 }
 
 /* ---- hooks -------------------------------------------------------------- */
@@ -117,8 +119,8 @@ static int convert_args(lua_State *L, const char *where, gb_arg *out, int *out_n
         return gb_err_set(err, GB_ESCRIPT, "%s: args must return a list of arguments", where);
     int list = lua_gettop(L), n = (int)luaL_len(L, list);
     if (n > GB_MAX_ARGS)
-        return gb_err_set(err, GB_ESCRIPT, "%s: args returned %d arguments (at most %d)", where,
-                          n, GB_MAX_ARGS);
+        return gb_err_set(err, GB_ESCRIPT, "%s: args returned %d arguments (at most %d)", where, n,
+                          GB_MAX_ARGS);
     lua_getfield(L, LUA_REGISTRYINDEX, "gpubench.Tensor");
     lua_getfield(L, LUA_REGISTRYINDEX, "gpubench.Scalar");
     int rc = GB_OK;
@@ -126,9 +128,12 @@ static int convert_args(lua_State *L, const char *where, gb_arg *out, int *out_n
         memset(&out[i - 1], 0, sizeof *out);
         lua_rawgeti(L, list, i);
         int kind = arg_kind(L, list + 1, list + 2);
-        if (kind == 1) rc = tensor_arg(L, lua_gettop(L), &out[i - 1]);
-        else if (kind == 2) rc = scalar_arg(L, lua_gettop(L), &out[i - 1]);
-        else rc = bad_arg(L, where, i, "is not a gb.tensor or a scalar (gb.i32, gb.f32, ...)", err);
+        if (kind == 1)
+            rc = tensor_arg(L, lua_gettop(L), &out[i - 1]);
+        else if (kind == 2)
+            rc = scalar_arg(L, lua_gettop(L), &out[i - 1]);
+        else
+            rc = bad_arg(L, where, i, "is not a gb.tensor or a scalar (gb.i32, gb.f32, ...)", err);
         if (rc == GB_EINVAL) rc = bad_arg(L, where, i, "is malformed", err);
         lua_pop(L, 1);
     }
@@ -160,14 +165,16 @@ static int to_dims(lua_State *L, const char *what, const char *where, uint32_t o
     if (n < 1 || n > 3)
         return gb_err_set(err, GB_ESCRIPT, "%s: %s must give 1 to 3 sizes, got %d", where, what, n);
     for (int i = 0; i < n; i++) {
-        if (lua_istable(L, -1)) lua_rawgeti(L, -1, i + 1);
-        else lua_pushvalue(L, -1);
+        if (lua_istable(L, -1))
+            lua_rawgeti(L, -1, i + 1);
+        else
+            lua_pushvalue(L, -1);
         int is_int = 0;
         lua_Integer v = lua_tointegerx(L, -1, &is_int);
         lua_pop(L, 1);
         if (!is_int || v < 1 || v > 0x7FFFFFFF)
-            return gb_err_set(err, GB_ESCRIPT, "%s: %s[%d] must be a positive integer", where,
-                              what, i + 1);
+            return gb_err_set(err, GB_ESCRIPT, "%s: %s[%d] must be a positive integer", where, what,
+                              i + 1);
         out[i] = (uint32_t)v;
     }
     return GB_OK;
@@ -211,11 +218,14 @@ static int hook_defines(void *ctx, const gb_config *c, const gb_fields *s, gb_fi
     char where[512];
     int rc = call_cs(k, "defines", c, s, where, sizeof where, err);
     if (rc) return rc;
-    if (!lua_istable(k->L, -1)) rc = GB_EINVAL;
-    else rc = gb_lua_to_fields(k->L, -1, out, err);
+    if (!lua_istable(k->L, -1))
+        rc = GB_EINVAL;
+    else
+        rc = gb_lua_to_fields(k->L, -1, out, err);
     lua_pop(k->L, 1);
-    if (rc) return gb_err_set(err, GB_ESCRIPT, "%s: defines must return a table of NAME = value",
-                              where);
+    if (rc)
+        return gb_err_set(err, GB_ESCRIPT, "%s: defines must return a table of NAME = value",
+                          where);
     return GB_OK;
 }
 
@@ -237,7 +247,8 @@ static int call_number(lua_kernel *k, const char *field, const gb_fields *s, dou
     *out = lua_tonumberx(k->L, -1, &is_num);
     lua_pop(k->L, 1);
     if (!is_num || !(*out >= 0))
-        return gb_err_set(err, GB_ESCRIPT, "%s: %s must return a non-negative number", where, field);
+        return gb_err_set(err, GB_ESCRIPT, "%s: %s must return a non-negative number", where,
+                          field);
     return GB_OK;
 }
 
@@ -267,8 +278,10 @@ static int string_list(lua_State *L, int idx, const char *field, char ***out, in
     if (!*out) rc = GB_ENOMEM;
     for (int i = 1; rc == GB_OK && i <= n; i++) {
         lua_rawgeti(L, -1, i);
-        if (!((*out)[i - 1] = strdup(lua_tostring(L, -1)))) rc = GB_ENOMEM;
-        else (*out_n)++;
+        if (!((*out)[i - 1] = strdup(lua_tostring(L, -1))))
+            rc = GB_ENOMEM;
+        else
+            (*out_n)++;
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -288,8 +301,10 @@ static int read_params(lua_State *L, int idx, gb_space *space, gb_err *err)
             rc = gb_lua_to_value(L, -1, &values[i]);
             lua_pop(L, 1);
         }
-        if (!values) rc = gb_err_set(err, GB_ENOMEM, "out of memory");
-        else if (rc == GB_OK) rc = gb_space_add(space, lua_tostring(L, -2), values, n, err);
+        if (!values)
+            rc = gb_err_set(err, GB_ENOMEM, "out of memory");
+        else if (rc == GB_OK)
+            rc = gb_space_add(space, lua_tostring(L, -2), values, n, err);
         for (int i = 0; values && i < n; i++)
             gb_value_free(&values[i]);
         free(values);
@@ -331,8 +346,8 @@ static int read_lists(lua_State *L, int idx, gb_kernel_def *d)
 
 static void set_hooks(lua_State *L, int idx, lua_kernel *k)
 {
-    k->def.hooks = (gb_kernel_hooks){.accept = hook_accept, .args = hook_args,
-                                     .launch = hook_launch, .work = hook_work};
+    k->def.hooks = (gb_kernel_hooks){
+        .accept = hook_accept, .args = hook_args, .launch = hook_launch, .work = hook_work};
     lua_getfield(L, idx, "defines");
     if (!lua_isnil(L, -1)) k->def.hooks.defines = hook_defines;
     lua_pop(L, 1);

@@ -97,10 +97,14 @@ static void config_cell(gb_table *t, const gb_fields *config)
 static void rate_cells(gb_table *t, const gb_shape_result *s)
 {
     double seconds = s->best.median * 1e-3;
-    if (s->flops > 0) gb_table_cell(t, "%.2f", s->flops / seconds / 1e12);
-    else gb_table_cell(t, "-");
-    if (s->bytes > 0) gb_table_cell(t, "%.1f", s->bytes / seconds / 1e9);
-    else gb_table_cell(t, "-");
+    if (s->flops > 0)
+        gb_table_cell(t, "%.2f", s->flops / seconds / 1e12);
+    else
+        gb_table_cell(t, "-");
+    if (s->bytes > 0)
+        gb_table_cell(t, "%.1f", s->bytes / seconds / 1e9);
+    else
+        gb_table_cell(t, "-");
 }
 
 static void shape_row(gb_table *t, const gb_shape_result *s)
@@ -113,16 +117,20 @@ static void shape_row(gb_table *t, const gb_shape_result *s)
          * before reaching the noise target. */
         gb_table_cell(t, "%.2f%%%s", 100 * gb_stats_rel_ci(&s->best),
                       s->best_measurement.capped ? "!" : "");
-        if (s->best_clock_mhz > 0) gb_table_cell(t, "%.0f", s->best_clock_mhz);
-        else gb_table_cell(t, "-");
+        if (s->best_clock_mhz > 0)
+            gb_table_cell(t, "%.0f", s->best_clock_mhz);
+        else
+            gb_table_cell(t, "-");
         rate_cells(t, s);
     } else {
         gb_table_cell(t, "%s", s->failure ? "(failed)" : "(no valid variant)");
         for (int i = 0; i < 5; i++)
             gb_table_cell(t, "-");
     }
-    if (s->has_baseline && s->has_best) gb_table_cell(t, "%.2fx", s->baseline.median / s->best.median);
-    else gb_table_cell(t, "-");
+    if (s->has_baseline && s->has_best)
+        gb_table_cell(t, "%.2fx", s->baseline.median / s->best.median);
+    else
+        gb_table_cell(t, "-");
     if (s->cached) {
         gb_table_cell(t, "-");
         gb_table_cell(t, "%llu", (unsigned long long)s->n_rejected);
@@ -150,8 +158,10 @@ static void compile_row(gb_table *t, const gb_compile_row *row)
     const gb_resources *r = &row->resources;
     gb_table_cell(t, "%d", r->registers);
     gb_table_cell(t, "%d", r->stack_bytes);
-    if (r->spill_store_bytes >= 0) gb_table_cell(t, "%d", r->spill_store_bytes + r->spill_load_bytes);
-    else gb_table_cell(t, "?"); /* ptxas did not report it */
+    if (r->spill_store_bytes >= 0)
+        gb_table_cell(t, "%d", r->spill_store_bytes + r->spill_load_bytes);
+    else
+        gb_table_cell(t, "?"); /* ptxas did not report it */
     gb_table_cell(t, "%d", r->smem_static_bytes);
     gb_table_cell(t, "%.0f", row->compile_ms);
     gb_table_cell(t, "%s", row->cached ? "cache" : "compiled");
@@ -159,8 +169,8 @@ static void compile_row(gb_table *t, const gb_compile_row *row)
 
 static void report_compiles(FILE *out, const gb_tune_result *r)
 {
-    static const char *const headers[] = {"config", "regs",  "local B", "spill B",
-                                          "smem B", "ms", "",         NULL};
+    static const char *const headers[] = {"config", "regs", "local B", "spill B",
+                                          "smem B", "ms",   "",        NULL};
     gb_table t;
     gb_table_init(&t, headers, "lrrrrrl");
     for (int i = 0; i < r->n_compiles; i++)
@@ -254,8 +264,8 @@ void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool
         return;
     }
     static const char *const headers[] = {
-        "shape", "best config", "median ms", "+/-", "MHz",   "TFLOP/s", "GB/s",
-        "vs ref", "compiled",   "rejected",  "failed", "timed", "",   NULL};
+        "shape",  "best config", "median ms", "+/-",    "MHz",   "TFLOP/s", "GB/s",
+        "vs ref", "compiled",    "rejected",  "failed", "timed", "",        NULL};
     gb_table t;
     gb_table_init(&t, headers, "llrrrrrrrrrrl");
     for (int i = 0; i < r->n_shapes; i++)

@@ -21,7 +21,7 @@ typedef struct gb_table {
     char **cells;                  /* n_rows * n_cols, row-major */
     int n_rows;
     int cap_rows;
-    int col;                       /* next cell of the current row */
+    int col; /* next cell of the current row */
     bool failed;
 } gb_table;
 
@@ -33,7 +33,7 @@ void gb_table_free(gb_table *t);
 
 /* The result table of one gb.tune call, then, per shape, how its trials ended;
  * every failed trial with its reason when verbose or when no variant was valid. */
-void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *result,
-                    bool compile_only, bool verbose);
+void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *result, bool compile_only,
+                    bool verbose);
 
 #endif

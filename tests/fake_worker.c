@@ -237,10 +237,14 @@ static gb_measurement fake_measurement(const gb_launch *launch, double *samples_
         clocks[i] = 1980;
         throttled[i] = false;
     }
-    return (gb_measurement){.samples_ms = samples_ms, .clock_mhz = clocks,
-                            .throttled = throttled, .n_samples = N_SAMPLES,
-                            .wall_ms = N_SAMPLES * samples_ms[0], .launches_per_sample = 1,
-                            .steady_clock_mhz = 1980, .clock_steady = true};
+    return (gb_measurement){.samples_ms = samples_ms,
+                            .clock_mhz = clocks,
+                            .throttled = throttled,
+                            .n_samples = N_SAMPLES,
+                            .wall_ms = N_SAMPLES * samples_ms[0],
+                            .launches_per_sample = 1,
+                            .steady_clock_mhz = 1980,
+                            .clock_steady = true};
 }
 
 static int answer_trial(const gb_launch *launch)
@@ -327,7 +331,7 @@ static int serve(const gb_msg *m)
 {
     static const char *const names[GB_MSG_TYPE_END] = {
         [GB_MSG_OPEN] = "OPEN",   [GB_MSG_PROBLEM] = "PROBLEM", [GB_MSG_REFERENCE] = "REFERENCE",
-        [GB_MSG_TRIAL] = "TRIAL", [GB_MSG_QUIT] = "QUIT", [GB_MSG_RACE] = "RACE",
+        [GB_MSG_TRIAL] = "TRIAL", [GB_MSG_QUIT] = "QUIT",       [GB_MSG_RACE] = "RACE",
     };
     record(names[m->type] ? names[m->type] : "OTHER");
     switch (m->type) {

@@ -185,10 +185,12 @@ static void test_usage_errors_exit_with_2(void **state)
 static void test_a_script_error_exits_with_2_and_names_the_line(void **state)
 {
     fixture *f = *state;
-    write_script(f, "bad.lua", "local gb = require 'gpubench'\n\nlocal k = gb.kernel { nme = 'x' }\n");
+    write_script(f, "bad.lua",
+                 "local gb = require 'gpubench'\n\nlocal k = gb.kernel { nme = 'x' }\n");
     run(f, "gpubench-tune", "bad.lua", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 2);
-    assert_non_null(strstr(f->r.err, "bad.lua:3: gb.kernel: unknown field 'nme' (did you mean 'name'?)"));
+    assert_non_null(
+        strstr(f->r.err, "bad.lua:3: gb.kernel: unknown field 'nme' (did you mean 'name'?)"));
     run(f, "gpubench-tune", "missing.lua", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "missing.lua"));
@@ -220,13 +222,14 @@ static void test_require_gpu_exits_with_3_without_a_gpu(void **state)
 static void test_compile_only_reports_compile_errors_without_failing_the_run(void **state)
 {
     fixture *f = *state;
-    write_script(f, "err.lua",
-                 "local gb = require 'gpubench'\n"
-                 "local k = gb.kernel { name = 'e', entry = 'k<${V}>', params = { V = {1, 2} },\n"
-                 "  source = 'template <int V> __global__ void k(float *x)\\n"
-                 "{ static_assert(V == 1, \"V must be 1\"); }',\n"
-                 "  args = function(s) return { gb.tensor('f32', {4}) } end, grid = 1, block = 1 }\n"
-                 "gb.tune(k, { shapes = { {N = 1} } })\n");
+    write_script(
+        f, "err.lua",
+        "local gb = require 'gpubench'\n"
+        "local k = gb.kernel { name = 'e', entry = 'k<${V}>', params = { V = {1, 2} },\n"
+        "  source = 'template <int V> __global__ void k(float *x)\\n"
+        "{ static_assert(V == 1, \"V must be 1\"); }',\n"
+        "  args = function(s) return { gb.tensor('f32', {4}) } end, grid = 1, block = 1 }\n"
+        "gb.tune(k, { shapes = { {N = 1} } })\n");
     run(f, "gpubench-tune", "err.lua", "--compile-only", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "error: e.cu:2: error"));
@@ -254,7 +257,8 @@ static void test_a_corrupt_cache_is_named_and_exits_with_2(void **state)
 {
     fixture *f = *state;
     mkdir(f->cache, 0755);
-    write_script(f, "cache/data.mdb", "this is not an LMDB file, not at all, and it is long enough\n");
+    write_script(f, "cache/data.mdb",
+                 "this is not an LMDB file, not at all, and it is long enough\n");
     run(f, "gpubench", "cache", "ls", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, f->cache));
@@ -267,8 +271,9 @@ static void test_a_corrupt_cache_is_named_and_exits_with_2(void **state)
 static void test_script_arguments_reach_arg(void **state)
 {
     fixture *f = *state;
-    write_script(f, "args.lua", "assert(arg[1] == 'one' and arg[2] == '--two', 'args')\n"
-                                "print('script saw ' .. #arg)\n");
+    write_script(f, "args.lua",
+                 "assert(arg[1] == 'one' and arg[2] == '--two', 'args')\n"
+                 "print('script saw ' .. #arg)\n");
     run(f, "gpubench-tune", "args.lua", "--no-cache", "--", "one", "--two", NULL);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "script saw 2"));

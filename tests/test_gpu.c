@@ -54,8 +54,11 @@ static bool have_gpu(void)
 static void compile_kernels(const char *arch, gb_compile_out *out)
 {
     gb_compile_req req = {
-        .source = KERNELS, .source_name = "test_gpu.cu", .arch = arch,
-        .name_exprs = {"copy"}, .n_name_exprs = 1,
+        .source = KERNELS,
+        .source_name = "test_gpu.cu",
+        .arch = arch,
+        .name_exprs = {"copy"},
+        .n_name_exprs = 1,
     };
     gb_err err;
     assert_int_equal(gb_nvrtc_compile(&req, out, &err), GB_OK);
@@ -64,8 +67,16 @@ static void compile_kernels(const char *arch, gb_compile_out *out)
 static void set_copy_problem(gb_gpu *gpu, uint64_t seed)
 {
     gb_arg args[3] = {
-        {.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {N}, .init = GB_INIT_RANDN},
-        {.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {N}, .init = GB_INIT_OUTPUT,
+        {.kind = GB_ARG_TENSOR,
+         .dtype = GB_DT_F32,
+         .n_dims = 1,
+         .dims = {N},
+         .init = GB_INIT_RANDN},
+        {.kind = GB_ARG_TENSOR,
+         .dtype = GB_DT_F32,
+         .n_dims = 1,
+         .dims = {N},
+         .init = GB_INIT_OUTPUT,
          .checked = true},
         {.kind = GB_ARG_SCALAR, .dtype = GB_DT_I32, .int_value = N},
     };
@@ -113,8 +124,8 @@ static gb_gpu_kernel *load(fixture *f, const char *name, uint32_t smem)
 {
     gb_gpu_kernel *k = NULL;
     gb_err err;
-    assert_int_equal(gb_gpu_load(f->gpu, f->cubin.cubin, f->cubin.cubin_bytes, name, smem, &k, &err),
-                     GB_OK);
+    assert_int_equal(
+        gb_gpu_load(f->gpu, f->cubin.cubin, f->cubin.cubin_bytes, name, smem, &k, &err), GB_OK);
     return k;
 }
 
@@ -145,8 +156,8 @@ static void test_buffers_are_the_same_for_the_same_seed(void **state)
     double sum = 0, sq = 0;
     for (int i = 0; i < N; i++)
         sum += a[i], sq += (double)a[i] * a[i];
-    assert_true(fabs(sum / N) < 0.01);        /* randn: mean 0 */
-    assert_true(fabs(sq / N - 1.0) < 0.01);   /* and variance 1 */
+    assert_true(fabs(sum / N) < 0.01);      /* randn: mean 0 */
+    assert_true(fabs(sq / N - 1.0) < 0.01); /* and variance 1 */
     set_copy_problem(f->gpu, 43);
     assert_int_equal(gb_gpu_read_arg(f->gpu, 0, false, b, N * sizeof *b, &err), GB_OK);
     assert_true(memcmp(a, b, N * sizeof *a) != 0);
@@ -219,9 +230,8 @@ static void measure_mode(fixture *f, gb_measure_mode mode, gb_measurement *m)
     printf("# %s copy of %d floats: median %.4f ms +/-%.2f%% over %d samples (%d launches "
            "each), %.0f MHz (%s), %d throttled, warm-up %.1f ms, %.0f GB/s\n",
            gb_measure_mode_name(mode), N, m->stats.median, 100 * gb_stats_rel_ci(&m->stats),
-           m->stats.n, m->launches_per_sample, m->clock_mhz_median,
-           gb_gpu_clock_source(f->gpu), m->n_throttled, m->warmup_ms,
-           8.0 * N / (m->stats.median * 1e-3) / 1e9);
+           m->stats.n, m->launches_per_sample, m->clock_mhz_median, gb_gpu_clock_source(f->gpu),
+           m->n_throttled, m->warmup_ms, 8.0 * N / (m->stats.median * 1e-3) / 1e9);
 }
 
 static void test_cold_and_hot_measurements_are_finite_ordered_and_clocked(void **state)
@@ -329,10 +339,14 @@ static int run_script(const char *script, const char *mode, const char *cache_di
     static char template_dir[4096];
     snprintf(template_dir, sizeof template_dir, "%s/templates", getenv("GB_SOURCE_DIR"));
     templates[0] = template_dir;
-    *host = (gb_lua_host){.open_exec = open_worker, .template_path = templates,
-                          .n_template_path = 1, .out = stdout};
-    host->tuner = (gb_tuner_opts){.jobs = 4, .seed = 1, .measure = gb_measure_defaults(),
-                                  .log = stderr, .verbose = true, .trial_timeout_s = 20};
+    *host = (gb_lua_host){
+        .open_exec = open_worker, .template_path = templates, .n_template_path = 1, .out = stdout};
+    host->tuner = (gb_tuner_opts){.jobs = 4,
+                                  .seed = 1,
+                                  .measure = gb_measure_defaults(),
+                                  .log = stderr,
+                                  .verbose = true,
+                                  .trial_timeout_s = 20};
     assert_int_equal(gb_cache_open(cache_dir, 0, &host->tuner.cache, err), GB_OK);
     lua_State *L = NULL;
     int rc = gb_lua_new(host, &L, err);
@@ -358,7 +372,8 @@ static const char TUNE_SCRIPT[] =
     "  block = function(c) return (c.BM // c.TM) * (c.BN // c.TN) end,\n"
     "  reference = ref, check = { rtol = 1e-3, atol = 1e-3 },\n"
     "  flops = function(s) return 2 * s.M * s.N * s.K end }\n"
-    "local r = gb.tune(k, { shapes = { {M = 512, N = 512, K = 512}, {M = 333, N = 517, K = 129} } })\n"
+    "local r = gb.tune(k, { shapes = { {M = 512, N = 512, K = 512}, {M = 333, N = 517, K = 129} } "
+    "})\n"
     "for _, x in ipairs(r) do\n"
     "  assert(x.best, 'no best for ' .. x.key)\n"
     "  assert(x.best.ms > 0 and x.best.tflops > 0)\n"
@@ -425,21 +440,29 @@ static void test_an_in_place_kernel_is_checked_on_its_own_input(void **state)
 {
     fixture *f = *state;
     NEED_GPU(f);
-    gb_compile_req req = {.source = IN_PLACE, .source_name = "in_place.cu",
-                          .arch = gb_gpu_device(f->gpu)->arch, .name_exprs = {"twice"},
+    gb_compile_req req = {.source = IN_PLACE,
+                          .source_name = "in_place.cu",
+                          .arch = gb_gpu_device(f->gpu)->arch,
+                          .name_exprs = {"twice"},
                           .n_name_exprs = 1};
     gb_compile_out out;
     gb_err err;
     assert_int_equal(gb_nvrtc_compile(&req, &out, &err), GB_OK);
     gb_arg args[2] = {
-        {.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {N}, .init = GB_INIT_RANDN,
+        {.kind = GB_ARG_TENSOR,
+         .dtype = GB_DT_F32,
+         .n_dims = 1,
+         .dims = {N},
+         .init = GB_INIT_RANDN,
          .checked = true},
         {.kind = GB_ARG_SCALAR, .dtype = GB_DT_I32, .int_value = N},
     };
     assert_int_equal(gb_gpu_set_problem(f->gpu, args, 2, 5, &err), GB_OK);
     gb_gpu_kernel *twice = NULL, *thrice = NULL;
-    assert_int_equal(gb_gpu_load(f->gpu, out.cubin, out.cubin_bytes, "twice", 0, &twice, &err), GB_OK);
-    assert_int_equal(gb_gpu_load(f->gpu, out.cubin, out.cubin_bytes, "thrice", 0, &thrice, &err), GB_OK);
+    assert_int_equal(gb_gpu_load(f->gpu, out.cubin, out.cubin_bytes, "twice", 0, &twice, &err),
+                     GB_OK);
+    assert_int_equal(gb_gpu_load(f->gpu, out.cubin, out.cubin_bytes, "thrice", 0, &thrice, &err),
+                     GB_OK);
     gb_check_spec check = {.n_outputs = 1, .outputs = {0}, .rtol = 0, .atol = 0};
     gb_check_result res;
     assert_int_equal(gb_gpu_run_reference(f->gpu, twice, &f->launch, &err), GB_OK);

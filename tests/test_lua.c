@@ -1119,18 +1119,20 @@ static void test_bench_times_the_configuration_asked_for(void **state)
     fixture *f = *state;
     use_cache(f);
     use_fake_gpu(f);
-    const char *text = REQUIRE TILED_KERNEL("tiled")
-        "local r = gb.bench(k, { shapes = { { n = 64000 } }, config = { B = 128 } })[1]\n"
-        "assert(r.best and r.best.config.B == 128, 'the configuration asked for')\n"
-        "assert(math.abs(r.best.ms - 0.128) < 1e-12, r.best.ms)\n"
-        "assert(#r.best.samples == 10 and r.best.mode == 'cold', 'samples kept')\n"
-        "local bad = gb.bench(k, { shapes = { { n = 64 } }, config = { B = 100 } })[1]\n"
-        "assert(not bad.best and bad.failure:find('not in the kernel', 1, true), bad.failure)\n"
-        "local none = gb.bench(k, { shapes = { { n = 64 } }, config = 'best' })[1]\n"
-        "assert(not none.best and none.failure:find('tune it first', 1, true), none.failure)\n"
-        "gb.tune(k, { shapes = { { n = 64 } } })\n"
-        "local best = gb.bench(k, { shapes = { { n = 64 } }, config = 'best' })[1]\n"
-        "assert(best.best and best.best.config.B == 64, 'the tuned best')\n";
+    const char *text = REQUIRE TILED_KERNEL(
+        "tiled") "local r = gb.bench(k, { shapes = { { n = 64000 } }, config = { B = 128 } })[1]\n"
+                 "assert(r.best and r.best.config.B == 128, 'the configuration asked for')\n"
+                 "assert(math.abs(r.best.ms - 0.128) < 1e-12, r.best.ms)\n"
+                 "assert(#r.best.samples == 10 and r.best.mode == 'cold', 'samples kept')\n"
+                 "local bad = gb.bench(k, { shapes = { { n = 64 } }, config = { B = 100 } })[1]\n"
+                 "assert(not bad.best and bad.failure:find('not in the kernel', 1, true), "
+                 "bad.failure)\n"
+                 "local none = gb.bench(k, { shapes = { { n = 64 } }, config = 'best' })[1]\n"
+                 "assert(not none.best and none.failure:find('tune it first', 1, true), "
+                 "none.failure)\n"
+                 "gb.tune(k, { shapes = { { n = 64 } } })\n"
+                 "local best = gb.bench(k, { shapes = { { n = 64 } }, config = 'best' })[1]\n"
+                 "assert(best.best and best.best.config.B == 64, 'the tuned best')\n";
     EXPECT_OK(f, run(f, text));
     assert_int_equal(f->gpu.n_trials, 1 + 3 + 1); /* nothing is resumed or cached by bench */
 }
@@ -1138,10 +1140,11 @@ static void test_bench_times_the_configuration_asked_for(void **state)
 static void test_bench_options_are_checked(void **state)
 {
     fixture *f = *state;
-    const char *no_config = REQUIRE TILED_KERNEL("tiled") "gb.bench(k, { shapes = { { n = 1 } } }) --@\n";
+    const char *no_config =
+        REQUIRE TILED_KERNEL("tiled") "gb.bench(k, { shapes = { { n = 1 } } }) --@\n";
     EXPECT_ERROR_AT(f, run(f, no_config), line_of(no_config, "--@"), "config must be");
-    const char *unknown =
-        REQUIRE TILED_KERNEL("tiled") "gb.bench(k, { shapes = { { n = 1 } }, config = {}, mode = 1 }) --@\n";
+    const char *unknown = REQUIRE TILED_KERNEL(
+        "tiled") "gb.bench(k, { shapes = { { n = 1 } }, config = {}, mode = 1 }) --@\n";
     EXPECT_ERROR_AT(f, run(f, unknown), line_of(unknown, "--@"), "gb.bench: unknown option 'mode'");
 }
 

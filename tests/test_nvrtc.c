@@ -376,8 +376,7 @@ static void test_two_threads_compile_independent_programs(void **state)
 
 static void test_cubin_resources_agree_with_ptxas(void **state)
 {
-    static const char *const names[] = {"sgemm<64,64,8,4,4>", "sgemm<128,64,32,8,4>",
-                                        SGEMM_128};
+    static const char *const names[] = {"sgemm<64,64,8,4,4>", "sgemm<128,64,32,8,4>", SGEMM_128};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         gb_compile_req req = request(src.sgemm, "templates/sgemm.cuh", names[i]);
         gb_compile_out out;

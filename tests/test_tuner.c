@@ -24,30 +24,29 @@
 
 /* The kernel's one parameter V tells the fake backend how the variant behaves;
  * the launch hook puts V in grid[0] so the backend can see it. */
-static const char SOURCE[] =
-    "template <int V> __global__ void k(float *out)\n"
-    "{\n"
-    "    static_assert(V != 7, \"seven does not compile\");\n"
-    "    if (threadIdx.x == 0) out[0] = V;\n"
-    "}\n"
-    "extern \"C\" __global__ void ref(float *out) { out[0] = 0; }\n";
+static const char SOURCE[] = "template <int V> __global__ void k(float *out)\n"
+                             "{\n"
+                             "    static_assert(V != 7, \"seven does not compile\");\n"
+                             "    if (threadIdx.x == 0) out[0] = V;\n"
+                             "}\n"
+                             "extern \"C\" __global__ void ref(float *out) { out[0] = 0; }\n";
 
 /* ---- the fake backend --------------------------------------------------- */
 
 typedef struct fake {
     int opens, closes, problems, references, trials;
-    double median_ms[16];           /* by V; 0 means "wrong" unless listed below */
-    gb_trial_status status[16];     /* by V */
-    int fault_v;                    /* the trial of this V faults (the backend is lost) */
+    double median_ms[16];       /* by V; 0 means "wrong" unless listed below */
+    gb_trial_status status[16]; /* by V */
+    int fault_v;                /* the trial of this V faults (the backend is lost) */
     bool reference_faults;
     uint64_t last_seed;
     gb_check_spec last_check;
-    int hang_v;       /* the trial of this V never returns (the tuner is then killed) */
-    int interrupt_v;  /* the trial of this V asks for an interrupt, as Ctrl-C would */
+    int hang_v;          /* the trial of this V never returns (the tuner is then killed) */
+    int interrupt_v;     /* the trial of this V asks for an interrupt, as Ctrl-C would */
     double timeouts[16]; /* the watchdog's deadline each V was given */
-    int ran[16];      /* how often each V was run */
-    int races, raced; /* races run, and how many variants the last one had */
-    double race_ms[16]; /* what the race measures for V (0: as screened) */
+    int ran[16];         /* how often each V was run */
+    int races, raced;    /* races run, and how many variants the last one had */
+    double race_ms[16];  /* what the race measures for V (0: as screened) */
     bool race_fails;
 } fake;
 
@@ -105,10 +104,13 @@ static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *chec
     f->last_check = *check;
     if (V == f->hang_v) pause();
     if (V == f->interrupt_v) gb_interrupt_request();
-    if (V == f->fault_v) return gb_err_set(err, GB_EFAULT, "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS");
+    if (V == f->fault_v)
+        return gb_err_set(err, GB_EFAULT, "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS");
     out->status = f->status[V];
-    if (out->status == GB_TRIAL_OK) fake_measure(f->median_ms[V], &out->measurement);
-    else snprintf(out->reason, sizeof out->reason, "fake %s", gb_trial_status_name(out->status));
+    if (out->status == GB_TRIAL_OK)
+        fake_measure(f->median_ms[V], &out->measurement);
+    else
+        snprintf(out->reason, sizeof out->reason, "fake %s", gb_trial_status_name(out->status));
     return GB_OK;
 }
 
@@ -120,7 +122,7 @@ static int fake_race(void *self, const gb_variant *vs, int n, const gb_measure_o
     f->raced = n;
     for (int i = 0; i < n; i++)
         fake_measure(f->race_ms[vs[i].launch.grid[0]] > 0 ? f->race_ms[vs[i].launch.grid[0]]
-                                                         : f->median_ms[vs[i].launch.grid[0]],
+                                                          : f->median_ms[vs[i].launch.grid[0]],
                      &out[i]);
     return f->race_fails ? gb_err_set(err, GB_EFAULT, "the GPU worker was killed by signal 9")
                          : GB_OK;
@@ -136,8 +138,8 @@ static void fake_destroy(void *self)
     (void)self; /* the fixture owns the fake */
 }
 
-static const gb_backend_ops fake_ops = {fake_open,  fake_set_problem, fake_reference, fake_trial,
-                                        fake_race,  fake_close,       fake_destroy};
+static const gb_backend_ops fake_ops = {fake_open, fake_set_problem, fake_reference, fake_trial,
+                                        fake_race, fake_close,       fake_destroy};
 
 /* ---- the kernel's hooks -------------------------------------------------- */
 
@@ -157,7 +159,10 @@ static int hook_args(void *ctx, const gb_fields *shape, gb_arg *out, int *n, gb_
 {
     if (((hooks_ctx *)ctx)->args_fail)
         return gb_err_set(err, GB_ESCRIPT, "test.lua:7: attempt to index a nil value");
-    out[0] = (gb_arg){.kind = GB_ARG_TENSOR, .dtype = GB_DT_F32, .n_dims = 1, .dims = {4},
+    out[0] = (gb_arg){.kind = GB_ARG_TENSOR,
+                      .dtype = GB_DT_F32,
+                      .n_dims = 1,
+                      .dims = {4},
                       .init = GB_INIT_OUTPUT};
     out[1] = (gb_arg){.kind = GB_ARG_SCALAR, .dtype = GB_DT_I32, .int_value = 4};
     *n = 2;
@@ -231,8 +236,8 @@ static void make_fake(fake *fk)
         fk->status[v] = GB_TRIAL_OK;
         fk->median_ms[v] = 2.0 + v;
     }
-    fk->median_ms[2] = 1.0;  /* the fastest */
-    fk->median_ms[8] = 1.0;  /* as fast: the earlier configuration (V=2) must win */
+    fk->median_ms[2] = 1.0; /* the fastest */
+    fk->median_ms[8] = 1.0; /* as fast: the earlier configuration (V=2) must win */
     fk->status[3] = GB_TRIAL_WRONG;
     fk->status[4] = GB_TRIAL_LAUNCH_ERROR;
 }
@@ -247,8 +252,8 @@ static int setup(void **state)
     assert_int_equal(gb_exec_create(&fake_ops, &f->fake, &f->exec, NULL), GB_OK);
     f->hooks.reject_v = 5;
     make_kernel(f);
-    f->opts = (gb_tuner_opts){.cache = f->cache, .exec = f->exec, .jobs = 2, .seed = 7,
-                              .measure = gb_measure_defaults()};
+    f->opts = (gb_tuner_opts){
+        .cache = f->cache, .exec = f->exec, .jobs = 2, .seed = 7, .measure = gb_measure_defaults()};
     gb_value m = gb_value_int(64);
     gb_fields_set(&f->shapes[0], "M", &m);
     m = gb_value_int(128);
@@ -312,12 +317,12 @@ static void test_every_status_is_counted(void **state)
     assert_int_equal(tune(f, 1), GB_OK);
     const gb_shape_result *s = &f->result.shapes[0];
     assert_int_equal(s->n_configs, 8);
-    assert_int_equal(s->n_rejected, 1);                    /* V=5 */
+    assert_int_equal(s->n_rejected, 1);                       /* V=5 */
     assert_int_equal(s->n_status[GB_TRIAL_COMPILE_ERROR], 1); /* V=7 */
-    assert_int_equal(s->n_status[GB_TRIAL_WRONG], 1);      /* V=3 */
-    assert_int_equal(s->n_status[GB_TRIAL_LAUNCH_ERROR], 1); /* V=4 */
-    assert_int_equal(s->n_status[GB_TRIAL_CRASHED], 1);    /* V=6 */
-    assert_int_equal(s->n_status[GB_TRIAL_OK], 3);         /* V=1, 2, 8 */
+    assert_int_equal(s->n_status[GB_TRIAL_WRONG], 1);         /* V=3 */
+    assert_int_equal(s->n_status[GB_TRIAL_LAUNCH_ERROR], 1);  /* V=4 */
+    assert_int_equal(s->n_status[GB_TRIAL_CRASHED], 1);       /* V=6 */
+    assert_int_equal(s->n_status[GB_TRIAL_OK], 3);            /* V=1, 2, 8 */
     assert_int_equal(s->n_compiled, 6);
     assert_int_equal(s->n_timed, 3);
 }
@@ -328,8 +333,10 @@ static void test_every_trial_is_recorded_with_its_status(void **state)
     assert_int_equal(tune(f, 1), GB_OK);
     assert_int_equal(count(f, GB_DB_TRIALS), 7); /* all but the rejected V=5 */
     assert_int_equal(count(f, GB_DB_BEST), 1);
-    gb_record_id id = {.kernel = "fake_kernel", .kernel_fp = f->result.kernel_fp,
-                       .device = f->result.device, .shape = f->shapes[0]};
+    gb_record_id id = {.kernel = "fake_kernel",
+                       .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device,
+                       .shape = f->shapes[0]};
     gb_fields config = {0};
     gb_value v = gb_value_int(7);
     gb_fields_set(&config, "V", &v);
@@ -397,8 +404,10 @@ static void test_compiles_are_reused_from_the_cache(void **state)
     int errors = 0;
     for (int i = 0; i < f->result.n_compiles; i++) {
         errors += f->result.compiles[i].error != NULL;
-        if (!f->result.compiles[i].error) assert_true(f->result.compiles[i].cached);
-        else assert_non_null(strstr(f->result.compiles[i].error, "seven does not compile"));
+        if (!f->result.compiles[i].error)
+            assert_true(f->result.compiles[i].cached);
+        else
+            assert_non_null(strstr(f->result.compiles[i].error, "seven does not compile"));
     }
     assert_int_equal(errors, 1); /* failed compiles are not cached: they are retried */
     assert_int_equal(f->fake.trials, 0);
@@ -443,7 +452,8 @@ static void test_a_script_error_in_a_hook_stops_the_run(void **state)
     fixture *f = *state;
     f->hooks.args_fail = true;
     assert_int_equal(tune(f, 2), GB_ESCRIPT);
-    assert_non_null(strstr(f->err.msg, "test.lua:7: tuning fake_kernel: attempt to index a nil value"));
+    assert_non_null(
+        strstr(f->err.msg, "test.lua:7: tuning fake_kernel: attempt to index a nil value"));
     assert_int_equal(f->fake.trials, 0);
 }
 
@@ -475,7 +485,6 @@ static void test_check_outputs_must_name_tensors(void **state)
     assert_non_null(strstr(f->err.msg, "check.outputs names argument 2"));
 }
 
-
 static int count_trials(fixture *f)
 {
     int n = 0;
@@ -489,9 +498,9 @@ static void test_a_rerun_resumes_and_skips_finished_trials(void **state)
     fixture *f = *state;
     gb_tune_request req = {.shapes = f->shapes, .n_shapes = 1, .max_evals = 3};
     assert_int_equal(gb_tune(&f->opts, &f->kernel, &req, &f->result, &f->err), GB_OK);
-    assert_int_equal(count_trials(f), 3);    /* V = 1, 2, 3 */
+    assert_int_equal(count_trials(f), 3); /* V = 1, 2, 3 */
     memset(f->fake.ran, 0, sizeof f->fake.ran);
-    assert_int_equal(tune(f, 1), GB_OK);     /* no budget: the rest of the space */
+    assert_int_equal(tune(f, 1), GB_OK); /* no budget: the rest of the space */
     assert_int_equal(f->fake.ran[1] + f->fake.ran[2] + f->fake.ran[3], 0);
     assert_int_equal(f->fake.ran[4] + f->fake.ran[6] + f->fake.ran[8], 3);
     const gb_shape_result *s = &f->result.shapes[0];
@@ -511,7 +520,8 @@ static void kill_tuner_during_v4(fixture *f)
         gb_cache *cache = NULL;
         gb_exec *exec = NULL;
         f->fake.hang_v = 4;
-        if (gb_cache_open(f->dir, 0, &cache, NULL) || gb_exec_create(&fake_ops, &f->fake, &exec, NULL))
+        if (gb_cache_open(f->dir, 0, &cache, NULL) ||
+            gb_exec_create(&fake_ops, &f->fake, &exec, NULL))
             _exit(1);
         f->opts.cache = cache;
         f->opts.exec = exec;
@@ -530,7 +540,8 @@ static void kill_tuner_during_v4(fixture *f)
     assert_int_equal(n, 4);
 }
 
-static void test_a_trial_that_was_running_when_the_tuner_died_is_crashed_and_not_retried(void **state)
+static void
+test_a_trial_that_was_running_when_the_tuner_died_is_crashed_and_not_retried(void **state)
 {
     fixture *f = *state;
     kill_tuner_during_v4(f);
@@ -592,13 +603,18 @@ static void test_a_trial_in_flight_in_a_live_tuner_is_not_taken_for_a_crash(void
     fixture *f = *state;
     assert_int_equal(tune(f, 1), GB_OK);
     /* Rewrite V=2's record as in flight in a tuner that is alive: our parent. */
-    gb_record_id id = {.kernel = "fake_kernel", .kernel_fp = f->result.kernel_fp,
-                       .device = f->result.device, .shape = f->shapes[0]};
+    gb_record_id id = {.kernel = "fake_kernel",
+                       .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device,
+                       .shape = f->shapes[0]};
     gb_fields config = {0};
     gb_value v = gb_value_int(2);
     gb_fields_set(&config, "V", &v);
-    gb_trial_record rec = {.id = id, .config = config, .in_flight = true,
-                           .status = GB_TRIAL_CRASHED, .reason = "in flight",
+    gb_trial_record rec = {.id = id,
+                           .config = config,
+                           .in_flight = true,
+                           .status = GB_TRIAL_CRASHED,
+                           .reason = "in flight",
                            .owner_pid = getppid()};
     FILE *boot = fopen("/proc/sys/kernel/random/boot_id", "r");
     assert_non_null(fgets(rec.owner_boot, sizeof rec.owner_boot, boot));
@@ -610,7 +626,8 @@ static void test_a_trial_in_flight_in_a_live_tuner_is_not_taken_for_a_crash(void
     gb_trial_record_write(&w, &rec);
     gb_key key;
     assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
-    assert_int_equal(gb_cache_put_json(f->cache, GB_DB_TRIALS, &key, gb_sb_str(&json), NULL), GB_OK);
+    assert_int_equal(gb_cache_put_json(f->cache, GB_DB_TRIALS, &key, gb_sb_str(&json), NULL),
+                     GB_OK);
     gb_sb_free(&json);
     gb_fields_free(&config);
     assert_int_equal(gb_record_best_key(&id, &key), GB_OK); /* tune the shape again */
@@ -659,8 +676,10 @@ static void test_the_best_record_keeps_the_race_s_samples_clock_and_tie(void **s
 {
     fixture *f = *state;
     assert_int_equal(tune(f, 1), GB_OK);
-    gb_record_id id = {.kernel = "fake_kernel", .kernel_fp = f->result.kernel_fp,
-                       .device = f->result.device, .shape = f->shapes[0]};
+    gb_record_id id = {.kernel = "fake_kernel",
+                       .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device,
+                       .shape = f->shapes[0]};
     gb_key key;
     gb_json *json = NULL;
     gb_best_record rec;
@@ -694,8 +713,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compiles_are_reused_from_the_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_crash_restarts_the_backend_and_replays_the_problem,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_failing_reference_fails_the_shape_not_the_run,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_failing_reference_fails_the_shape_not_the_run, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_budget_limits_the_trials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_script_error_in_a_hook_stops_the_run, setup,
                                         teardown),
@@ -723,8 +742,8 @@ int main(void)
             test_overlapping_intervals_are_a_tie_won_by_the_canonical_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_failed_race_keeps_the_screening_best, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(
-            test_the_best_record_keeps_the_race_s_samples_clock_and_tie, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_best_record_keeps_the_race_s_samples_clock_and_tie,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

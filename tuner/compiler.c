@@ -73,8 +73,8 @@ static int job_key(gb_compile_job *job, const gb_key *source_fp)
     return gb_key_finish(&kb, &job->key);
 }
 
-int gb_compile_job_create(const gb_compile_req *req, const gb_key *source_fp,
-                          gb_compile_job **out, gb_err *err)
+int gb_compile_job_create(const gb_compile_req *req, const gb_key *source_fp, gb_compile_job **out,
+                          gb_err *err)
 {
     gb_compile_job *job = calloc(1, sizeof *job);
     if (!job) return gb_err_set(err, GB_ENOMEM, "out of memory");
@@ -279,15 +279,16 @@ void gb_compiler_submit(gb_compiler *c, gb_compile_job *job)
     pthread_mutex_lock(&c->lock);
     job->submitted = true;
     job->next = NULL;
-    if (c->tail) c->tail->next = job;
-    else c->head = job;
+    if (c->tail)
+        c->tail->next = job;
+    else
+        c->head = job;
     c->tail = job;
     pthread_cond_broadcast(&c->changed);
     pthread_mutex_unlock(&c->lock);
 }
 
-int gb_compiler_wait(gb_compiler *c, gb_compile_job *job, const gb_compile_out **out,
-                     gb_err *err)
+int gb_compiler_wait(gb_compiler *c, gb_compile_job *job, const gb_compile_out **out, gb_err *err)
 {
     if (!job->submitted && !job->done) { /* no threads, or never queued */
         run_job(c, job);

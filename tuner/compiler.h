@@ -27,8 +27,8 @@ int gb_compiler_create(gb_cache *cache, int n_threads, gb_compiler **out, gb_err
 void gb_compiler_destroy(gb_compiler *compiler);
 
 /* A job copies everything req points to; source_fp is the source closure's hash. */
-int gb_compile_job_create(const gb_compile_req *req, const gb_key *source_fp,
-                          gb_compile_job **out, gb_err *err);
+int gb_compile_job_create(const gb_compile_req *req, const gb_key *source_fp, gb_compile_job **out,
+                          gb_err *err);
 /* Frees a job that is not queued (never submitted, or waited for). */
 void gb_compile_job_free(gb_compile_job *job);
 

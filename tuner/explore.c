@@ -17,8 +17,8 @@
 
 /* The watchdog: ten times the typical trial of the shape, at least five seconds,
  * at most the cap (--trial-timeout); the cap alone until a trial has finished. */
-#define TIMEOUT_FACTOR 10.0
-#define TIMEOUT_FLOOR_S 5.0
+#define TIMEOUT_FACTOR        10.0
+#define TIMEOUT_FLOOR_S       5.0
 #define TIMEOUT_DEFAULT_CAP_S 60.0
 
 typedef struct pending {
@@ -135,8 +135,10 @@ static int add_failure(run *r, gb_shape_result *res, const pending *p, const gb_
     gb_strbuf config = GB_STRBUF_INIT;
     gb_config_append_canonical(&config, &p->config);
     gb_trial_note *n = &notes[res->n_failures];
-    *n = (gb_trial_note){.config = gb_sb_take(&config), .status = t->status,
-                         .reason = strdup(t->reason), .resumed = p->resumed};
+    *n = (gb_trial_note){.config = gb_sb_take(&config),
+                         .status = t->status,
+                         .reason = strdup(t->reason),
+                         .resumed = p->resumed};
     if (!n->config || !n->reason) {
         free(n->config);
         free(n->reason);
@@ -200,8 +202,10 @@ static int add_compile_row(run *r, const pending *p, const gb_compile_out *out, 
     if (!rows) return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     tr->compiles = rows;
     gb_compile_row *row = &rows[tr->n_compiles++];
-    *row = (gb_compile_row){.key = *key, .resources = out->resources,
-                            .compile_ms = out->compile_ms, .cached = gb_compile_job_cached(p->job)};
+    *row = (gb_compile_row){.key = *key,
+                            .resources = out->resources,
+                            .compile_ms = out->compile_ms,
+                            .cached = gb_compile_job_cached(p->job)};
     if (crc) row->error = strdup(e->msg);
     if (gb_config_to_fields(&p->config, &row->config) || (crc && !row->error))
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
@@ -297,8 +301,10 @@ int gb_explore(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_
     while (rc == GB_OK) {
         while (rc == GB_OK && !exhausted && count < window && budget_left(r, started, t0)) {
             rc = start_next(r, shape, id, &it, &ring[(head + count) % WINDOW_MAX]);
-            if (rc == GB_ENOTFOUND) exhausted = true, rc = GB_OK;
-            else if (rc == GB_OK) count++, started++;
+            if (rc == GB_ENOTFOUND)
+                exhausted = true, rc = GB_OK;
+            else if (rc == GB_OK)
+                count++, started++;
         }
         if (rc || count == 0) break;
         if (gb_interrupted()) {

@@ -44,8 +44,10 @@ static void put(run *r, gb_cache_db db, const gb_key *key, gb_strbuf *json)
 {
     gb_err e = {0};
     if (!r->opts->cache) return;
-    if (gb_sb_status(json)) gb_err_set(&e, GB_ENOMEM, "out of memory writing a record");
-    else gb_cache_put_json(r->opts->cache, db, key, gb_sb_str(json), &e);
+    if (gb_sb_status(json))
+        gb_err_set(&e, GB_ENOMEM, "out of memory writing a record");
+    else
+        gb_cache_put_json(r->opts->cache, db, key, gb_sb_str(json), &e);
     gb_history_warn(r, &e);
 }
 
@@ -58,14 +60,14 @@ static int trial_key(const gb_record_id *id, const gb_config *config, gb_key *ou
     return rc;
 }
 
-static void put_trial(run *r, const gb_record_id *id, const gb_config *config,
-                      gb_trial_record *rec)
+static void put_trial(run *r, const gb_record_id *id, const gb_config *config, gb_trial_record *rec)
 {
     gb_key key;
     gb_strbuf json = GB_STRBUF_INIT;
     rec->id = *id;
     rec->when = (int64_t)time(NULL);
-    if (gb_config_to_fields(config, &rec->config) == GB_OK && trial_key(id, config, &key) == GB_OK) {
+    if (gb_config_to_fields(config, &rec->config) == GB_OK &&
+        trial_key(id, config, &key) == GB_OK) {
         gb_jw w;
         gb_jw_init(&w, &json, false);
         gb_trial_record_write(&w, rec);
@@ -89,8 +91,10 @@ static void boot_id(char out[40])
 
 void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config)
 {
-    gb_trial_record rec = {.in_flight = true, .status = GB_TRIAL_CRASHED,
-                           .reason = (char *)IN_FLIGHT_REASON, .registers = -1,
+    gb_trial_record rec = {.in_flight = true,
+                           .status = GB_TRIAL_CRASHED,
+                           .reason = (char *)IN_FLIGHT_REASON,
+                           .registers = -1,
                            .owner_pid = getpid()};
     boot_id(rec.owner_boot);
     put_trial(r, id, config, &rec);
@@ -127,7 +131,8 @@ void gb_history_forget(run *r, const gb_record_id *id, const gb_config *config)
     gb_key key;
     gb_err e = {0};
     if (!r->opts->cache || trial_key(id, config, &key) != GB_OK) return;
-    if (gb_cache_del(r->opts->cache, GB_DB_TRIALS, &key, &e) != GB_ENOTFOUND) gb_history_warn(r, &e);
+    if (gb_cache_del(r->opts->cache, GB_DB_TRIALS, &key, &e) != GB_ENOTFOUND)
+        gb_history_warn(r, &e);
 }
 
 static bool read_trial(run *r, const gb_record_id *id, const gb_config *config,

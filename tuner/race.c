@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#define DEFAULT_MARGIN 0.10
+#define DEFAULT_MARGIN  0.10
 #define DEFAULT_LEADERS 8
 
 typedef struct entrant {
@@ -154,11 +154,14 @@ int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader
         rc = gb_exec_race(r->opts->exec, v, n, &r->full, race_timeout_s(r, n), m, &race_err);
     r->result->timing.racing_s += now_s() - start;
     res->n_leaders = n;
-    if (rc == GB_OK) rc = crown(r, res, best, e, m, n);
-    else if (rc == GB_EINTR) gb_err_copy(r->err, &race_err);
+    if (rc == GB_OK)
+        rc = crown(r, res, best, e, m, n);
+    else if (rc == GB_EINTR)
+        gb_err_copy(r->err, &race_err);
     else if (race_err.code && !(res->race_failure = strdup(race_err.msg)))
         rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    else if (race_err.code) rc = GB_OK; /* the screening's best stands */
+    else if (race_err.code)
+        rc = GB_OK; /* the screening's best stands */
     for (int i = 0; i < n; i++) {
         gb_measurement_free(&m[i]);
         gb_compile_job_free(e[i].job);

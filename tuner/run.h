@@ -23,16 +23,16 @@ typedef struct run {
     gb_device_info dev;
     const char *arch;
     gb_tune_result *result;
-    gb_check_spec check; /* the kernel's, with defaults filled in for the current shape */
+    gb_check_spec check;    /* the kernel's, with defaults filled in for the current shape */
     gb_measure_opts full;   /* the criterion the leaders race with (and benchmarks use) */
     gb_measure_opts screen; /* the criterion every variant is screened with */
     bool bench;             /* timing fixed configurations, not tuning */
     const gb_fields *fixed; /* benchmarking: the current shape's configuration */
-    double *trial_s;     /* wall time of this shape's finished trials, for the watchdog */
+    double *trial_s;        /* wall time of this shape's finished trials, for the watchdog */
     int n_trial_s;
     int cap_trial_s;
-    gb_config *ok;       /* this shape's configurations that ended ok ... */
-    double *ok_ms;       /* ... and their screening medians */
+    gb_config *ok; /* this shape's configurations that ended ok ... */
+    double *ok_ms; /* ... and their screening medians */
     int n_ok;
     int cap_ok;
     bool warned_cache;

@@ -24,8 +24,7 @@ static int check_param(const gb_space *space, const char *name, const gb_value *
     for (int i = 0; i < n_values; i++)
         for (int j = 0; j < i; j++)
             if (gb_value_equal(&values[i], &values[j]))
-                return gb_err_set(err, GB_EINVAL, "parameter %s lists value %d twice", name,
-                                  i + 1);
+                return gb_err_set(err, GB_EINVAL, "parameter %s lists value %d twice", name, i + 1);
     return GB_OK;
 }
 

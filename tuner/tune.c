@@ -27,8 +27,7 @@ void gb_run_log(const run *r, const char *fmt, ...)
 
 /* ---- identities and records -------------------------------------------- */
 
-int gb_tune_key_fields(const gb_kernel_def *k, const gb_fields *shape, gb_fields *out,
-                       gb_err *err)
+int gb_tune_key_fields(const gb_kernel_def *k, const gb_fields *shape, gb_fields *out, gb_err *err)
 {
     *out = (gb_fields){0};
     int rc = GB_OK;
@@ -40,8 +39,8 @@ int gb_tune_key_fields(const gb_kernel_def *k, const gb_fields *shape, gb_fields
     }
     for (int j = 0; rc == GB_OK && j < k->n_key_fields; j++)
         if (!gb_fields_get(shape, k->key_fields[j]))
-            rc = gb_err_set(err, GB_ESCRIPT, "kernel %s: key field %s is not in the shape",
-                            k->name, k->key_fields[j]);
+            rc = gb_err_set(err, GB_ESCRIPT, "kernel %s: key field %s is not in the shape", k->name,
+                            k->key_fields[j]);
     if (rc == GB_ENOMEM) gb_err_set(err, rc, "out of memory");
     if (rc) gb_fields_free(out);
     return rc;
@@ -107,13 +106,25 @@ static int time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
 static void default_tolerance(gb_dtype dtype, double *rtol, double *atol)
 {
     switch (dtype) {
-    case GB_DT_F64: *rtol = 1e-7, *atol = 1e-7; break;
-    case GB_DT_F32: *rtol = 1e-4, *atol = 1e-5; break;
-    case GB_DT_F16: *rtol = 1e-3, *atol = 1e-5; break;
-    case GB_DT_BF16: *rtol = 1.6e-2, *atol = 1e-5; break;
+    case GB_DT_F64:
+        *rtol = 1e-7, *atol = 1e-7;
+        break;
+    case GB_DT_F32:
+        *rtol = 1e-4, *atol = 1e-5;
+        break;
+    case GB_DT_F16:
+        *rtol = 1e-3, *atol = 1e-5;
+        break;
+    case GB_DT_BF16:
+        *rtol = 1.6e-2, *atol = 1e-5;
+        break;
     case GB_DT_FP8_E4M3:
-    case GB_DT_FP8_E5M2: *rtol = 1.25e-1, *atol = 1e-3; break;
-    default: *rtol = 0, *atol = 0; break;
+    case GB_DT_FP8_E5M2:
+        *rtol = 1.25e-1, *atol = 1e-3;
+        break;
+    default:
+        *rtol = 0, *atol = 0;
+        break;
     }
 }
 
@@ -182,11 +193,13 @@ static int check_shape(run *r, const gb_fields *shape, long *budget)
     gb_space_iter it;
     gb_config c;
     gb_space_iter_init(&it, &k->space);
-    while (rc == GB_OK && (*budget)-- > 0 && (rc = gb_space_next(&it, gb_tune_accept, (void *)k, &c, r->err)) == GB_OK) {
+    while (rc == GB_OK && (*budget)-- > 0 &&
+           (rc = gb_space_next(&it, gb_tune_accept, (void *)k, &c, r->err)) == GB_OK) {
         gb_launch launch;
         gb_fields defs = {0};
         rc = k->hooks.launch(k->hooks_ctx, &c, shape, &launch, r->err);
-        if (rc == GB_OK && k->hooks.defines) rc = k->hooks.defines(k->hooks_ctx, &c, shape, &defs, r->err);
+        if (rc == GB_OK && k->hooks.defines)
+            rc = k->hooks.defines(k->hooks_ctx, &c, shape, &defs, r->err);
         gb_fields_free(&defs);
     }
     return rc == GB_ENOTFOUND ? GB_OK : rc;
@@ -229,8 +242,7 @@ static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
 
 /* The best of what finished; stored only when the whole space was tried. */
 /* The best of what finished; stored only when the whole space was tried. */
-static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res,
-                  int rc)
+static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res, int rc)
 {
     res->interrupted = rc == GB_EINTR;
     if ((rc && rc != GB_EINTR) || !best->has) return rc;
@@ -265,7 +277,9 @@ static int bench_config(run *r, const gb_record_id *id, gb_shape_result *res, gb
                                 : gb_fields_copy(r->req->fixed_config, out);
     if (rc == GB_ENOTFOUND)
         return asprintf(&res->failure, "no tuned configuration in the cache for this shape: "
-                                       "tune it first") < 0 ? GB_ENOMEM : GB_OK;
+                                       "tune it first") < 0
+                   ? GB_ENOMEM
+                   : GB_OK;
     if (rc) return gb_err_set(r->err, rc, "out of memory");
     if (gb_config_from_fields(&r->k->space, out, &c) == GB_OK) return GB_OK;
     gb_strbuf text = GB_STRBUF_INIT;
@@ -320,7 +334,8 @@ static int start_run(run *r)
     r->bench = r->req->fixed_config || r->req->fixed_best;
     r->full = r->k->has_measure ? r->k->measure : o->measure;
     r->screen = gb_measure_screening(&r->full);
-    if ((rc = gb_measure_check(&r->full, r->err))) return gb_err_prefix(r->err, "kernel %s", r->k->name);
+    if ((rc = gb_measure_check(&r->full, r->err)))
+        return gb_err_prefix(r->err, "kernel %s", r->k->name);
     if (!o->compile_only) {
         if (!o->exec) return gb_err_set(r->err, GB_EINVAL, "timing needs an executor");
         if ((rc = gb_exec_device(o->exec, &r->dev, r->err))) return rc;

@@ -70,21 +70,21 @@ void gb_kernel_def_free(gb_kernel_def *def);
 
 /* What every tuning run of a session shares. */
 typedef struct gb_tuner_opts {
-    gb_cache *cache;    /* NULL: remember nothing */
-    gb_exec *exec;      /* NULL with compile_only */
-    const char *arch;   /* compile target when there is no device ("sm_90a") */
-    int jobs;           /* compile threads (0: compile on the tuner's thread) */
-    bool force;         /* re-tune shapes that have a cached best */
-    bool compile_only;  /* compile every variant, time nothing */
-    bool verbose;       /* a line per trial on log */
-    bool retry_crashed; /* run again trials an earlier run recorded as crashed or timeout */
-    double trial_timeout_s; /* the watchdog's cap for one trial (0: 60 s) */
-    uint64_t seed;      /* for the argument buffers */
+    gb_cache *cache;         /* NULL: remember nothing */
+    gb_exec *exec;           /* NULL with compile_only */
+    const char *arch;        /* compile target when there is no device ("sm_90a") */
+    int jobs;                /* compile threads (0: compile on the tuner's thread) */
+    bool force;              /* re-tune shapes that have a cached best */
+    bool compile_only;       /* compile every variant, time nothing */
+    bool verbose;            /* a line per trial on log */
+    bool retry_crashed;      /* run again trials an earlier run recorded as crashed or timeout */
+    double trial_timeout_s;  /* the watchdog's cap for one trial (0: 60 s) */
+    uint64_t seed;           /* for the argument buffers */
     gb_measure_opts measure; /* the full criterion; each variant is screened with
                                 gb_measure_screening() of it, the leaders race with it */
-    double race_margin; /* leaders: within this of the fastest screened (0: 0.10) */
-    int race_leaders;   /* at most this many leaders (0: 8) */
-    FILE *log;          /* progress and warnings; NULL for silence */
+    double race_margin;      /* leaders: within this of the fastest screened (0: 0.10) */
+    int race_leaders;        /* at most this many leaders (0: 8) */
+    FILE *log;               /* progress and warnings; NULL for silence */
 } gb_tuner_opts;
 
 typedef struct gb_tune_request {
@@ -96,7 +96,7 @@ typedef struct gb_tune_request {
     /* Benchmark instead of tune: time only this configuration (for every shape),
      * with the full criterion; nothing is resumed or recorded. */
     const gb_fields *fixed_config;
-    bool fixed_best;    /* benchmark each shape's cached best configuration */
+    bool fixed_best; /* benchmark each shape's cached best configuration */
 } gb_tune_request;
 
 /* One compile, as --compile-only reports it. */
@@ -119,20 +119,20 @@ typedef struct gb_trial_note {
 
 typedef struct gb_shape_result {
     gb_fields shape;
-    char *key_text;    /* "K=1024,M=1024,N=1024" */
-    bool cached;       /* reported from the cache; nothing was measured now */
+    char *key_text; /* "K=1024,M=1024,N=1024" */
+    bool cached;    /* reported from the cache; nothing was measured now */
     bool has_best;
     gb_fields best_config;
-    gb_stats best;     /* milliseconds */
+    gb_stats best;                   /* milliseconds */
     gb_measurement best_measurement; /* the race's (or the benchmark's) samples and clock;
                                         n_samples 0 when the best came from the cache */
     double best_clock_mhz;
-    char **tie;        /* configurations within noise of the best (canonical text), which
-                          the canonical order decided between; the best first */
+    char **tie; /* configurations within noise of the best (canonical text), which
+                   the canonical order decided between; the best first */
     int n_tie;
-    int n_leaders;     /* how many raced */
+    int n_leaders;      /* how many raced */
     char *race_failure; /* the race could not run: the best is the screening's */
-    double flops;      /* per launch; 0 when unknown */
+    double flops;       /* per launch; 0 when unknown */
     double bytes;
     bool has_baseline;
     gb_stats baseline;
@@ -140,13 +140,13 @@ typedef struct gb_shape_result {
     uint64_t n_rejected; /* dropped by the constraints */
     int n_compiled;      /* compiled now or found compiled in the cache */
     int n_status[GB_TRIAL_STATUS_COUNT];
-    int n_timed;         /* trials that ended ok (and so were timed) */
-    int n_resumed;       /* trials taken from an earlier run's records */
+    int n_timed;             /* trials that ended ok (and so were timed) */
+    int n_resumed;           /* trials taken from an earlier run's records */
     gb_trial_note *failures; /* every trial that did not end ok */
     int n_failures;
-    bool interrupted;    /* the run stopped during this shape: best is of what finished */
-    bool complete;       /* every accepted configuration was tried */
-    char *failure;       /* why the shape has no result (e.g. the reference failed) */
+    bool interrupted; /* the run stopped during this shape: best is of what finished */
+    bool complete;    /* every accepted configuration was tried */
+    char *failure;    /* why the shape has no result (e.g. the reference failed) */
 } gb_shape_result;
 
 /* Where a tuning run's wall time went. */
@@ -165,7 +165,7 @@ typedef struct gb_tune_result {
     gb_compile_row *compiles; /* --compile-only: one row per distinct compile */
     int n_compiles;
     char kernel_fp[33];
-    char device[320];         /* device fingerprint, "" without a device */
+    char device[320]; /* device fingerprint, "" without a device */
     gb_tune_timing timing;
 } gb_tune_result;
 

@@ -45,8 +45,7 @@ static int build_options(const gb_kernel_def *k, const gb_config *config, const 
     for (int i = 0; i < k->n_options; i++, n++)
         gb_sb_append(opts, k->options[i], strlen(k->options[i]) + 1);
     for (int i = 0; k->macros && i < k->space.n_params; i++, n++)
-        add_define(opts, k->space.params[i].name,
-                   &k->space.params[i].values[config->index[i]]);
+        add_define(opts, k->space.params[i].name, &k->space.params[i].values[config->index[i]]);
     if (k->hooks.defines) {
         gb_fields defs = {0};
         int rc = k->hooks.defines(k->hooks_ctx, config, shape, &defs, err);
@@ -92,8 +91,8 @@ int gb_variant_job(const gb_kernel_def *k, const gb_key *source_fp, const char *
 
 int gb_variant_source_fp(const gb_kernel_def *k, gb_key *out, gb_err *err)
 {
-    return gb_source_fingerprint(k->source, (const char *const *)k->include_dirs,
-                                 k->n_include_dirs, out, err);
+    return gb_source_fingerprint(k->source, (const char *const *)k->include_dirs, k->n_include_dirs,
+                                 out, err);
 }
 
 int gb_variant_space_fp(const gb_space *space, char out[33])
