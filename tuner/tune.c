@@ -48,16 +48,26 @@ int gb_tune_key_fields(const gb_kernel_def *k, const gb_fields *shape, gb_fields
 
 /* ---- the reference and the problem ------------------------------------- */
 
-static int compile_reference(run *r, const gb_fields *shape, gb_compile_job **job,
-                             gb_launch *launch)
+/* The reference, compiled (or found in the cubin cache) for this shape. A compile
+ * error is in e; other failures are the run's, in r->err. The job owns the cubin
+ * that v points into: free it after use. */
+static int reference_variant(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *v,
+                             gb_err *e)
 {
     const gb_kernel_def *ref = r->k->reference;
+    const gb_compile_out *out;
     gb_config none;
     gb_key fp;
     gb_config_at(&ref->space, 0, &none);
+    *job = NULL;
     int rc = gb_variant_source_fp(ref, &fp, r->err);
-    if (rc == GB_OK) rc = ref->hooks.launch(ref->hooks_ctx, &none, shape, launch, r->err);
+    if (rc == GB_OK) rc = ref->hooks.launch(ref->hooks_ctx, &none, shape, &v->launch, r->err);
     if (rc == GB_OK) rc = gb_variant_job(ref, &fp, r->arch, &none, shape, job, r->err);
+    if (rc == GB_OK && gb_compiler_wait(r->compiler, *job, &out, e) == GB_OK) {
+        v->cubin = out->cubin;
+        v->cubin_bytes = out->cubin_bytes;
+        v->lowered_name = out->lowered[0];
+    }
     return rc;
 }
 
@@ -65,32 +75,27 @@ static int compile_reference(run *r, const gb_fields *shape, gb_compile_job **jo
 static int run_reference(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_compile_job *job = NULL;
-    gb_launch launch;
-    const gb_compile_out *out;
+    gb_variant v = {0};
     gb_err e = {0};
-    int rc = compile_reference(r, shape, &job, &launch);
-    if (rc) return rc;
-    if (gb_compiler_wait(r->compiler, job, &out, &e) == GB_OK) {
-        gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], launch};
-        gb_exec_reference(r->opts->exec, &v, &e);
-    }
+    int rc = reference_variant(r, shape, &job, &v, &e);
+    if (rc == GB_OK && !e.code) gb_exec_reference(r->opts->exec, &v, &e);
     gb_compile_job_free(job);
+    if (rc) return rc;
     if (e.code == GB_ENODRIVER || e.code == GB_ENOGPU) return gb_err_copy(r->err, &e);
     if (e.code && asprintf(&res->failure, "reference %s: %s", r->k->reference->name, e.msg) < 0)
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     return GB_OK;
 }
 
+/* Times the reference with the full criterion, for the "vs ref" column. */
 static int time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_compile_job *job = NULL;
-    gb_launch launch;
-    const gb_compile_out *out;
+    gb_variant v = {0};
     gb_err e = {0};
     gb_trial_result t = {0};
-    int rc = compile_reference(r, shape, &job, &launch);
-    if (rc == GB_OK && gb_compiler_wait(r->compiler, job, &out, &e) == GB_OK) {
-        gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], launch};
+    int rc = reference_variant(r, shape, &job, &v, &e);
+    if (rc == GB_OK && !e.code) {
         rc = gb_exec_trial(r->opts->exec, &v, &r->check, &r->full, gb_explore_timeout_s(r), &t,
                            r->err);
         res->has_baseline = rc == GB_OK && t.status == GB_TRIAL_OK;
