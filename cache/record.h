@@ -80,7 +80,10 @@ typedef struct gb_trial_record {
     char *reason; /* "" for ok */
     gb_check_result check;
     bool has_stats;
-    gb_stats stats;
+    gb_stats stats;           /* the screening measurement's */
+    double clock_mhz;         /* its median SM clock; 0 when unknown */
+    const double *samples_ms; /* written only: its samples (NULL, 0 when none) */
+    int n_samples;
     int registers;
     char *log; /* compile_error: NVRTC's log (at most 16 KiB of it); NULL otherwise */
     int64_t when;
