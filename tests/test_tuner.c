@@ -348,6 +348,17 @@ static void test_every_trial_is_recorded_with_its_status(void **state)
     assert_int_equal(gb_trial_record_read(json, &rec, NULL), GB_OK);
     assert_int_equal(rec.status, GB_TRIAL_COMPILE_ERROR);
     assert_non_null(strstr(rec.reason, "fake.cu:3: error"));
+    assert_non_null(strstr(rec.log, "seven does not compile")); /* NVRTC's whole log */
+    gb_trial_record_free(&rec);
+    gb_json_free(json);
+    v = gb_value_int(2); /* an ok trial keeps its clock */
+    gb_fields_set(&config, "V", &v);
+    assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
+    assert_int_equal(gb_cache_get_json(f->cache, GB_DB_TRIALS, &key, &json, NULL), GB_OK);
+    assert_int_equal(gb_trial_record_read(json, &rec, NULL), GB_OK);
+    assert_int_equal(rec.status, GB_TRIAL_OK);
+    assert_float_equal(rec.clock_mhz, 1980, 0);
+    assert_int_equal(gb_json_len(gb_json_get(json, "samples_ms")), 11);
     gb_trial_record_free(&rec);
     gb_json_free(json);
     gb_fields_free(&config);
