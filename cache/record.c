@@ -295,6 +295,14 @@ void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec)
         gb_stats_write_json(w, &rec->stats);
     else
         gb_jw_null(w);
+    if (rec->has_stats) {
+        write_num(w, "clock_mhz", rec->clock_mhz);
+        gb_jw_key(w, "samples_ms");
+        gb_jw_arr_begin(w);
+        for (int i = 0; i < rec->n_samples; i++)
+            gb_jw_num(w, rec->samples_ms[i]);
+        gb_jw_arr_end(w);
+    }
     write_num(w, "registers", rec->registers);
     if (rec->log) {
         char log[16384];
@@ -329,6 +337,7 @@ int gb_trial_record_read(const gb_json *json, gb_trial_record *out, gb_err *err)
     const gb_json *stats = gb_json_get(json, "stats");
     out->has_stats = stats && stats->type == GB_JSON_OBJECT;
     if (out->has_stats) gb_stats_read_json(stats, &out->stats);
+    out->clock_mhz = gb_json_num(gb_json_get(json, "clock_mhz"), 0);
     out->registers = (int)gb_json_num(gb_json_get(json, "registers"), -1);
     const char *log = gb_json_str(gb_json_get(json, "log"), NULL);
     if (log && !(out->log = strdup(log))) {
