@@ -24,10 +24,11 @@ typedef struct gb_device_info {
     int64_t mem_bytes;
     int mem_clock_khz; /* peak memory clock; 0 when the driver does not say */
     int bus_width_bits;
-    int sm_clock_khz;   /* peak SM clock */
-    double peak_gbps;   /* from memory clock and bus width (DDR: x2); 0 when unknown */
-    int driver_version; /* e.g. 13000 */
-    char arch[16];      /* NVRTC target for this device, e.g. "sm_90a" */
+    int sm_clock_khz;     /* peak SM clock */
+    double peak_gbps;     /* from memory clock and bus width (DDR: x2); 0 when unknown */
+    int driver_version;   /* e.g. 13000 */
+    char arch[16];        /* NVRTC target for this device, e.g. "sm_90a" */
+    char clock_source[8]; /* where per-sample SM clocks come from: "nvml" or "probe" */
 } gb_device_info;
 
 /* Reads the properties of device ordinal. The driver must be loaded. */

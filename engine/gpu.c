@@ -1,5 +1,6 @@
 #include "engine/gpu.h"
 
+#include "base/strbuf.h"
 #include "engine/builtins.h"
 #include "engine/driver.h"
 #include "engine/gpu_internal.h"
@@ -80,6 +81,7 @@ int gb_gpu_open(int ordinal, gb_gpu **out, gb_err *err)
         gb_gpu_close(gpu);
         return rc;
     }
+    gb_strlcpy(gpu->info.clock_source, gb_gpu_clock_source(gpu), sizeof gpu->info.clock_source);
     *out = gpu;
     return GB_OK;
 }

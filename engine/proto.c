@@ -441,6 +441,8 @@ void gb_proto_write_device(gb_jw *w, const gb_device_info *d)
     gb_jw_str(w, d->name);
     gb_jw_key(w, "arch");
     gb_jw_str(w, d->arch);
+    gb_jw_key(w, "clock_source");
+    gb_jw_str(w, d->clock_source);
     const struct {
         const char *key;
         double value;
@@ -475,6 +477,8 @@ int gb_proto_read_device(const gb_json *obj, gb_device_info *d, gb_err *err)
     if (rc) return rc;
     gb_strlcpy(d->name, name, sizeof d->name);
     gb_strlcpy(d->arch, arch, sizeof d->arch);
+    gb_strlcpy(d->clock_source, gb_json_str(gb_json_get(obj, "clock_source"), ""),
+               sizeof d->clock_source);
     int *ints[] = {&d->ordinal,
                    &d->cc_major,
                    &d->cc_minor,

@@ -107,7 +107,7 @@ static void rate_cells(gb_table *t, const gb_shape_result *s)
         gb_table_cell(t, "-");
 }
 
-static void shape_row(gb_table *t, const gb_shape_result *s)
+static void shape_row(gb_table *t, const gb_shape_result *s, bool bench)
 {
     gb_table_cell(t, "%s", s->key_text ? s->key_text : "?");
     if (s->has_best) {
@@ -143,7 +143,11 @@ static void shape_row(gb_table *t, const gb_shape_result *s)
     gb_table_cell(t, "%llu", (unsigned long long)s->n_rejected);
     gb_table_cell(t, "%d", s->n_failures);
     gb_table_cell(t, "%d", s->n_timed);
-    gb_table_cell(t, "%s", s->interrupted ? "interrupted" : s->n_resumed ? "resumed" : "tuned");
+    gb_table_cell(t, "%s",
+                  s->interrupted ? "interrupted"
+                  : bench        ? "bench"
+                  : s->n_resumed ? "resumed"
+                                 : "tuned");
 }
 
 static void compile_row(gb_table *t, const gb_compile_row *row)
@@ -256,8 +260,8 @@ static void timing_line(FILE *out, const gb_tune_timing *t)
 void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool compile_only,
                     bool verbose)
 {
-    fprintf(out, "\n%s  (kernel %.12s%s%s)\n", kernel, r->kernel_fp, r->device[0] ? ", " : "",
-            r->device);
+    fprintf(out, "\n%s  (kernel %.12s%s%s%s%s)\n", kernel, r->kernel_fp, r->device[0] ? ", " : "",
+            r->device, r->clock_source[0] ? ", clocks from " : "", r->clock_source);
     if (compile_only) {
         report_compiles(out, r);
         fflush(out);
@@ -269,7 +273,7 @@ void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool
     gb_table t;
     gb_table_init(&t, headers, "llrrrrrrrrrrl");
     for (int i = 0; i < r->n_shapes; i++)
-        shape_row(&t, &r->shapes[i]);
+        shape_row(&t, &r->shapes[i], r->bench);
     gb_table_print(&t, out);
     gb_table_free(&t);
     summary(out, r, verbose);

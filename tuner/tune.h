@@ -127,8 +127,8 @@ typedef struct gb_shape_result {
     gb_measurement best_measurement; /* the race's (or the benchmark's) samples and clock;
                                         n_samples 0 when the best came from the cache */
     double best_clock_mhz;
-    char **tie; /* configurations within noise of the best (canonical text), which
-                   the canonical order decided between; the best first */
+    char **tie; /* leaders whose interval overlapped the fastest's (canonical text),
+                   which the canonical order decided between; the winner first */
     int n_tie;
     int n_leaders;      /* how many raced */
     char *race_failure; /* the race could not run: the best is the screening's */
@@ -165,7 +165,9 @@ typedef struct gb_tune_result {
     gb_compile_row *compiles; /* --compile-only: one row per distinct compile */
     int n_compiles;
     char kernel_fp[33];
-    char device[320]; /* device fingerprint, "" without a device */
+    char device[320];     /* device fingerprint, "" without a device */
+    char clock_source[8]; /* "nvml" or "probe"; "" without a device */
+    bool bench;           /* a benchmark of fixed configurations, not a tuning run */
     gb_tune_timing timing;
 } gb_tune_result;
 
