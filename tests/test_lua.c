@@ -1137,6 +1137,19 @@ static void test_bench_times_the_configuration_asked_for(void **state)
     assert_int_equal(f->gpu.n_trials, 1 + 3 + 1); /* nothing is resumed or cached by bench */
 }
 
+static void test_bench_refuses_a_configuration_the_constraints_drop(void **state)
+{
+    fixture *f = *state;
+    use_fake_gpu(f);
+    const char *text = REQUIRE TILED_KERNEL(
+        "tiled") "k.constraints = { function(c) return c.B ~= 256 end }\n"
+                 "local r = gb.bench(k, { shapes = { { n = 64 } }, config = { B = 256 } })[1]\n"
+                 "assert(not r.best and r.failure:find('B=256 is rejected by the kernel', 1, "
+                 "true), r.failure)\n";
+    EXPECT_OK(f, run(f, text));
+    assert_int_equal(f->gpu.n_trials, 0);
+}
+
 static void test_bench_options_are_checked(void **state)
 {
     fixture *f = *state;
@@ -1227,6 +1240,7 @@ int main(void)
         TEST(test_arg_holds_the_script_and_its_arguments),
         TEST(test_tune_with_a_gpu_picks_and_caches_the_best),
         TEST(test_bench_times_the_configuration_asked_for),
+        TEST(test_bench_refuses_a_configuration_the_constraints_drop),
         TEST(test_bench_options_are_checked),
         TEST(test_kernel_measure_table_is_checked),
         TEST(test_gemm_example_compiles),

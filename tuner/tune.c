@@ -245,8 +245,8 @@ static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
 
 /* ---- shapes ------------------------------------------------------------- */
 
-/* The best of what finished; stored only when the whole space was tried. */
-/* The best of what finished; stored only when the whole space was tried. */
+/* The best of what finished: stored unless the run was interrupted or only
+ * benchmarked (a search cut short by a budget is stored, marked incomplete). */
 static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res, int rc)
 {
     res->interrupted = rc == GB_EINTR;
@@ -274,7 +274,7 @@ static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
 }
 
 /* Benchmarking: the configuration asked for, or the shape's cached best; one that
- * is not in the kernel's space fails the shape. */
+ * is not in the kernel's space, or that its constraints reject, fails the shape. */
 static int bench_config(run *r, const gb_record_id *id, gb_shape_result *res, gb_fields *out)
 {
     gb_config c;
@@ -286,10 +286,13 @@ static int bench_config(run *r, const gb_record_id *id, gb_shape_result *res, gb
                    ? GB_ENOMEM
                    : GB_OK;
     if (rc) return gb_err_set(r->err, rc, "out of memory");
-    if (gb_config_from_fields(&r->k->space, out, &c) == GB_OK) return GB_OK;
+    bool in_space = gb_config_from_fields(&r->k->space, out, &c) == GB_OK, accepted = false;
+    if (in_space && (rc = gb_tune_accept((void *)r->k, &c, &accepted, r->err))) return rc;
+    if (accepted) return GB_OK;
     gb_strbuf text = GB_STRBUF_INIT;
     gb_fields_append_canonical(&text, out, NULL, 0);
-    rc = asprintf(&res->failure, "configuration %s is not in the kernel's space", gb_sb_str(&text));
+    rc = asprintf(&res->failure, "configuration %s is %s", gb_sb_str(&text),
+                  in_space ? "rejected by the kernel's constraints" : "not in the kernel's space");
     gb_sb_free(&text);
     return rc < 0 ? gb_err_set(r->err, GB_ENOMEM, "out of memory") : GB_OK;
 }
@@ -336,7 +339,7 @@ static int start_run(run *r)
     if (rc) return rc;
     gb_variant_space_fp(&r->k->space, r->space_fp);
     r->arch = o->arch ? o->arch : "sm_90a";
-    r->bench = r->req->fixed_config || r->req->fixed_best;
+    r->bench = r->result->bench = r->req->fixed_config || r->req->fixed_best;
     r->full = r->k->has_measure ? r->k->measure : o->measure;
     r->screen = gb_measure_screening(&r->full);
     if ((rc = gb_measure_check(&r->full, r->err)))
@@ -346,6 +349,7 @@ static int start_run(run *r)
         if ((rc = gb_exec_device(o->exec, &r->dev, r->err))) return rc;
         if (!o->arch) r->arch = r->dev.arch;
         gb_device_fingerprint(&r->dev, r->result->device, sizeof r->result->device);
+        gb_strlcpy(r->result->clock_source, r->dev.clock_source, sizeof r->result->clock_source);
     }
     return gb_compiler_create(o->cache, o->jobs, &r->compiler, r->err);
 }
