@@ -296,6 +296,8 @@ void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec)
     else
         gb_jw_null(w);
     if (rec->has_stats) {
+        gb_jw_key(w, "mode");
+        gb_jw_str(w, rec->mode[0] ? rec->mode : "cold");
         write_num(w, "clock_mhz", rec->clock_mhz);
         gb_jw_key(w, "samples_ms");
         gb_jw_arr_begin(w);
@@ -337,6 +339,7 @@ int gb_trial_record_read(const gb_json *json, gb_trial_record *out, gb_err *err)
     const gb_json *stats = gb_json_get(json, "stats");
     out->has_stats = stats && stats->type == GB_JSON_OBJECT;
     if (out->has_stats) gb_stats_read_json(stats, &out->stats);
+    gb_strlcpy(out->mode, gb_json_str(gb_json_get(json, "mode"), "cold"), sizeof out->mode);
     out->clock_mhz = gb_json_num(gb_json_get(json, "clock_mhz"), 0);
     out->registers = (int)gb_json_num(gb_json_get(json, "registers"), -1);
     const char *log = gb_json_str(gb_json_get(json, "log"), NULL);

@@ -45,7 +45,7 @@ typedef struct gb_best_record {
     bool capped;        /* the measurement hit its cap before the noise target */
     double *samples_ms; /* every sample of the race (NULL, 0 when none) */
     int n_samples;
-    char **tie; /* configurations within noise of the best; the best first */
+    char **tie; /* leaders whose interval overlapped the fastest's; the winner first */
     int n_tie;
     int n_leaders; /* how many raced */
     double flops;  /* per launch, 0 when the script gives none */
@@ -81,6 +81,7 @@ typedef struct gb_trial_record {
     gb_check_result check;
     bool has_stats;
     gb_stats stats;           /* the screening measurement's */
+    char mode[8];             /* how it was timed: "cold" or "hot" (with stats) */
     double clock_mhz;         /* its median SM clock; 0 when unknown */
     const double *samples_ms; /* written only: its samples (NULL, 0 when none) */
     int n_samples;

@@ -460,11 +460,11 @@ static void push_best(lua_State *L, const gb_shape_result *r)
     set_integer(L, "n_throttled", m->n_throttled);
     lua_pushboolean(L, m->capped);
     lua_setfield(L, -2, "capped");
+    lua_pushstring(L, gb_measure_mode_name(m->mode));
+    lua_setfield(L, -2, "mode");
     if (m->n_samples) {
         push_samples(L, m);
         lua_setfield(L, -2, "samples");
-        lua_pushstring(L, gb_measure_mode_name(m->mode));
-        lua_setfield(L, -2, "mode");
         set_integer(L, "launches_per_sample", m->launches_per_sample);
     }
     if (r->n_tie > 1) {

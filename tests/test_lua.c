@@ -73,9 +73,9 @@ static int fake_reference(void *self, const gb_variant *ref, gb_err *err)
 
 /* A variant takes block.x microseconds, in each of 10 samples: the smallest block
  * wins. */
-static void fake_measurement(const gb_variant *v, gb_measurement *m)
+static void fake_measurement(const gb_variant *v, const gb_measure_opts *opts, gb_measurement *m)
 {
-    *m = (gb_measurement){.n_samples = 10, .launches_per_sample = 1};
+    *m = (gb_measurement){.n_samples = 10, .launches_per_sample = 1, .mode = opts->mode};
     m->samples_ms = malloc(10 * sizeof *m->samples_ms);
     m->clock_mhz = calloc(10, sizeof *m->clock_mhz);
     m->throttled = calloc(10, sizeof *m->throttled);
@@ -90,7 +90,7 @@ static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *chec
 {
     ((fake_gpu *)self)->n_trials++;
     out->status = GB_TRIAL_OK;
-    fake_measurement(v, &out->measurement);
+    fake_measurement(v, opts, &out->measurement);
     return GB_OK;
 }
 
@@ -99,7 +99,7 @@ static int fake_race(void *self, const gb_variant *vs, int n, const gb_measure_o
                      double timeout_s, gb_measurement *out, gb_err *err)
 {
     for (int i = 0; i < n; i++)
-        fake_measurement(&vs[i], &out[i]);
+        fake_measurement(&vs[i], opts, &out[i]);
     return GB_OK;
 }
 
@@ -1114,6 +1114,27 @@ static void test_tune_with_a_gpu_picks_and_caches_the_best(void **state)
     expect_text(read_back(f, f->host.out), "cache");
 }
 
+/* A best timed cold does not answer a hot run, nor the other way round. */
+static void test_cached_best_is_per_measurement_mode(void **state)
+{
+    fixture *f = *state;
+    use_cache(f);
+    use_fake_gpu(f);
+    const char *text =
+        REQUIRE TILED_KERNEL("tiled") "local r = gb.tune(k, { shapes = { { n = 64 } } })[1]\n"
+                                      "assert(r.best.mode == arg[1], r.best.mode)\n"
+                                      "assert(r.cached == (arg[2] == 'cached'), 'cached')\n";
+    char *cold[] = {"cold", "new"}, *hot[] = {"hot", "new"}, *hot_again[] = {"hot", "cached"};
+    EXPECT_OK(f, run_script(f, "script.lua", text, 2, cold));
+    assert_int_equal(f->gpu.n_trials, 3);
+    f->host.tuner.measure.mode = GB_MODE_HOT;
+    f->host.measure_set |= GB_MEASURE_SET_MODE;
+    EXPECT_OK(f, run_script(f, "script.lua", text, 2, hot));
+    assert_int_equal(f->gpu.n_trials, 6); /* tuned again, hot */
+    EXPECT_OK(f, run_script(f, "script.lua", text, 2, hot_again));
+    assert_int_equal(f->gpu.n_trials, 6);
+}
+
 static void test_bench_times_the_configuration_asked_for(void **state)
 {
     fixture *f = *state;
@@ -1239,6 +1260,7 @@ int main(void)
         TEST(test_declared_kernel_without_args_names_its_line),
         TEST(test_arg_holds_the_script_and_its_arguments),
         TEST(test_tune_with_a_gpu_picks_and_caches_the_best),
+        TEST(test_cached_best_is_per_measurement_mode),
         TEST(test_bench_times_the_configuration_asked_for),
         TEST(test_bench_refuses_a_configuration_the_constraints_drop),
         TEST(test_bench_options_are_checked),

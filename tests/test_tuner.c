@@ -358,6 +358,7 @@ static void test_every_trial_is_recorded_with_its_status(void **state)
     assert_int_equal(gb_trial_record_read(json, &rec, NULL), GB_OK);
     assert_int_equal(rec.status, GB_TRIAL_OK);
     assert_float_equal(rec.clock_mhz, 1980, 0);
+    assert_string_equal(rec.mode, "cold");
     assert_int_equal(gb_json_len(gb_json_get(json, "samples_ms")), 11);
     gb_trial_record_free(&rec);
     gb_json_free(json);

@@ -126,6 +126,7 @@ void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
         .registers = registers,
         .log = (char *)log,
     };
+    gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
     put_trial(r, id, config, &rec);
 }
 
@@ -157,8 +158,10 @@ bool gb_history_resume(run *r, const gb_record_id *id, const gb_config *config,
     gb_trial_record rec;
     if (r->opts->force || !read_trial(r, id, config, &rec)) return false;
     bool lost = rec.in_flight || rec.status == GB_TRIAL_CRASHED || rec.status == GB_TRIAL_TIMEOUT;
+    /* A timing is reused only in the mode it was taken in; failures are kept. */
+    bool timed_alike = rec.has_stats && strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0;
     bool reuse = !(lost && r->opts->retry_crashed) && !(rec.in_flight && owner_alive(&rec)) &&
-                 !(rec.status == GB_TRIAL_OK && !rec.has_stats);
+                 !(rec.status == GB_TRIAL_OK && !timed_alike);
     if (reuse) {
         memset(out, 0, sizeof *out);
         out->status = rec.in_flight ? GB_TRIAL_CRASHED : rec.status;
@@ -242,6 +245,7 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
     /* A winner of a search cut short by a budget answers only budgeted requests. */
     bool budgeted = r->req->max_evals > 0 || r->req->max_seconds > 0;
     hit = strcmp(rec.space_fp, r->space_fp) == 0 && (rec.complete || budgeted) &&
+          strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0 && /* cold is not hot */
           gb_fields_copy(&rec.config, &res->best_config) == GB_OK;
     if (hit) {
         res->cached = res->has_best = true;
@@ -250,6 +254,7 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
         res->n_leaders = rec.n_leaders;
         res->best_measurement.n_throttled = rec.n_throttled;
         res->best_measurement.capped = rec.capped;
+        gb_measure_mode_parse(rec.mode, &res->best_measurement.mode);
         res->tie = rec.tie; /* moved */
         res->n_tie = rec.n_tie;
         rec.tie = NULL;
