@@ -60,7 +60,8 @@ gb_measure_opts gb_measure_defaults(void);
 
 /* The screening criterion used for every variant of a tuning run before the
  * leaders race: never tighter than full, and at most ±2%, 5 samples at least, a
- * 100 ms cap and a 10 ms warm-up (from the defaults: exactly those). */
+ * 100 ms cap and a 10 ms warm-up (from the defaults: exactly those). A fixed count
+ * of samples (min_samples == max_samples) is kept as it is. */
 gb_measure_opts gb_measure_screening(const gb_measure_opts *full);
 
 /* GB_EINVAL with a message naming the field when opts cannot work. */

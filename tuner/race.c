@@ -127,12 +127,14 @@ static int crown(run *r, gb_shape_result *res, leader *best, const entrant *e, g
     return note_tie(r, res, e, tied, n, w);
 }
 
-/* A race of n variants may take n times the cap plus the warm-ups; the watchdog
- * allows twice that, and at least its floor. */
+/* A race of n variants may take n times the sampling cap plus the warm-ups; the
+ * watchdog allows twice that, but no more than n trial caps, and at least its
+ * floor. */
 static double race_timeout_s(const run *r, int n)
 {
     double per = (r->full.max_ms + r->full.warmup_max_ms) / 1e3;
-    return fmax(2 * n * per, gb_explore_timeout_s(r));
+    double cap = r->opts->trial_timeout_s > 0 ? r->opts->trial_timeout_s : 60;
+    return fmax(fmin(2 * n * per, n * cap), gb_explore_timeout_s(r));
 }
 
 int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader *best)
