@@ -96,7 +96,8 @@ static int parse_seconds(const char *prog, const char *opt, const char *text, do
     char *end = NULL;
     double v = strtod(text, &end);
     if (!*text || *end || !(v > 0) || v > 1e6) {
-        fprintf(stderr, "%s: %s needs a number above 0, got '%s'\n", prog, opt, text);
+        fprintf(stderr, "%s: %s needs a number above 0 and at most 1e6, got '%s'\n", prog, opt,
+                text);
         return 2;
     }
     *out = v;
@@ -171,7 +172,12 @@ static int measure_option(int c, const char *prog, gb_lua_host *h)
         h->measure_set |= GB_MEASURE_SET_MODE;
         return 0;
     case OPT_NOISE:
-        if (parse_seconds(prog, "--noise", optarg, &m->noise) || m->noise >= 1) return 2;
+        if (parse_seconds(prog, "--noise", optarg, &m->noise)) return 2;
+        if (m->noise >= 1) {
+            fprintf(stderr, "%s: --noise is a fraction below 1 (0.005 is +/-0.5%%), not '%s'\n",
+                    prog, optarg);
+            return 2;
+        }
         h->measure_set |= GB_MEASURE_SET_NOISE;
         return 0;
     case OPT_MAX_MS:

@@ -414,7 +414,7 @@ local MEASURE_FIELDS = {
   mode = function(v) return v == "cold" or v == "hot", '"cold" or "hot"' end,
   noise = function(v) return type(v) == "number" and v > 0 and v < 1, "a number between 0 and 1" end,
   max_ms = function(v) return type(v) == "number" and v > 0, "a positive number of milliseconds" end,
-  min_samples = function(v) return math.type(v) == "integer" and v >= 1, "a positive integer" end,
+  min_samples = function(v) return math.type(v) == "integer" and v >= 1 and v <= 1000000, "an integer from 1 to 1000000" end,
   warmup_ms = function(v) return type(v) == "number" and v >= 0, "a number of milliseconds >= 0" end,
 }
 
@@ -563,6 +563,9 @@ function gb.bench(kernel, opts)
   if not kernel.args then fail("gb.bench: kernel %s has no args function", kernel.name) end
   if opts.baseline ~= nil and opts.baseline ~= "reference" and opts.baseline ~= false then
     fail("gb.bench: baseline must be \"reference\" or false, got %s", describe(opts.baseline))
+  end
+  if opts.baseline == "reference" and not kernel.reference then
+    fail("gb.bench: baseline = \"reference\" needs a kernel with a reference")
   end
   tune_called = true
   return core.bench(kernel, shapes, config, { baseline = opts.baseline == "reference" })
