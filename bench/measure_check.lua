@@ -5,7 +5,7 @@
 --   gpubench-tune bench/measure_check.lua [copy|fma|gemm|all] [--mode hot] [--samples N]
 --
 -- Prints one line per kernel and size:
---   RESULT <kernel> <grid x> <median us> <ci +/- %> <samples> <clock MHz> <mode>
+--   RESULT <kernel> <shape key> <median us> <ci +/- %> <samples> <clock MHz> <mode>
 
 local gb = require "gpubench"
 local which = arg[1] or "all"

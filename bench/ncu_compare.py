@@ -104,7 +104,7 @@ def main():
         rows.append([key[0], key[1], " ".join(f"{m:.2f}" for m in medians), f"{spread:.2f}%",
                      f"{ref:.2f}", n_ref, f"{diff:+.2f}", f"{100 * diff / ref:+.2f}%",
                      "ok" if passed and stable else "MISS"])
-    table("cold: gpubench (3 processes) against ncu --cache-control all, microseconds",
+    table(f"cold: gpubench ({args.runs} processes) against ncu --cache-control all, microseconds",
           ["kernel", "shape", "gpubench medians", "spread", "ncu", "n", "diff", "diff %", ""],
           rows)
 

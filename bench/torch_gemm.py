@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """cuBLAS (through PyTorch) beside gpubench: times torch.matmul on the same shapes
-and the same way gpubench does (CUDA events around each launch, warm-up, median),
-so the two tables can be read side by side.
+with CUDA events around each launch after a warm-up, and reports the median. It
+does not flush L2 between launches (gpubench's cold mode does), which favours
+cuBLAS slightly on the smaller shapes.
 
     python3 bench/torch_gemm.py --dtype f32 1024x1024x1024 1999x1531x1021
 

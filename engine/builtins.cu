@@ -207,9 +207,6 @@ extern "C" __global__ void gb_flush(u32 *buf, u64 n_words, u32 value)
         buf[i] = value;
 }
 
-// Launched with no work: the cost of a launch, for calibrating the timer.
-extern "C" __global__ void gb_empty(void) {}
-
 // The second half of a cold flush: reading a buffer twice the size of L2 after
 // writing it leaves L2 full of clean lines, so the timed kernel pays for no
 // write-backs. The sink is written only when the XOR of the words equals key,
