@@ -180,6 +180,15 @@ static void test_usage_errors_exit_with_2(void **state)
     run(f, "gpubench-tune", "--jobs", "many", "x.lua", NULL);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "--jobs"));
+    run(f, "gpubench-tune", "--noise", "5", "x.lua", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--noise is a fraction below 1"));
+    run(f, "gpubench-tune", "--max-ms", "-1", "x.lua", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--max-ms needs a number above 0"));
+    run(f, "gpubench-tune", "--mode", "warm", "x.lua", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--mode"));
 }
 
 static void test_a_script_error_exits_with_2_and_names_the_line(void **state)

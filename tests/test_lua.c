@@ -1180,6 +1180,10 @@ static void test_bench_options_are_checked(void **state)
     const char *unknown = REQUIRE TILED_KERNEL(
         "tiled") "gb.bench(k, { shapes = { { n = 1 } }, config = {}, mode = 1 }) --@\n";
     EXPECT_ERROR_AT(f, run(f, unknown), line_of(unknown, "--@"), "gb.bench: unknown option 'mode'");
+    const char *no_ref =
+        REQUIRE TILED_KERNEL("tiled") "gb.bench(k, { shapes = { { n = 1 } }, config = { B = 64 "
+                                      "}, baseline = 'reference' }) --@\n";
+    EXPECT_ERROR_AT(f, run(f, no_ref), line_of(no_ref, "--@"), "needs a kernel with a reference");
 }
 
 static void test_kernel_measure_table_is_checked(void **state)
