@@ -51,9 +51,16 @@ timeout --preserve-status -s INT 8 $tune examples/gemm.lua --cache "$cache/int" 
 echo "[interrupted run: exit $?]" | tee -a "$runs"
 timed $tune examples/gemm.lua --cache "$cache/int"
 
-section "kill -9 4 s into faults.lua (during a hang), then the same command again"
-timeout --preserve-status -s KILL 4 $tune tests/faults/faults.lua --cache "$cache/kill" --trial-timeout 20 >> "$runs" 2>&1
+section "kill -9 during the hang of faults.lua (B=128,MODE=3), then the same command again"
+# -v announces each trial as it ends; the hang follows B=128,MODE=2.
+$tune tests/faults/faults.lua --cache "$cache/kill" --trial-timeout 20 -v > "$cache/killed.txt" 2>&1 &
+pid=$!
+for _ in $(seq 300); do grep -q 'B=128,MODE=2 ' "$cache/killed.txt" && break; sleep 0.1; done
+sleep 1
+kill -9 $pid
+wait $pid
 echo "[killed run: exit $?]" | tee -a "$runs"
+cat "$cache/killed.txt" >> "$runs"
 timed $tune tests/faults/faults.lua --cache "$cache/kill" --trial-timeout 20 -v
 
 if python3 -c 'import torch' 2>/dev/null; then
