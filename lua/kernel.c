@@ -465,8 +465,8 @@ static void push_best(lua_State *L, const gb_shape_result *r)
     if (m->n_samples) {
         push_samples(L, m);
         lua_setfield(L, -2, "samples");
-        set_integer(L, "launches_per_sample", m->launches_per_sample);
     }
+    if (m->launches_per_sample) set_integer(L, "launches_per_sample", m->launches_per_sample);
     if (r->n_tie > 1) {
         push_tie(L, r);
         lua_setfield(L, -2, "tie");

@@ -1096,6 +1096,8 @@ static void test_tune_with_a_gpu_picks_and_caches_the_best(void **state)
         "assert(math.abs(r.best.ms - 0.064) < 1e-12, r.best.ms)\n"
         "assert(math.abs(r.speedup - 2) < 1e-12, r.speedup)\n"
         "assert(r.cached == (arg[1] == 'again'))\n"
+        "assert(#r.best.samples == 10 and r.best.mode == 'cold', 'samples, cached or not')\n"
+        "assert((r.best.launches_per_sample == 1) == not r.cached, 'known when measured')\n"
         "if not r.cached then\n"
         "  assert(r.counts.timed == 3 and r.counts.ok == 3)\n"
         "  assert(math.abs(r.best.tflops - 128000 / 0.064e-3 / 1e12) < 1e-9, r.best.tflops)\n"

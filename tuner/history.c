@@ -255,10 +255,14 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
         res->best_measurement.n_throttled = rec.n_throttled;
         res->best_measurement.capped = rec.capped;
         gb_measure_mode_parse(rec.mode, &res->best_measurement.mode);
-        res->tie = rec.tie; /* moved */
+        res->tie = rec.tie; /* moved, like the samples */
         res->n_tie = rec.n_tie;
+        res->best_measurement.samples_ms = rec.samples_ms;
+        res->best_measurement.n_samples = rec.n_samples;
         rec.tie = NULL;
         rec.n_tie = 0;
+        rec.samples_ms = NULL;
+        rec.n_samples = 0;
         res->has_baseline = rec.has_baseline;
         res->baseline = rec.baseline;
         res->flops = rec.flops;

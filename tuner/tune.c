@@ -280,11 +280,11 @@ static int bench_config(run *r, const gb_record_id *id, gb_shape_result *res, gb
     gb_config c;
     int rc = r->req->fixed_best ? gb_history_best_config(r, id, out)
                                 : gb_fields_copy(r->req->fixed_config, out);
-    if (rc == GB_ENOTFOUND)
-        return asprintf(&res->failure, "no tuned configuration in the cache for this shape: "
-                                       "tune it first") < 0
-                   ? GB_ENOMEM
-                   : GB_OK;
+    if (rc == GB_ENOTFOUND &&
+        asprintf(&res->failure,
+                 "no tuned configuration in the cache for this shape: tune it first") < 0)
+        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    if (rc == GB_ENOTFOUND) return GB_OK;
     if (rc) return gb_err_set(r->err, rc, "out of memory");
     bool in_space = gb_config_from_fields(&r->k->space, out, &c) == GB_OK, accepted = false;
     if (in_space && (rc = gb_tune_accept((void *)r->k, &c, &accepted, r->err))) return rc;
