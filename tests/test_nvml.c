@@ -1,3 +1,4 @@
+#include "engine/driver.h"
 #include "engine/nvml.h"
 
 #include <setjmp.h>
@@ -17,8 +18,8 @@
 /* NVML is loaded once per process, so the tests of loading run in a fresh copy of
  * this program ("test_nvml --open LIBRARY", "-" for the default), which prints the
  * status and message of one gb_nvml_open(). They pass on machines without NVML.
- * The tests of a real GPU open the device at GB_TEST_PCI_BUS_ID ("0000:3B:00.0")
- * and skip when it is not set or NVML is unavailable. */
+ * The tests of a real GPU open the device at GB_TEST_PCI_BUS_ID ("0000:3B:00.0"),
+ * else CUDA device 0, and skip when there is no GPU or NVML is unavailable. */
 
 #define ANY_BUS_ID     "0000:00:00.0"
 #define MISSING_BUS_ID "0000:FF:1F.7" /* well formed; NVML may call it invalid */
@@ -167,11 +168,26 @@ static void test_reasons_text_fits_every_bit_and_truncates_small_buffers(void **
     assert_string_equal(small, "sw_powe");
 }
 
-/* The device at GB_TEST_PCI_BUS_ID, or NULL (and the test skips). */
+/* The bus id of CUDA device 0, or NULL without a driver or a device. */
+static const char *cuda_device_bus_id(void)
+{
+    static char bus_id[64];
+    CUdevice dev;
+    gb_err ignored;
+    if (gb_driver_load(&ignored) != GB_OK || !gb_cu.cuDeviceGetPCIBusId ||
+        gb_cu.cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
+        gb_cu.cuDeviceGetPCIBusId(bus_id, sizeof bus_id, dev) != CUDA_SUCCESS)
+        return NULL;
+    return bus_id;
+}
+
+/* The device at GB_TEST_PCI_BUS_ID, else CUDA device 0's; NULL (and the test
+ * skips) when there is none. */
 static gb_nvml_device *open_test_device(void)
 {
     const char *bus_id = getenv("GB_TEST_PCI_BUS_ID");
-    if (!bus_id || !*bus_id) return NULL;
+    if (!bus_id || !*bus_id) bus_id = cuda_device_bus_id();
+    if (!bus_id) return NULL;
     gb_nvml_device *dev = NULL;
     gb_err err = {0};
     int rc = gb_nvml_open(bus_id, &dev, &err);
