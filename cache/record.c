@@ -132,6 +132,15 @@ static void write_num(gb_jw *w, const char *key, double v)
     gb_jw_num(w, v);
 }
 
+static void write_samples(gb_jw *w, const double *samples_ms, int n)
+{
+    gb_jw_key(w, "samples_ms");
+    gb_jw_arr_begin(w);
+    for (int i = 0; i < n; i++)
+        gb_jw_num(w, samples_ms[i]);
+    gb_jw_arr_end(w);
+}
+
 void gb_best_record_write(gb_jw *w, const gb_best_record *rec)
 {
     gb_jw_obj_begin(w);
@@ -148,11 +157,7 @@ void gb_best_record_write(gb_jw *w, const gb_best_record *rec)
     write_num(w, "n_throttled", rec->n_throttled);
     gb_jw_key(w, "capped");
     gb_jw_bool(w, rec->capped);
-    gb_jw_key(w, "samples_ms");
-    gb_jw_arr_begin(w);
-    for (int i = 0; i < rec->n_samples; i++)
-        gb_jw_num(w, rec->samples_ms[i]);
-    gb_jw_arr_end(w);
+    write_samples(w, rec->samples_ms, rec->n_samples);
     gb_jw_key(w, "tie");
     gb_jw_arr_begin(w);
     for (int i = 0; i < rec->n_tie; i++)
@@ -291,19 +296,14 @@ void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec)
     gb_jw_key(w, "check");
     write_check(w, &rec->check);
     gb_jw_key(w, "stats");
-    if (rec->has_stats)
-        gb_stats_write_json(w, &rec->stats);
-    else
-        gb_jw_null(w);
     if (rec->has_stats) {
+        gb_stats_write_json(w, &rec->stats);
         gb_jw_key(w, "mode");
         gb_jw_str(w, rec->mode[0] ? rec->mode : "cold");
         write_num(w, "clock_mhz", rec->clock_mhz);
-        gb_jw_key(w, "samples_ms");
-        gb_jw_arr_begin(w);
-        for (int i = 0; i < rec->n_samples; i++)
-            gb_jw_num(w, rec->samples_ms[i]);
-        gb_jw_arr_end(w);
+        write_samples(w, rec->samples_ms, rec->n_samples);
+    } else {
+        gb_jw_null(w);
     }
     write_num(w, "registers", rec->registers);
     if (rec->log) {

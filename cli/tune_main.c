@@ -90,8 +90,9 @@ static int parse_seed(const char *prog, const char *text, uint64_t *out)
     return 0;
 }
 
-/* A positive number (seconds, milliseconds or a fraction, as the option says). */
-static int parse_seconds(const char *prog, const char *opt, const char *text, double *out)
+/* A number above 0 and at most 1e6: seconds, milliseconds or a fraction, as the
+ * option says. */
+static int parse_positive(const char *prog, const char *opt, const char *text, double *out)
 {
     char *end = NULL;
     double v = strtod(text, &end);
@@ -172,7 +173,7 @@ static int measure_option(int c, const char *prog, gb_lua_host *h)
         h->measure_set |= GB_MEASURE_SET_MODE;
         return 0;
     case OPT_NOISE:
-        if (parse_seconds(prog, "--noise", optarg, &m->noise)) return 2;
+        if (parse_positive(prog, "--noise", optarg, &m->noise)) return 2;
         if (m->noise >= 1) {
             fprintf(stderr, "%s: --noise is a fraction below 1 (0.005 is +/-0.5%%), not '%s'\n",
                     prog, optarg);
@@ -181,7 +182,7 @@ static int measure_option(int c, const char *prog, gb_lua_host *h)
         h->measure_set |= GB_MEASURE_SET_NOISE;
         return 0;
     case OPT_MAX_MS:
-        if (parse_seconds(prog, "--max-ms", optarg, &m->max_ms)) return 2;
+        if (parse_positive(prog, "--max-ms", optarg, &m->max_ms)) return 2;
         h->measure_set |= GB_MEASURE_SET_MAX_MS;
         return 0;
     default:
@@ -222,7 +223,7 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_SEED:
         return parse_seed(prog, optarg, &h->tuner.seed) ? 2 : -1;
     case OPT_TRIAL_TIMEOUT:
-        return parse_seconds(prog, "--trial-timeout", optarg, &h->tuner.trial_timeout_s) ? 2 : -1;
+        return parse_positive(prog, "--trial-timeout", optarg, &h->tuner.trial_timeout_s) ? 2 : -1;
     case OPT_RETRY_CRASHED:
         h->tuner.retry_crashed = true;
         return -1;

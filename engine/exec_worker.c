@@ -159,7 +159,7 @@ static int exchange(supervisor *s, gb_msg_type type, gb_strbuf *json, const void
     int rc = gb_sb_status(json) ? gb_err_set(err, GB_ENOMEM, "out of memory") : GB_OK;
     if (rc == GB_OK) rc = gb_proto_send(s->fd, type, gb_sb_str(json), blob, blob_bytes, err);
     gb_sb_free(json);
-    double deadline = timeout_s > 0 ? gb_proto_now_ms() + timeout_s * 1e3 : -1;
+    double deadline = timeout_s > 0 ? gb_now_ms() + timeout_s * 1e3 : -1;
     if (rc == GB_OK) rc = gb_proto_recv(s->fd, deadline, reply, err);
     if (rc == GB_ENOMEM) { /* the stream is mid-message: this worker cannot go on */
         kill_worker(s);

@@ -130,7 +130,7 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static uint32_t grid_for(uint64_t n)
+uint32_t gb_gpu_grid_for(uint64_t n)
 {
     uint64_t blocks = (n + 255) / 256;
     return blocks > 65535 ? 65535 : blocks ? (uint32_t)blocks : 1;
@@ -144,7 +144,7 @@ static int fill(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, gb_fill_mode mo
     double value = arg->init_value;
     void *params[] = {&buf, &dtype, &n, &imode, &seed, &value};
     GB_CU_CHECK(rc, err, cuLaunchKernel,
-                (gpu->fill, grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
+                (gpu->fill, gb_gpu_grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
 cleanup:
     return rc;
 }
@@ -358,7 +358,7 @@ static int compare_output(gb_gpu *gpu, int pos, const gb_check_spec *check, gb_c
     void *params[] = {&a->buf, &ref, &dtype, &n, &rtol, &atol, &gpu->compare_out};
     GB_CU_CHECK(rc, err, cuMemcpyHtoD, (gpu->compare_out, &host, sizeof host));
     GB_CU_CHECK(rc, err, cuLaunchKernel,
-                (gpu->compare, grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
+                (gpu->compare, gb_gpu_grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
     if ((rc = gb_gpu_sync(gpu, err))) return rc;
     GB_CU_CHECK(rc, err, cuMemcpyDtoH, (&host, gpu->compare_out, sizeof host));
     if (host.n_bad && out->first_bad_output < 0) {

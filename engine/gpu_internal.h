@@ -62,6 +62,8 @@ int gb_gpu_check_usable(gb_gpu *gpu, gb_err *err);
 int gb_gpu_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_ref_outputs,
                   gb_err *err);
 int gb_gpu_sync(gb_gpu *gpu, gb_err *err);
+/* Blocks of 256 threads for a grid-stride loop over n elements (at most 65535). */
+uint32_t gb_gpu_grid_for(uint64_t n);
 
 /* timing.c: the cold-sample flush buffer and the clock source, set up at open. */
 int gb_gpu_timing_open(gb_gpu *gpu, gb_err *err);

@@ -1,5 +1,6 @@
 #include "engine/nvrtc.h"
 
+#include "base/clock.h"
 #include "engine/cubin.h"
 
 #include <nvrtc.h>
@@ -7,20 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifndef GB_CUDA_INCLUDE_DIR
 #define GB_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
 #endif
 
 #define MAX_OPTIONS 256
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 const char *gb_nvrtc_cuda_include(void)
 {
@@ -131,9 +124,9 @@ static int compile_program(nvrtcProgram prog, const gb_compile_req *req, gb_comp
         free_options(&ol);
         return gb_err_set(err, rc, "building NVRTC options for %s failed", req->source_name);
     }
-    double start = now_ms();
+    double start = gb_now_ms();
     nvrtcResult nr = nvrtcCompileProgram(prog, ol.n, ol.argv);
-    out->compile_ms = now_ms() - start;
+    out->compile_ms = gb_now_ms() - start;
     free_options(&ol);
     out->log = program_log(prog);
     if (!out->log) return gb_err_set(err, GB_ENOMEM, "out of memory");

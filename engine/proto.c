@@ -10,17 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char MAGIC[4] = {'G', 'B', 'W', 'P'};
-
-double gb_proto_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 void gb_msg_free(gb_msg *msg)
 {
@@ -92,7 +84,7 @@ static int wait_readable(int fd, double deadline_ms, gb_err *err)
 {
     for (;;) {
         if (gb_interrupted()) return gb_err_set(err, GB_EINTR, "interrupted");
-        double left = deadline_ms < 0 ? 100 : deadline_ms - gb_proto_now_ms();
+        double left = deadline_ms < 0 ? 100 : deadline_ms - gb_now_ms();
         if (left <= 0) return gb_err_set(err, GB_ETIMEOUT, "no answer in time");
         struct pollfd p = {.fd = fd, .events = POLLIN};
         int n = poll(&p, 1, left > 100 ? 100 : (int)ceil(left)); /* wake to see interrupts */

@@ -29,6 +29,7 @@
 #ifndef GB_ENGINE_PROTO_H
 #define GB_ENGINE_PROTO_H
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/json.h"
 #include "engine/device.h"
@@ -73,14 +74,11 @@ void gb_msg_free(gb_msg *msg);
 int gb_proto_send(int fd, gb_msg_type type, const char *json, const void *blob, size_t blob_bytes,
                   gb_err *err);
 
-/* Reads one message. deadline_ms is an absolute CLOCK_MONOTONIC time in
+/* Reads one message. deadline_ms is an absolute gb_now_ms() time in
  * milliseconds, or a negative number to wait for ever. Returns GB_ETIMEOUT when
  * the deadline passes, GB_EINTR when gb_interrupted() became true while waiting,
  * GB_ECLOSED at end of file, GB_EPROTO for a malformed message. */
 int gb_proto_recv(int fd, double deadline_ms, gb_msg *out, gb_err *err);
-
-/* CLOCK_MONOTONIC in milliseconds. */
-double gb_proto_now_ms(void);
 
 /* ---- payloads ----------------------------------------------------------- */
 

@@ -1,13 +1,13 @@
 /* The GPU's samplers for engine/measure.h: cold samples (L2 flushed before each
  * launch), hot samples (a CUDA graph of back-to-back launches), and the SM clock
  * of each sample, from NVML or from a probe kernel. */
+#include "base/clock.h"
 #include "engine/gpu_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MIN_FLUSH_BYTES  (8u << 20)
 #define MAX_HOT_LAUNCHES 10000
@@ -15,9 +15,7 @@
 static double now_ms(void *ctx)
 {
     (void)ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    return gb_now_ms();
 }
 
 /* ---- set-up --------------------------------------------------------------- */
@@ -64,12 +62,6 @@ const char *gb_gpu_clock_source(const gb_gpu *gpu)
 
 /* ---- between samples -------------------------------------------------------- */
 
-static uint32_t blocks_for(uint64_t n)
-{
-    uint64_t blocks = (n + 255) / 256;
-    return blocks > 65535 ? 65535 : blocks ? (uint32_t)blocks : 1;
-}
-
 /* Writes, then reads, the flush buffer: whatever the kernel left in L2 is evicted
  * (written back now, not during the next sample) and L2 ends full of clean lines. */
 static int flush_l2(gb_gpu *gpu, gb_err *err)
@@ -79,7 +71,7 @@ static int flush_l2(gb_gpu *gpu, gb_err *err)
     if (key == 0 || key == value) key = 1;
     void *write_params[] = {&gpu->flush_buf, &gpu->flush_words, &value};
     void *read_params[] = {&gpu->flush_buf, &gpu->flush_words, &key, &gpu->probe_out};
-    uint32_t blocks = blocks_for(gpu->flush_words);
+    uint32_t blocks = gb_gpu_grid_for(gpu->flush_words);
     GB_CU_CHECK(rc, err, cuLaunchKernel,
                 (gpu->flush, blocks, 1, 1, 256, 1, 1, 0, gpu->stream, write_params, NULL));
     GB_CU_CHECK(rc, err, cuLaunchKernel,

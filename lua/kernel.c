@@ -456,7 +456,7 @@ static void push_best(lua_State *L, const gb_shape_result *r)
     if (r->bytes > 0) set_number(L, "gbps", r->bytes / seconds / 1e9);
     push_stats(L, &r->best);
     lua_setfield(L, -2, "stats");
-    if (r->best_clock_mhz > 0) set_number(L, "clock_mhz", r->best_clock_mhz);
+    if (m->clock_mhz_median > 0) set_number(L, "clock_mhz", m->clock_mhz_median);
     set_integer(L, "n_throttled", m->n_throttled);
     lua_pushboolean(L, m->capped);
     lua_setfield(L, -2, "capped");

@@ -117,8 +117,8 @@ static void shape_row(gb_table *t, const gb_shape_result *s, bool bench)
          * before reaching the noise target. */
         gb_table_cell(t, "%.2f%%%s", 100 * gb_stats_rel_ci(&s->best),
                       s->best_measurement.capped ? "!" : "");
-        if (s->best_clock_mhz > 0)
-            gb_table_cell(t, "%.0f", s->best_clock_mhz);
+        if (s->best_measurement.clock_mhz_median > 0)
+            gb_table_cell(t, "%.0f", s->best_measurement.clock_mhz_median);
         else
             gb_table_cell(t, "-");
         rate_cells(t, s);

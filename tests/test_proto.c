@@ -93,7 +93,7 @@ static const gb_json *payload_deliver(payload *p, const int *fds)
     assert_int_equal(gb_sb_status(&p->text), GB_OK);
     assert_int_equal(gb_proto_send(fds[0], GB_MSG_PROBLEM, gb_sb_str(&p->text), NULL, 0, &err),
                      GB_OK);
-    assert_int_equal(gb_proto_recv(fds[1], gb_proto_now_ms() + 5000, &p->msg, &err), GB_OK);
+    assert_int_equal(gb_proto_recv(fds[1], gb_now_ms() + 5000, &p->msg, &err), GB_OK);
     assert_int_equal(p->msg.type, GB_MSG_PROBLEM);
     return gb_json_get(p->msg.json, "v");
 }
@@ -512,7 +512,7 @@ static int receive(int fd, gb_err *err)
 {
     gb_msg m;
     gb_err_clear(err);
-    int rc = gb_proto_recv(fd, gb_proto_now_ms() + 5000, &m, err);
+    int rc = gb_proto_recv(fd, gb_now_ms() + 5000, &m, err);
     if (rc == GB_OK) gb_msg_free(&m);
     return rc;
 }
@@ -622,9 +622,9 @@ static void test_silence_past_the_deadline_times_out(void **state)
     int *fds = *state;
     gb_msg m;
     gb_err err;
-    double begun_ms = gb_proto_now_ms();
+    double begun_ms = gb_now_ms();
     assert_int_equal(gb_proto_recv(fds[1], begun_ms + 150, &m, &err), GB_ETIMEOUT);
-    double took_ms = gb_proto_now_ms() - begun_ms;
+    double took_ms = gb_now_ms() - begun_ms;
     assert_true(took_ms >= 140 && took_ms < 2000);
 }
 
@@ -641,13 +641,13 @@ static void test_interrupt_ends_a_wait_without_deadline(void **state)
     gb_msg m;
     gb_err err;
     pthread_t thread;
-    double begun_ms = gb_proto_now_ms();
+    double begun_ms = gb_now_ms();
     assert_int_equal(pthread_create(&thread, NULL, interrupt_soon, NULL), 0);
     int rc = gb_proto_recv(fds[1], -1, &m, &err);
     pthread_join(thread, NULL);
     gb_interrupt_clear();
     assert_int_equal(rc, GB_EINTR);
-    assert_true(gb_proto_now_ms() - begun_ms < 2000);
+    assert_true(gb_now_ms() - begun_ms < 2000);
 }
 
 static void test_send_refuses_a_blob_over_the_limit(void **state)

@@ -11,7 +11,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define WINDOW_MAX 64
 
@@ -28,13 +27,6 @@ typedef struct pending {
     bool resumed;
     gb_trial_result earlier; /* the resumed trial */
 } pending;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -219,11 +211,11 @@ static int try_variant(run *r, const gb_record_id *id, pending *p, const gb_comp
 {
     gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], p->launch};
     if (!r->bench) gb_history_in_flight(r, id, &p->config);
-    double start = now_s();
+    double start = gb_now_ms() / 1e3;
     /* A benchmark measures to the full criterion; a tuning run screens. */
     int rc = gb_exec_trial(r->opts->exec, &v, &r->check, r->bench ? &r->full : &r->screen,
                            gb_explore_timeout_s(r), t, r->err);
-    double took = now_s() - start;
+    double took = gb_now_ms() / 1e3 - start;
     r->result->timing.screening_s += took;
     r->result->timing.n_trials++;
     if (rc == GB_EINTR && !r->bench) gb_history_forget(r, id, &p->config);
@@ -239,9 +231,9 @@ static int finish(run *r, const gb_record_id *id, pending *p, gb_shape_result *r
     const gb_compile_out *out = NULL;
     gb_err cerr = {0};
     gb_trial_result t = {0};
-    double waited = now_s();
+    double waited = gb_now_ms() / 1e3;
     int crc = gb_compiler_wait(r->compiler, p->job, &out, &cerr), rc = GB_OK;
-    r->result->timing.compile_wait_s += now_s() - waited;
+    r->result->timing.compile_wait_s += gb_now_ms() / 1e3 - waited;
     if (!gb_compile_job_cached(p->job)) r->result->timing.compile_cpu_s += out->compile_ms / 1e3;
     res->n_compiled += crc == GB_OK;
     if (r->opts->compile_only) {
@@ -266,7 +258,7 @@ static int finish(run *r, const gb_record_id *id, pending *p, gb_shape_result *r
 static bool budget_left(const run *r, int started, double t0)
 {
     if (r->req->max_evals > 0 && started >= r->req->max_evals) return false;
-    if (r->req->max_seconds > 0 && now_s() - t0 >= r->req->max_seconds) return false;
+    if (r->req->max_seconds > 0 && gb_now_ms() / 1e3 - t0 >= r->req->max_seconds) return false;
     return true;
 }
 
@@ -297,7 +289,7 @@ int gb_explore(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_
     gb_space_iter_init(&it, &r->k->space);
     r->n_trial_s = 0;
     r->n_ok = 0;
-    double t0 = now_s();
+    double t0 = gb_now_ms() / 1e3;
     while (rc == GB_OK) {
         while (rc == GB_OK && !exhausted && count < window && budget_left(r, started, t0)) {
             rc = start_next(r, shape, id, &it, &ring[(head + count) % WINDOW_MAX]);

@@ -191,7 +191,7 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .n_failed = res->n_failures,
         .when = (int64_t)time(NULL),
         .driver_version = r->dev.driver_version,
-        .clock_mhz = res->best_clock_mhz,
+        .clock_mhz = res->best_measurement.clock_mhz_median,
         .n_throttled = res->best_measurement.n_throttled,
         .capped = res->best_measurement.capped,
         .samples_ms = res->best_measurement.samples_ms,
@@ -250,7 +250,7 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
     if (hit) {
         res->cached = res->has_best = true;
         res->best = rec.stats;
-        res->best_clock_mhz = rec.clock_mhz;
+        res->best_measurement.clock_mhz_median = rec.clock_mhz;
         res->n_leaders = rec.n_leaders;
         res->best_measurement.n_throttled = rec.n_throttled;
         res->best_measurement.capped = rec.capped;

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define DEFAULT_MARGIN  0.10
 #define DEFAULT_LEADERS 8
@@ -21,13 +20,6 @@ typedef struct entrant {
     gb_compile_job *job;
     gb_variant variant;
 } entrant;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int by_screened_time(const void *a, const void *b)
 {
@@ -150,11 +142,11 @@ int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader
     int rc = prepare(r, shape, e, n);
     for (int i = 0; i < n; i++)
         v[i] = e[i].variant;
-    double start = now_s();
+    double start = gb_now_ms() / 1e3;
     gb_err race_err = {0};
     if (rc == GB_OK)
         rc = gb_exec_race(r->opts->exec, v, n, &r->full, race_timeout_s(r, n), m, &race_err);
-    r->result->timing.racing_s += now_s() - start;
+    r->result->timing.racing_s += gb_now_ms() / 1e3 - start;
     res->n_leaders = n;
     if (rc == GB_OK)
         rc = crown(r, res, best, e, m, n);

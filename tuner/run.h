@@ -7,6 +7,7 @@
 #ifndef GB_TUNER_RUN_H
 #define GB_TUNER_RUN_H
 
+#include "base/clock.h"
 #include "cache/record.h"
 #include "tuner/compiler.h"
 #include "tuner/tune.h"

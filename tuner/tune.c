@@ -6,14 +6,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 void gb_run_log(const run *r, const char *fmt, ...)
 {
@@ -253,7 +245,6 @@ static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_r
     if ((rc && rc != GB_EINTR) || !best->has) return rc;
     res->has_best = true;
     res->best = best->stats;
-    res->best_clock_mhz = res->best_measurement.clock_mhz_median;
     if (gb_config_to_fields(&best->config, &res->best_config))
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     if (rc == GB_OK && !r->bench) gb_history_store_best(r, id, res);
@@ -358,7 +349,7 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
             gb_tune_result *out, gb_err *err)
 {
     memset(out, 0, sizeof *out);
-    double start = now_s();
+    double start = gb_now_ms() / 1e3;
     run r = {.opts = opts, .k = kernel, .req = req, .result = out, .err = err};
     out->shapes = calloc((size_t)(req->n_shapes ? req->n_shapes : 1), sizeof *out->shapes);
     if (!out->shapes) return gb_err_set(err, GB_ENOMEM, "out of memory");
@@ -375,7 +366,7 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
     free(r.trial_s);
     free(r.ok);
     free(r.ok_ms);
-    out->timing.total_s = now_s() - start;
+    out->timing.total_s = gb_now_ms() / 1e3 - start;
     if (rc && rc != GB_EINTR) gb_err_context(err, "tuning %s", kernel->name);
     return rc;
 }

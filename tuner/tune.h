@@ -125,8 +125,7 @@ typedef struct gb_shape_result {
     gb_fields best_config;
     gb_stats best;                   /* milliseconds */
     gb_measurement best_measurement; /* the race's (or the benchmark's) samples and clock;
-                                        n_samples 0 when the best came from the cache */
-    double best_clock_mhz;
+                                        from the cache: its samples, clock, throttling */
     char **tie; /* leaders whose interval overlapped the fastest's (canonical text),
                    which the canonical order decided between; the winner first */
     int n_tie;
