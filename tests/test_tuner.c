@@ -521,6 +521,27 @@ static void test_a_rerun_resumes_and_skips_finished_trials(void **state)
     assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
 }
 
+/* A value added to a parameter's list makes a new space (no cached best answers it),
+ * but the configurations measured before are resumed from their trial records:
+ * only the new ones reach the GPU. */
+static void test_a_value_added_to_a_parameter_measures_only_the_new_configs(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    size_t recorded = count(f, GB_DB_TRIALS); /* V=7's compile error too */
+    memset(f->fake.ran, 0, sizeof f->fake.ran);
+    static const int V[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    gb_space_free(&f->kernel.space);
+    add_param(&f->kernel.space, "V", V, 9);
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_false(s->cached);
+    assert_int_equal(count_trials(f), 1);
+    assert_int_equal(f->fake.ran[9], 1);
+    assert_int_equal(s->n_resumed, recorded);
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+}
+
 /* Runs the tuner in a child process that hangs in the trial of V=4 and is then
  * killed, as kill -9 or a power cut would end it. */
 static void kill_tuner_during_v4(fixture *f)
@@ -722,6 +743,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_force_tunes_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_changed_space_is_tuned_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_value_added_to_a_parameter_measures_only_the_new_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compiles_are_reused_from_the_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_crash_restarts_the_backend_and_replays_the_problem,
                                         setup, teardown),
