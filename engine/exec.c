@@ -174,6 +174,11 @@ int gb_exec_race(gb_exec *exec, const gb_variant *variants, int n, const gb_meas
     return rc;
 }
 
+void gb_exec_stop_backend(gb_exec *exec)
+{
+    if (exec) close_backend(exec);
+}
+
 int gb_exec_backends_started(const gb_exec *exec)
 {
     return exec->started;

@@ -111,6 +111,13 @@ int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check
 int gb_exec_race(gb_exec *exec, const gb_variant *variants, int n, const gb_measure_opts *opts,
                  double timeout_s, gb_measurement *out, gb_err *err);
 
+/* Ends the backend now (the worker process, and with it its CUDA context) but
+ * keeps the problem and the reference: the next call that needs the GPU starts a
+ * fresh backend and replays them. A process that waits for the GPU's lease
+ * (engine/lease.h) calls it first, so that while it waits it has no context on
+ * the GPU, where the holder's contention check would count it. */
+void gb_exec_stop_backend(gb_exec *exec);
+
 /* Backends started so far (1 for a run in which nothing was lost). */
 int gb_exec_backends_started(const gb_exec *exec);
 

@@ -80,7 +80,8 @@ int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *c
 {
     const char *list = getenv("GB_FAKE_NVML_PIDS");
     unsigned int n = 0, room = *count;
-    for (const char *p = list && *list ? list : NULL; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+    for (const char *p = list && *list ? list : NULL; p;
+         p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
         if (n < room) {
             infos[n] = (nvmlProcessInfo){0};
             infos[n].pid = strncmp(p, "self", 4) == 0 ? (unsigned int)getpid()
