@@ -107,6 +107,10 @@ static int ensure_ready(gb_exec *exec, gb_err *err)
 
 int gb_exec_device(gb_exec *exec, gb_device_info *out, gb_err *err)
 {
+    if (exec->started > 0 && !exec->open) { /* stopped on purpose: the device is the same */
+        *out = exec->info;
+        return GB_OK;
+    }
     int rc = ensure_ready(exec, err);
     if (rc == GB_OK) *out = exec->info;
     return rc;

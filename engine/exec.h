@@ -88,7 +88,9 @@ void *gb_local_backend_new(int ordinal);
 
 void gb_exec_destroy(gb_exec *exec);
 
-/* Opens the backend if needed and returns the device it runs on. */
+/* Returns the device the backend runs on, opening the backend the first time; a
+ * backend that was open before and has been closed since (stopped, or lost) is
+ * not started again for this: the device is the same. */
 int gb_exec_device(gb_exec *exec, gb_device_info *out, gb_err *err);
 
 /* Sets the problem for the following trials (the args are copied). */

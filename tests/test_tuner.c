@@ -1,6 +1,7 @@
 /* The tuning loop, run against a fake GPU backend: which variant wins, what is
  * recorded, what a rerun reuses, and how failures of every kind are counted.
  * Compiles are real (NVRTC); only the GPU is faked. */
+#include "base/clock.h"
 #include "cache/cache.h"
 #include "cache/record.h"
 #include "engine/exec.h"
@@ -45,12 +46,13 @@ typedef struct fake {
     bool reference_faults;
     uint64_t last_seed;
     gb_check_spec last_check;
-    int hang_v;          /* the trial of this V never returns (the tuner is then killed) */
-    int interrupt_v;     /* the trial of this V asks for an interrupt, as Ctrl-C would */
-    double timeouts[16]; /* the watchdog's deadline each V was given */
-    int ran[16];         /* how often each V was run */
-    int races, raced;    /* races run, and how many variants the last one had */
-    double race_ms[16];  /* what the race measures for V (0: as screened) */
+    int hang_v;            /* the trial of this V never returns (the tuner is then killed) */
+    int interrupt_v;       /* the trial of this V asks for an interrupt, as Ctrl-C would */
+    double timeouts[16];   /* the watchdog's deadline each V was given */
+    int ran[16];           /* how often each V was run */
+    int races, raced;      /* races run, and how many variants the last one had */
+    double first_close_ms; /* when the backend was first closed (gb_now_ms) */
+    double race_ms[16];    /* what the race measures for V (0: as screened) */
     bool race_fails;
     int contended_trials[16]; /* V's next this many trials see another process (-1: all) */
     int contended_races;      /* the next this many races do (-1: all) */
@@ -154,7 +156,8 @@ static int fake_race(void *self, const gb_variant *vs, int n, const gb_measure_o
 
 static void fake_close(void *self)
 {
-    ((fake *)self)->closes++;
+    fake *f = self;
+    if (f->closes++ == 0) f->first_close_ms = gb_now_ms();
 }
 
 static void fake_destroy(void *self)
@@ -1018,6 +1021,7 @@ static void test_a_busy_gpu_makes_the_run_wait_then_give_up_naming_the_holder(vo
     gb_tuner_lease lease = {.wait_s = 0.3};
     f->opts.lease = &lease;
     assert_int_equal(tune(f, 1), GB_EBUSY);
+    double end_ms = gb_now_ms();
     fclose(f->opts.log);
     f->opts.log = NULL;
     snprintf(who, sizeof who, "is in use by pid %ld (", (long)holder);
@@ -1027,7 +1031,9 @@ static void test_a_busy_gpu_makes_the_run_wait_then_give_up_naming_the_holder(vo
     assert_null(lease.held);
     assert_int_equal(f->fake.trials, 0); /* nothing was measured */
     assert_int_equal(f->fake.problems, 0);
-    assert_true(f->fake.closes >= 1); /* no context of ours on the GPU while waiting */
+    /* The worker was ended before the wait, not after: no context of ours on the GPU
+     * while waiting. */
+    assert_true(f->fake.closes >= 1 && f->fake.first_close_ms < end_ms - 250);
     assert_true(f->result.timing.lease_wait_s >= 0.3);
     char text[1024] = "";
     FILE *log = fopen(log_path, "r");
@@ -1045,7 +1051,27 @@ static void test_a_lease_wait_of_zero_gives_up_at_once(void **state)
     f->opts.lease = &lease;
     assert_int_equal(tune(f, 1), GB_EBUSY);
     assert_non_null(strstr(f->err.msg, "not waiting (--lease-wait 0)"));
-    assert_int_equal(f->fake.closes, 0); /* no wait: the worker was left alone */
+    assert_true(f->result.timing.lease_wait_s == 0);
+    assert_int_equal(f->fake.trials, 0);
+}
+
+static void test_a_session_without_the_lease_keeps_no_worker_between_runs(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK); /* fills the cache, without leases */
+    assert_int_equal(f->fake.closes, 0);
+    gb_tuner_lease lease = {.wait_s = 0};
+    f->opts.lease = &lease;
+    assert_int_equal(tune(f, 1), GB_OK); /* from the cache: no lease taken ... */
+    assert_true(f->result.shapes[0].cached);
+    assert_int_equal(f->fake.closes, 1); /* ... and the worker is not left on the GPU */
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.opens, 1);  /* the device is known: no worker started for it */
+    assert_int_equal(tune(f, 2), GB_OK); /* the second shape measures: the lease, a worker */
+    assert_non_null(lease.held);
+    assert_int_equal(f->fake.opens, 2);
+    assert_int_equal(f->fake.closes, 1); /* the holder keeps its worker */
+    gb_tuner_lease_end(&lease);
 }
 
 static void test_an_unusable_lease_directory_is_warned_about_and_measuring_goes_on(void **state)
@@ -1238,6 +1264,8 @@ int main(void)
             test_a_busy_gpu_makes_the_run_wait_then_give_up_naming_the_holder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_lease_wait_of_zero_gives_up_at_once, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_session_without_the_lease_keeps_no_worker_between_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_an_unusable_lease_directory_is_warned_about_and_measuring_goes_on, setup,
             teardown),

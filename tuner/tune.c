@@ -430,6 +430,9 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
             gb_run_log(&r, "gpubench: %s [%s]: %s\n", kernel->name, out->shapes[i].key_text,
                        out->shapes[i].failure);
     }
+    /* A session that measures with leases keeps no idle context on the GPU without
+     * the lease: another process's contention check would count it. */
+    if (opts->lease && !opts->lease->held && opts->exec) gb_exec_stop_backend(opts->exec);
     if (r.compiler) gb_history_warn(&r, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);
     free(r.trial_s);
