@@ -176,7 +176,7 @@ static void test_a_second_process_waits_until_the_first_releases(void **state)
     close(go[1]);
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    assert_true(waited >= 0.4 && waited < 5);
+    assert_true(waited > 0.1 && waited < 5); /* it polled until the release */
     /* The wait was announced once, naming this process and what it was doing. */
     const char *log = read_file(log_path);
     char who[128];
@@ -217,7 +217,7 @@ static void test_a_wait_of_zero_tries_once(void **state)
     gb_err err = {0};
     double start = now_s();
     assert_int_equal(gb_lease_acquire_as(GPU, 0, NULL, NULL, &lease, &err), GB_EBUSY);
-    assert_true(now_s() - start < 0.2);
+    assert_true(now_s() - start < 1);
     assert_non_null(strstr(err.msg, "not waiting (--lease-wait 0)"));
 }
 
