@@ -157,6 +157,8 @@ void gb_best_record_write(gb_jw *w, const gb_best_record *rec)
     write_num(w, "n_throttled", rec->n_throttled);
     gb_jw_key(w, "capped");
     gb_jw_bool(w, rec->capped);
+    gb_jw_key(w, "contended");
+    gb_jw_bool(w, rec->contended);
     write_samples(w, rec->samples_ms, rec->n_samples);
     gb_jw_key(w, "tie");
     gb_jw_arr_begin(w);
@@ -193,6 +195,7 @@ static int read_measurement_fields(const gb_json *json, gb_best_record *out)
     out->clock_mhz = gb_json_num(gb_json_get(json, "clock_mhz"), 0);
     out->n_throttled = (int)gb_json_num(gb_json_get(json, "n_throttled"), 0);
     out->capped = gb_json_bool(gb_json_get(json, "capped"), false);
+    out->contended = gb_json_bool(gb_json_get(json, "contended"), false);
     out->n_leaders = (int)gb_json_num(gb_json_get(json, "n_leaders"), 0);
     const gb_json *samples = gb_json_get(json, "samples_ms"), *tie = gb_json_get(json, "tie");
     size_t n = gb_json_len(samples), t = gb_json_len(tie);
@@ -301,6 +304,8 @@ void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec)
         gb_jw_key(w, "mode");
         gb_jw_str(w, rec->mode[0] ? rec->mode : "cold");
         write_num(w, "clock_mhz", rec->clock_mhz);
+        gb_jw_key(w, "contended");
+        gb_jw_bool(w, rec->contended);
         write_samples(w, rec->samples_ms, rec->n_samples);
     } else {
         gb_jw_null(w);
@@ -341,6 +346,7 @@ int gb_trial_record_read(const gb_json *json, gb_trial_record *out, gb_err *err)
     if (out->has_stats) gb_stats_read_json(stats, &out->stats);
     gb_strlcpy(out->mode, gb_json_str(gb_json_get(json, "mode"), "cold"), sizeof out->mode);
     out->clock_mhz = gb_json_num(gb_json_get(json, "clock_mhz"), 0);
+    out->contended = gb_json_bool(gb_json_get(json, "contended"), false);
     out->registers = (int)gb_json_num(gb_json_get(json, "registers"), -1);
     const char *log = gb_json_str(gb_json_get(json, "log"), NULL);
     if (log && !(out->log = strdup(log))) {

@@ -43,6 +43,8 @@ typedef struct gb_best_record {
     double clock_mhz;   /* median SM clock of the samples */
     int n_throttled;    /* samples taken while the GPU throttled (kept, not in stats) */
     bool capped;        /* the measurement hit its cap before the noise target */
+    bool contended;     /* other processes used the GPU during the measurement; the tuner
+                           never writes such a best, and never answers from one */
     double *samples_ms; /* every sample of the race (NULL, 0 when none) */
     int n_samples;
     char **tie; /* leaders whose interval overlapped the fastest's; the winner first */
@@ -83,6 +85,7 @@ typedef struct gb_trial_record {
     gb_stats stats;           /* the screening measurement's */
     char mode[8];             /* how it was timed: "cold" or "hot" (with stats) */
     double clock_mhz;         /* its median SM clock; 0 when unknown */
+    bool contended;           /* other processes used the GPU during its measurement */
     const double *samples_ms; /* written only: its samples (NULL, 0 when none) */
     int n_samples;
     int registers;

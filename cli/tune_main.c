@@ -24,7 +24,8 @@
 #define GB_INSTALL_TEMPLATES ""
 #endif
 
-#define MAX_TEMPLATE_DIRS 32
+#define MAX_TEMPLATE_DIRS    32
+#define DEFAULT_LEASE_WAIT_S 3600.0 /* an hour: longer than most tuning runs */
 
 static const char USAGE[] =
     "usage: %s SCRIPT [options] [-- script arguments]\n"
@@ -56,6 +57,9 @@ static const char USAGE[] =
     "                   below it a trial gets 10x the shape's typical trial, at least 5 s\n"
     "  --retry-crashed  run again the trials an earlier run recorded as crashed or\n"
     "                   timed out (by default a rerun resumes and skips them)\n"
+    "  --lease-wait S   when another gpubench process is measuring on the GPU, wait\n"
+    "                   up to S seconds for it (default 3600; 0: do not wait;\n"
+    "                   'forever'), then give up with exit status 3\n"
     "  -v, --verbose    a line for every trial\n"
     "  -q, --quiet      no result tables\n"
     "  -h, --help       this text\n"
@@ -65,8 +69,12 @@ static const char USAGE[] =
     "recorded as crashed or timeout, and a fresh worker carries on. Every trial is\n"
     "in the cache as soon as it ends, so an interrupted run resumes where it stopped.\n"
     "\n"
+    "Only one gpubench process measures on a GPU at a time: it holds the GPU's lease\n"
+    "(a lock file in $GPUBENCH_LEASE_DIR, else /tmp/gpubench-leases) while it does.\n"
+    "\n"
     "exit status: 0 done; 1 a shape has no valid variant; 2 usage or script error;\n"
-    "3 no usable GPU (with --require-gpu); 130 interrupted (Ctrl-C).\n";
+    "3 no usable GPU (with --require-gpu), or the GPU stayed in use by another\n"
+    "process for the whole --lease-wait; 130 interrupted (Ctrl-C).\n";
 
 typedef struct tune_args {
     const char *script;
@@ -105,6 +113,24 @@ static int parse_positive(const char *prog, const char *opt, const char *text, d
     return 0;
 }
 
+/* --lease-wait: seconds from 0 to 1e6, or "forever" (-1). */
+static int parse_lease_wait(const char *prog, const char *text, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (strcmp(text, "forever") == 0) {
+        *out = -1;
+        return 0;
+    }
+    if (!*text || *end || !(v >= 0) || v > 1e6) {
+        fprintf(stderr, "%s: --lease-wait needs seconds from 0 to 1e6 or 'forever', got '%s'\n",
+                prog, text);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
 static int parse_int(const char *prog, const char *opt, const char *text, int lo, int *out)
 {
     char *end = NULL;
@@ -133,6 +159,7 @@ enum {
     OPT_NOISE,
     OPT_MAX_MS,
     OPT_SAMPLES,
+    OPT_LEASE_WAIT,
     OPT_VERSION
 };
 
@@ -152,6 +179,7 @@ static const struct option long_options[] = {
     {"noise", required_argument, NULL, OPT_NOISE},
     {"max-ms", required_argument, NULL, OPT_MAX_MS},
     {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"lease-wait", required_argument, NULL, OPT_LEASE_WAIT},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -227,6 +255,8 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_RETRY_CRASHED:
         h->tuner.retry_crashed = true;
         return -1;
+    case OPT_LEASE_WAIT:
+        return parse_lease_wait(prog, optarg, &h->tuner.lease->wait_s) ? 2 : -1;
     case OPT_MODE:
     case OPT_NOISE:
     case OPT_MAX_MS:
@@ -343,6 +373,8 @@ int gb_cli_tune(int argc, char **argv)
     if (slash) argv[0] = (char *)slash + 1; /* messages say "gpubench-tune: ..." */
     tune_args a = {0};
     gb_lua_host h = {.out = stdout};
+    gb_tuner_lease lease = {.wait_s = DEFAULT_LEASE_WAIT_S};
+    h.tuner.lease = &lease;
     h.tuner.log = stderr;
     h.tuner.seed = 1;
     h.tuner.measure = gb_measure_defaults();
@@ -366,6 +398,7 @@ int gb_cli_tune(int argc, char **argv)
         return gb_cli_exit_status(err.code);
     }
     status = run_script(&a, &h, argv[0]);
+    gb_tuner_lease_end(&lease); /* after the worker is gone (gb_lua_close) */
     gb_cache_close(h.tuner.cache);
     free(env);
     return status;
@@ -383,6 +416,7 @@ int gb_cli_exit_status(int code)
         return 2;
     case GB_ENODRIVER:
     case GB_ENOGPU:
+    case GB_EBUSY: /* the GPU stayed in use by another process */
         return 3;
     case GB_EINTR:
         return 130;

@@ -29,6 +29,9 @@ typedef struct gb_device_info {
     int driver_version;   /* e.g. 13000 */
     char arch[16];        /* NVRTC target for this device, e.g. "sm_90a" */
     char clock_source[8]; /* where per-sample SM clocks come from: "nvml" or "probe" */
+    char uuid[48];        /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi prints it
+                             (cuDeviceGetUuid); "" when unknown. Names the GPU's lease. */
+    char pci_bus_id[32];  /* "0000:3B:00.0" (cuDeviceGetPCIBusId); "" when unknown */
 } gb_device_info;
 
 /* Reads the properties of device ordinal. The driver must be loaded. */

@@ -460,6 +460,9 @@ static void push_best(lua_State *L, const gb_shape_result *r)
     set_integer(L, "n_throttled", m->n_throttled);
     lua_pushboolean(L, m->capped);
     lua_setfield(L, -2, "capped");
+    lua_pushboolean(L, r->contended);
+    lua_setfield(L, -2, "contended");
+    if (r->contended) set_integer(L, "n_other_procs", m->n_other_procs);
     lua_pushstring(L, gb_measure_mode_name(m->mode));
     lua_setfield(L, -2, "mode");
     if (m->n_samples) {

@@ -324,7 +324,7 @@ static int on_race(const gb_msg *m)
     gb_jw_arr_end(&w);
     gb_jw_obj_end(&w);
     reply_built(GB_MSG_RACED, &json);
-    return GB_OK;
+    return SERVE_ON;
 }
 
 static int serve(const gb_msg *m)
@@ -341,8 +341,8 @@ static int serve(const gb_msg *m)
         return on_problem(m);
     case GB_MSG_REFERENCE:
         return on_reference(m);
-    case GB_MSG_TRIAL:
-        return on_trial(m, count_records("TRIAL"));
+    case GB_MSG_TRIAL: /* -1 without a state file: no trial number, so no misbehaviour */
+        return on_trial(m, state_path ? count_records("TRIAL") : -1);
     case GB_MSG_RACE:
         return on_race(m);
     case GB_MSG_QUIT:

@@ -161,7 +161,8 @@ static void test_gpubench_tune_help_lists_the_options(void **state)
     fixture *f = *state;
     run(f, "gpubench-tune", "--help", NULL);
     assert_int_equal(f->r.status, 0);
-    const char *options[] = {"--cache DIR", "--force", "--compile-only", "--arch", "--require-gpu"};
+    const char *options[] = {"--cache DIR", "--force",       "--compile-only",
+                             "--arch",      "--require-gpu", "--lease-wait S"};
     for (size_t i = 0; i < sizeof options / sizeof *options; i++)
         assert_non_null(strstr(f->r.out, options[i]));
 }
@@ -189,6 +190,11 @@ static void test_usage_errors_exit_with_2(void **state)
     run(f, "gpubench-tune", "--mode", "warm", "x.lua", NULL);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "--mode"));
+    run(f, "gpubench-tune", "--lease-wait", "soon", "x.lua", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--lease-wait needs seconds from 0 to 1e6 or 'forever'"));
+    run(f, "gpubench-tune", "--lease-wait", "-5", "x.lua", NULL);
+    assert_int_equal(f->r.status, 2);
 }
 
 static void test_a_script_error_exits_with_2_and_names_the_line(void **state)
@@ -226,6 +232,8 @@ static void test_require_gpu_exits_with_3_without_a_gpu(void **state)
     run(f, "gpubench-tune", "tiny.lua", "--require-gpu", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 3);
     assert_non_null(strstr(f->r.err, "libcuda.so.1"));
+    run(f, "gpubench-tune", "tiny.lua", "--lease-wait", "forever", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0); /* compiling only: no lease, no wait */
 }
 
 static void test_compile_only_reports_compile_errors_without_failing_the_run(void **state)
