@@ -42,8 +42,7 @@ json_t *gb_trial_record_to_json(const gb_trial_record *rec)
 /* jansson's text of json parsed by base/json. */
 static int json_to_tree(const json_t *json, gb_json **out, gb_err *err)
 {
-    if (!json_is_object(json))
-        return gb_err_set(err, GB_ECACHE, "record is not a JSON object");
+    if (!json_is_object(json)) return gb_err_set(err, GB_ECACHE, "record is not a JSON object");
     char *text = json_dumps(json, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!text) return gb_err_set(err, GB_ENOMEM, "out of memory");
     int rc = gb_json_parse(text, strlen(text), out, err);
