@@ -83,7 +83,7 @@ static inline gb_record_id fx_id(const char *kernel, const char *device, int64_t
 /* A clean best: complete, not capped, nothing throttled; free with
  * gb_best_record_free. */
 static inline gb_best_record fx_best(const char *kernel, const char *device, int64_t n, int64_t b,
-                              double median_ms, int64_t when)
+                                     double median_ms, int64_t when)
 {
     gb_best_record r = {.id = fx_id(kernel, device, n),
                         .space_fp = strdup("67f8717bbe373b1a4835acf980318b8f"),
@@ -107,7 +107,8 @@ static inline gb_best_record fx_best(const char *kernel, const char *device, int
                         .when = when,
                         .driver_version = 13000};
     r.samples_ms = malloc(3 * sizeof *r.samples_ms);
-    r.samples_ms[0] = median_ms * 0.99, r.samples_ms[1] = median_ms, r.samples_ms[2] = median_ms * 1.01;
+    r.samples_ms[0] = median_ms * 0.99, r.samples_ms[1] = median_ms,
+    r.samples_ms[2] = median_ms * 1.01;
     r.n_samples = 3;
     strcpy(r.mode, "cold");
     strcpy(r.engine_version, "0.1.0");
@@ -117,21 +118,28 @@ static inline gb_best_record fx_best(const char *kernel, const char *device, int
 
 /* An ok trial with its samples; free with gb_trial_record_free. */
 static inline gb_trial_record fx_trial(const char *kernel, const char *device, int64_t n, int64_t b,
-                                double median_ms, int64_t when)
+                                       double median_ms, int64_t when)
 {
-    gb_trial_record t = {.id = fx_id(kernel, device, n),
-                         .config = fx_fields("B", b),
-                         .status = GB_TRIAL_OK,
-                         .reason = strdup(""),
-                         .check = {.checked = true, .n_compared = 1024, .max_abs_err = 0,
-                                   .max_rel_err = 0},
-                         .has_stats = true,
-                         .stats = {.n = 2, .min = median_ms, .max = median_ms, .mean = median_ms,
-                                   .stddev = 0, .median = median_ms, .q1 = median_ms,
-                                   .q3 = median_ms, .ci_lo = median_ms, .ci_hi = median_ms},
-                         .clock_mhz = 1980,
-                         .registers = 16,
-                         .when = when};
+    gb_trial_record t = {
+        .id = fx_id(kernel, device, n),
+        .config = fx_fields("B", b),
+        .status = GB_TRIAL_OK,
+        .reason = strdup(""),
+        .check = {.checked = true, .n_compared = 1024, .max_abs_err = 0, .max_rel_err = 0},
+        .has_stats = true,
+        .stats = {.n = 2,
+                  .min = median_ms,
+                  .max = median_ms,
+                  .mean = median_ms,
+                  .stddev = 0,
+                  .median = median_ms,
+                  .q1 = median_ms,
+                  .q3 = median_ms,
+                  .ci_lo = median_ms,
+                  .ci_hi = median_ms},
+        .clock_mhz = 1980,
+        .registers = 16,
+        .when = when};
     t.samples_ms = malloc(2 * sizeof *t.samples_ms);
     t.samples_ms[0] = t.samples_ms[1] = median_ms;
     t.n_samples = 2;
@@ -170,7 +178,7 @@ static inline void fx_put_trial(gb_cache *cache, const gb_trial_record *rec, con
 /* A fake cubin (an ELF magic and some bytes) stored under a key of n; its hex in
  * out_hex. */
 static inline gb_key fx_put_cubin(gb_cache *cache, int n, const char *nvrtc, size_t bytes,
-                           char out_hex[33])
+                                  char out_hex[33])
 {
     gb_keybuf kb;
     gb_key key;

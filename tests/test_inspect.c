@@ -45,8 +45,8 @@ static void test_parse_shape_reads_what_ls_prints(void **state)
 {
     fixture *f = *state;
     gb_fields shape;
-    assert_int_equal(gb_cache_parse_shape("K=1024,M=0.5,dt=\"f,32\",on=true,tag=x", &shape, &f->err),
-                     GB_OK);
+    assert_int_equal(
+        gb_cache_parse_shape("K=1024,M=0.5,dt=\"f,32\",on=true,tag=x", &shape, &f->err), GB_OK);
     assert_int_equal(shape.n, 5);
     gb_strbuf sb = GB_STRBUF_INIT;
     gb_fields_append_canonical(&sb, &shape, NULL, 0);
@@ -117,7 +117,8 @@ static void test_an_older_record_for_the_same_shape_is_superseded(void **state)
     assert_int_equal(l.n_stale, 1);
     assert_int_equal(l.entries[0].stale, 0); /* newest first */
     assert_int_equal(l.entries[1].stale, GB_STALE_SUPERSEDED);
-    assert_non_null(strstr(l.entries[1].why, "superseded by a record tuned later (fingerprint ffeeddccbbaa)"));
+    assert_non_null(
+        strstr(l.entries[1].why, "superseded by a record tuned later (fingerprint ffeeddccbbaa)"));
     gb_cache_listing_free(&l);
     gb_best_record_free(&old);
     gb_best_record_free(&new);
@@ -387,8 +388,10 @@ static void test_verify_finds_records_under_the_wrong_key_and_ones_that_do_not_d
     gb_best_record r = fx_best("gemm", "H200", 512, 64, 0.5, 100);
     gb_key wrong = gb_key_of_bytes("x", 1), junk = gb_key_of_bytes("y", 1);
     fx_put_best(f->cache, &r, &wrong);
-    assert_int_equal(gb_cache_put(f->cache, GB_DB_TRIALS, &junk, "{\"kernel\":", 10, &f->err), GB_OK);
-    assert_int_equal(gb_cache_put(f->cache, GB_DB_CUBINS, &junk, "\0\0\0\x09{}", 6, &f->err), GB_OK);
+    assert_int_equal(gb_cache_put(f->cache, GB_DB_TRIALS, &junk, "{\"kernel\":", 10, &f->err),
+                     GB_OK);
+    assert_int_equal(gb_cache_put(f->cache, GB_DB_CUBINS, &junk, "\0\0\0\x09{}", 6, &f->err),
+                     GB_OK);
     assert_int_equal(gb_cache_verify(f->cache, fx_note, f, &sum, &f->err), GB_OK);
     assert_int_equal(sum.n_problems, 3);
     char hex[33], expect[128];

@@ -19,8 +19,8 @@
 
 static gb_transfer_opts opts_for(fixture *f, bool cubins)
 {
-    return (gb_transfer_opts){.cubins = cubins, .engine = "0.1.0", .now = 1795300000,
-                              .note = fx_note, .note_ctx = f};
+    return (gb_transfer_opts){
+        .cubins = cubins, .engine = "0.1.0", .now = 1795300000, .note = fx_note, .note_ctx = f};
 }
 
 /* The cache's export as the file's text. */
@@ -187,18 +187,19 @@ static void test_import_refuses_other_files_and_newer_versions(void **state)
 {
     fixture *f = *state;
     gb_transfer_summary sum;
-    assert_int_equal(import_text(f, f->cache, "{\"format\":\"gpubench-cache-export\",\"version\":2}",
-                                 false, &sum),
+    assert_int_equal(import_text(f, f->cache,
+                                 "{\"format\":\"gpubench-cache-export\",\"version\":2}", false,
+                                 &sum),
                      GB_EINVAL);
     assert_non_null(strstr(f->err.msg, "version 2 is newer"));
     assert_int_equal(import_text(f, f->cache, "{\"version\":1}", false, &sum), GB_EINVAL);
     assert_non_null(strstr(f->err.msg, "not a gpubench export file"));
     assert_int_equal(import_text(f, f->cache, "{\"format\": [1,\n", false, &sum), GB_EINVAL);
     assert_non_null(strstr(f->err.msg, "line 2"));
-    assert_int_equal(
-        import_text(f, f->cache, "{\"format\":\"gpubench-cache-export\",\"version\":1,\"best\":{}}",
-                    false, &sum),
-        GB_EINVAL);
+    assert_int_equal(import_text(f, f->cache,
+                                 "{\"format\":\"gpubench-cache-export\",\"version\":1,\"best\":{}}",
+                                 false, &sum),
+                     GB_EINVAL);
     assert_int_equal(fx_count(f->cache, GB_DB_BEST), 0);
 }
 
@@ -348,8 +349,9 @@ static void test_a_different_cubin_under_a_known_key_is_reported_not_stored(void
     gb_key key;
     gb_key_from_hex(hex, &key);
     unsigned char other[64] = {0x7f, 'E', 'L', 'F', 9, 9, 9};
-    assert_int_equal(gb_cache_put_cubin(f->cache2, &key, "{\"lowered\":[\"x\"],\"log\":\"\","
-                                                         "\"resources\":[1,0,0,0,0]}",
+    assert_int_equal(gb_cache_put_cubin(f->cache2, &key,
+                                        "{\"lowered\":[\"x\"],\"log\":\"\","
+                                        "\"resources\":[1,0,0,0,0]}",
                                         other, sizeof other, &f->err),
                      GB_OK);
     assert_int_equal(import_text(f, f->cache2, text, true, &sum), GB_OK);
@@ -402,8 +404,8 @@ static char *read_data(const char *name, size_t *len)
 
 static gb_ktuner_opts kt_opts(fixture *f, const gb_fields *shape)
 {
-    return (gb_ktuner_opts){.kernel = "vector_add", .shape = shape, .now = 1795300000,
-                            .note = fx_note, .note_ctx = f};
+    return (gb_ktuner_opts){
+        .kernel = "vector_add", .shape = shape, .now = 1795300000, .note = fx_note, .note_ctx = f};
 }
 
 static void test_a_kernel_tuner_file_becomes_trials_and_a_best(void **state)
@@ -426,8 +428,10 @@ static void test_a_kernel_tuner_file_becomes_trials_and_a_best(void **state)
     assert_string_equal(sum.device, "NVIDIA RTX A4000");
     assert_int_equal(strncmp(sum.kernel_fp, "kernel-tuner-", 13), 0);
 
-    gb_record_id id = {.kernel = "vector_add", .kernel_fp = sum.kernel_fp,
-                       .device = "NVIDIA RTX A4000", .shape = shape};
+    gb_record_id id = {.kernel = "vector_add",
+                       .kernel_fp = sum.kernel_fp,
+                       .device = "NVIDIA RTX A4000",
+                       .shape = shape};
     gb_key key;
     void *value;
     size_t n;
@@ -456,7 +460,8 @@ static void test_kernel_tuner_failures_become_statuses_and_bad_entries_are_skipp
         "{\"device_name\": \"Testing\", \"tune_params_keys\": [\"bx\", \"by\"],\n"
         " \"tune_params\": {\"bx\": [16, 32], \"by\": [1, 2]}, \"objective\": \"time\",\n"
         " \"cache\": {\n"
-        "  \"16,1\": {\"bx\": 16, \"by\": 1, \"time\": 3.5, \"timestamp\": \"2023-12-22 09:54:05.5+00:00\"},\n"
+        "  \"16,1\": {\"bx\": 16, \"by\": 1, \"time\": 3.5, \"timestamp\": \"2023-12-22 "
+        "09:54:05.5+00:00\"},\n"
         "  \"16,2\": {\"bx\": 16, \"by\": 2, \"time\": \"CompilationFailedConfig\"},\n"
         "  \"32,1\": {\"bx\": 32, \"by\": 1, \"time\": \"RuntimeFailedConfig\"},\n"
         "  \"32,2\": {\"bx\": 32, \"by\": 2, \"time\": \"InvalidConfig\"},\n"
@@ -487,8 +492,8 @@ static void test_kernel_tuner_failures_become_statuses_and_bad_entries_are_skipp
     /* The best is as new as the newest entry: those without a timestamp are "now". */
     assert_int_equal(groups[0].best.rec.when, 1795300000);
     assert_int_equal(groups[0].trials[0].when, 1703238845); /* 2023-12-22 09:54:05 UTC */
-    assert_true(groups[0].best.rec.complete); /* all 4 were tried: 1 timed, 3 failed */
-    const gb_trial_record *t = groups[0].trials;         /* by status */
+    assert_true(groups[0].best.rec.complete);    /* all 4 were tried: 1 timed, 3 failed */
+    const gb_trial_record *t = groups[0].trials; /* by status */
     assert_int_equal(t[0].status, GB_TRIAL_OK);
     assert_int_equal(t[1].status, GB_TRIAL_COMPILE_ERROR);
     assert_string_equal(t[1].reason, "Kernel Tuner: CompilationFailedConfig");
@@ -568,7 +573,8 @@ static void test_kernel_tuner_files_that_cannot_be_used_say_why(void **state)
          "tune_params_keys[0]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        int rc = gb_ktuner_import(f->cache, cases[i].text, strlen(cases[i].text), &o, &sum, &f->err);
+        int rc =
+            gb_ktuner_import(f->cache, cases[i].text, strlen(cases[i].text), &o, &sum, &f->err);
         assert_int_equal(rc, GB_EINVAL);
         if (!strstr(f->err.msg, cases[i].says)) fail_msg("case %zu: %s", i, f->err.msg);
     }
