@@ -7,18 +7,18 @@
 #include <string.h>
 
 /* Bounds on single records, far above what gpubench writes. */
-#define MAX_NAME      128
-#define MAX_DEVICE    256
-#define MAX_FIELDS    64
-#define MAX_VALUE_STR 256
-#define MAX_SAMPLES   (1 << 20)
-#define MAX_TIE       256
-#define MAX_SOURCES   256
-#define MAX_PATH      4096
-#define MAX_REASON    (64 << 10)
-#define MAX_LOG       (1 << 20)
+#define MAX_NAME       128
+#define MAX_DEVICE     256
+#define MAX_FIELDS     64
+#define MAX_VALUE_STR  256
+#define MAX_SAMPLES    (1 << 20)
+#define MAX_TIE        256
+#define MAX_SOURCES    256
+#define MAX_PATH       4096
+#define MAX_REASON     (64 << 10)
+#define MAX_LOG        (1 << 20)
 #define MAX_CUBIN_META ((size_t)1 << 20)
-#define MAX_LOWERED   64
+#define MAX_LOWERED    64
 
 size_t gb_transfer_skipped(const gb_transfer_summary *s)
 {
@@ -66,8 +66,9 @@ static int check_fields(const gb_fields *f, const char *what, gb_err *err)
         return gb_err_set(err, GB_EINVAL, "%s has %d fields (at most %d)", what, f->n, MAX_FIELDS);
     for (int i = 0; i < f->n; i++) {
         if (!identifier(f->names[i]))
-            return gb_err_set(err, GB_EINVAL, "%s field '%.64s' is not a name ([A-Za-z_][A-Za-z0-9_]*)",
-                              what, f->names[i]);
+            return gb_err_set(err, GB_EINVAL,
+                              "%s field '%.64s' is not a name ([A-Za-z_][A-Za-z0-9_]*)", what,
+                              f->names[i]);
         const gb_value *v = &f->values[i];
         if (v->kind == GB_VAL_STR && !clean_text(v->str, MAX_VALUE_STR, false))
             return gb_err_set(err, GB_EINVAL,
@@ -83,8 +84,7 @@ static int check_fields(const gb_fields *f, const char *what, gb_err *err)
 int gb_transfer_check_id(const gb_record_id *id, gb_err *err)
 {
     if (!plain_name(id->kernel, MAX_NAME))
-        return gb_err_set(err, GB_EINVAL, "kernel name is not 1 to %d of [A-Za-z0-9_.-]",
-                          MAX_NAME);
+        return gb_err_set(err, GB_EINVAL, "kernel name is not 1 to %d of [A-Za-z0-9_.-]", MAX_NAME);
     if (!plain_name(id->kernel_fp, 64))
         return gb_err_set(err, GB_EINVAL, "kernel_fp is not 1 to 64 of [A-Za-z0-9_.-]");
     if (!id->device[0] || !clean_text(id->device, MAX_DEVICE, false))
@@ -221,9 +221,12 @@ static int decide(void *ctx, const void *old, size_t old_len, const void **out_n
 
 static void count(gb_transfer_counts *c, enum outcome o)
 {
-    if (o == IMPORTED) c->imported++;
-    else if (o == REPLACED) c->replaced++;
-    else c->kept++;
+    if (o == IMPORTED)
+        c->imported++;
+    else if (o == REPLACED)
+        c->replaced++;
+    else
+        c->kept++;
 }
 
 static int store(gb_cache *cache, gb_cache_db db, const gb_key *key, json_t *json, decision *d,
@@ -295,10 +298,9 @@ static json_t *clean_cubin_meta(const json_t *meta, gb_err *err)
     const char *log = json_string_value(json_object_get(meta, "log"));
     const char *nvrtc = json_string_value(json_object_get(meta, "nvrtc"));
     const char *arch = json_string_value(json_object_get(meta, "arch"));
-    if (!json_is_array(lowered) || json_array_size(lowered) > MAX_LOWERED ||
-        !json_is_array(res) || json_array_size(res) != 5 || !log ||
-        !clean_text(log, MAX_LOG, true) || (nvrtc && !clean_text(nvrtc, 16, false)) ||
-        (arch && !plain_name(arch, 32))) {
+    if (!json_is_array(lowered) || json_array_size(lowered) > MAX_LOWERED || !json_is_array(res) ||
+        json_array_size(res) != 5 || !log || !clean_text(log, MAX_LOG, true) ||
+        (nvrtc && !clean_text(nvrtc, 16, false)) || (arch && !plain_name(arch, 32))) {
         gb_err_set(err, GB_EINVAL, "its JSON lacks lowered, log or resources, or one is wrong");
         return NULL;
     }
@@ -330,9 +332,8 @@ fail:
     return NULL;
 }
 
-int gb_transfer_put_cubin(gb_cache *cache, const gb_key *key, const json_t *meta,
-                          const void *cubin, size_t cubin_bytes, gb_transfer_summary *sum,
-                          gb_err *err)
+int gb_transfer_put_cubin(gb_cache *cache, const gb_key *key, const json_t *meta, const void *cubin,
+                          size_t cubin_bytes, gb_transfer_summary *sum, gb_err *err)
 {
     static const unsigned char ELF[4] = {0x7f, 'E', 'L', 'F'};
     char *old_meta = NULL, *text = NULL;
@@ -355,8 +356,10 @@ int gb_transfer_put_cubin(gb_cache *cache, const gb_key *key, const json_t *meta
     if (rc == GB_OK) {
         /* Same key, same content: a cubin is a function of its key's inputs. */
         bool same = old_bytes == cubin_bytes && !memcmp(old, cubin, cubin_bytes);
-        if (same) sum->cubins.kept++;
-        else sum->cubins.skipped++;
+        if (same)
+            sum->cubins.kept++;
+        else
+            sum->cubins.skipped++;
         rc = same ? GB_OK
                   : gb_err_set(err, GB_EINVAL,
                                "differs from the cubin this cache holds under that key; the "

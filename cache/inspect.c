@@ -66,8 +66,10 @@ static size_t next_item(const char *text)
     bool quoted = false;
     size_t i = 0;
     for (; text[i] && (quoted || text[i] != ','); i++) {
-        if (text[i] == '\\' && quoted && text[i + 1]) i++;
-        else if (text[i] == '"') quoted = !quoted;
+        if (text[i] == '\\' && quoted && text[i + 1])
+            i++;
+        else if (text[i] == '"')
+            quoted = !quoted;
     }
     return i;
 }
@@ -138,7 +140,7 @@ int gb_cache_read_trial(const void *value, size_t len, gb_trial_record *out, gb_
 void gb_stale_names(unsigned stale, char *out, size_t out_bytes)
 {
     static const char *const names[] = {"superseded", "source", "schema",
-                                         "engine",     "nvrtc",  "driver"};
+                                        "engine",     "nvrtc",  "driver"};
     size_t n = 0;
     out[0] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
@@ -191,8 +193,10 @@ static bool hash_file(const char *path, char out[33])
     if (ok && !(buf = malloc(size ? size : 1))) ok = false;
     while (ok && got < size) {
         ssize_t r = read(fd, buf + got, size - got);
-        if (r <= 0) ok = r == 0 ? false : errno == EINTR;
-        else got += (size_t)r;
+        if (r <= 0)
+            ok = r == 0 ? false : errno == EINTR;
+        else
+            got += (size_t)r;
     }
     close(fd);
     if (ok) {
@@ -229,11 +233,9 @@ static void judge(gb_cache_entry *e, const gb_cache_versions *now, int newest_dr
     if (now && now->engine && r->engine_version[0] &&
         version_cmp(r->engine_version, now->engine) < 0) {
         e->stale |= GB_STALE_ENGINE;
-        append(e->why, sizeof e->why, "gpubench %s older than %s", r->engine_version,
-               now->engine);
+        append(e->why, sizeof e->why, "gpubench %s older than %s", r->engine_version, now->engine);
     }
-    if (now && now->nvrtc && r->nvrtc_version[0] &&
-        version_cmp(r->nvrtc_version, now->nvrtc) < 0) {
+    if (now && now->nvrtc && r->nvrtc_version[0] && version_cmp(r->nvrtc_version, now->nvrtc) < 0) {
         e->stale |= GB_STALE_NVRTC;
         append(e->why, sizeof e->why, "NVRTC %s older than %s", r->nvrtc_version, now->nvrtc);
     }

@@ -72,17 +72,17 @@ typedef struct gb_cache_entry {
     gb_key key;
     unsigned schema;
     gb_best_record rec;
-    unsigned stale;     /* gb_stale bits; 0 when current */
-    char why[512];      /* the reasons in words: "source changed: /t/sgemm.cuh" */
-    char note[512];     /* what could not be judged: "source not found: /t/x.cuh" */
+    unsigned stale; /* gb_stale bits; 0 when current */
+    char why[512];  /* the reasons in words: "source changed: /t/sgemm.cuh" */
+    char note[512]; /* what could not be judged: "source not found: /t/x.cuh" */
 } gb_cache_entry;
 
 typedef struct gb_cache_listing {
     gb_cache_entry *entries; /* by kernel, device and shape, newest first within each */
     int n;
     int n_stale;
-    int n_unreadable;         /* best records that did not decode */
-    size_t n_trials;          /* trial records matching the filter */
+    int n_unreadable; /* best records that did not decode */
+    size_t n_trials;  /* trial records matching the filter */
     size_t n_status[GB_TRIAL_STATUS_COUNT];
     size_t n_in_flight;
     size_t n_trials_unreadable;
@@ -114,9 +114,9 @@ void gb_cache_groups_free(gb_cache_group *groups, int n);
 
 typedef struct gb_cache_rm_opts {
     gb_cache_filter filter;
-    bool stale_only;               /* only stale best records (judged against now) */
-    const gb_cache_versions *now;  /* with stale_only */
-    bool dry_run;                  /* count, remove nothing */
+    bool stale_only;              /* only stale best records (judged against now) */
+    const gb_cache_versions *now; /* with stale_only */
+    bool dry_run;                 /* count, remove nothing */
 } gb_cache_rm_opts;
 
 typedef struct gb_cache_rm_summary {
@@ -132,11 +132,11 @@ int gb_cache_rm(gb_cache *cache, const gb_cache_rm_opts *opts, gb_cache_rm_summa
                 gb_err *err);
 
 typedef struct gb_cache_gc_summary {
-    size_t n_cubins;       /* cubins before */
-    size_t n_removed;      /* of which removed: */
-    size_t n_unnamed;      /*   named by no trial record */
-    size_t n_other_nvrtc;  /*   compiled by another NVRTC than now->nvrtc */
-    size_t bytes_removed;  /* their record sizes */
+    size_t n_cubins;      /* cubins before */
+    size_t n_removed;     /* of which removed: */
+    size_t n_unnamed;     /*   named by no trial record */
+    size_t n_other_nvrtc; /*   compiled by another NVRTC than now->nvrtc */
+    size_t bytes_removed; /* their record sizes */
 } gb_cache_gc_summary;
 
 /* Removes the cubins that no trial record names and those whose NVRTC version is

@@ -85,11 +85,16 @@ static json_t *load(const char *text, size_t len, gb_err *err)
 
 static int to_value(const json_t *j, gb_value *out)
 {
-    if (json_is_integer(j)) *out = gb_value_int((int64_t)json_integer_value(j));
-    else if (json_is_real(j) && isfinite(json_real_value(j))) *out = gb_value_num(json_real_value(j));
-    else if (json_is_boolean(j)) *out = gb_value_bool(json_is_true(j));
-    else if (json_is_string(j) && json_string_length(j) <= 256) return gb_value_str(json_string_value(j), out);
-    else return GB_EINVAL;
+    if (json_is_integer(j))
+        *out = gb_value_int((int64_t)json_integer_value(j));
+    else if (json_is_real(j) && isfinite(json_real_value(j)))
+        *out = gb_value_num(json_real_value(j));
+    else if (json_is_boolean(j))
+        *out = gb_value_bool(json_is_true(j));
+    else if (json_is_string(j) && json_string_length(j) <= 256)
+        return gb_value_str(json_string_value(j), out);
+    else
+        return GB_EINVAL;
     return GB_OK;
 }
 
@@ -107,9 +112,8 @@ static int read_param(kt_file *f, const char *name, gb_err *err)
         return gb_err_set(err, GB_EINVAL, "tune parameter '%.64s' is not a name", name);
     if (!json_is_array(list) || json_array_size(list) == 0 ||
         json_array_size(list) > GB_KTUNER_MAX_VALUES)
-        return gb_err_set(err, GB_EINVAL,
-                          "tune_params[\"%s\"] is not a list of 1 to %d values", name,
-                          GB_KTUNER_MAX_VALUES);
+        return gb_err_set(err, GB_EINVAL, "tune_params[\"%s\"] is not a list of 1 to %d values",
+                          name, GB_KTUNER_MAX_VALUES);
     for (int i = 0; i < f->n_params; i++)
         if (!strcmp(f->params[i].name, name))
             return gb_err_set(err, GB_EINVAL, "tune parameter %s is listed twice", name);
@@ -210,8 +214,7 @@ static int fingerprints(kt_file *f, const char *kernel_fp, gb_err *err)
     return GB_OK;
 }
 
-static int read_file(kt_file *f, const char *text, size_t len, const gb_ktuner_opts *o,
-                     gb_err *err)
+static int read_file(kt_file *f, const char *text, size_t len, const gb_ktuner_opts *o, gb_err *err)
 {
     if (len > GB_KTUNER_MAX_FILE_BYTES)
         return gb_err_set(err, GB_ELIMIT, "%zu bytes, more than the %zu MiB an import reads", len,
@@ -341,8 +344,7 @@ static int read_entry(kt_run *r, const char *key, const json_t *entry, kt_best *
     double time_ms = json_number_value(time);
     char reason[320];
     if (!json_is_object(entry)) return note(r, key, "not an object"), GB_OK;
-    if (!json_is_number(time) && !json_is_string(time))
-        return note(r, key, "no \"time\""), GB_OK;
+    if (!json_is_number(time) && !json_is_string(time)) return note(r, key, "no \"time\""), GB_OK;
     if (json_is_number(time) && !(isfinite(time_ms) && time_ms > 0))
         return note(r, key, "time is not a positive number"), GB_OK;
     int rc = entry_config(r, key, entry, &t.config);
@@ -372,8 +374,13 @@ static int read_entry(kt_run *r, const char *key, const json_t *entry, kt_best *
     } else if (!rc && t.status == GB_TRIAL_OK && (!best->has || time_ms < best->time_ms)) {
         gb_fields_free(&best->config);
         free(best->samples_ms);
-        *best = (kt_best){.has = true, .time_ms = time_ms, .config = t.config, .stats = t.stats,
-                          .samples_ms = t.samples_ms, .n_samples = t.n_samples, .when = t.when};
+        *best = (kt_best){.has = true,
+                          .time_ms = time_ms,
+                          .config = t.config,
+                          .stats = t.stats,
+                          .samples_ms = t.samples_ms,
+                          .n_samples = t.n_samples,
+                          .when = t.when};
         t.config = (gb_fields){0};
         t.samples_ms = NULL;
     }
@@ -410,13 +417,13 @@ static int store_best(kt_run *r, kt_best *b)
     return gb_transfer_put_best(r->cache, &rec, &r->sum->stored, r->err);
 }
 
-static int check_opts(const gb_ktuner_opts *o, const kt_file *f, const char **device,
-                      gb_err *err)
+static int check_opts(const gb_ktuner_opts *o, const kt_file *f, const char **device, gb_err *err)
 {
     *device = o->device ? o->device : json_string_value(json_object_get(f->doc, "device_name"));
     if (!*device || !**device)
-        return gb_err_set(err, GB_EINVAL, "the file names no device (device_name is empty or "
-                                          "missing): pass --device");
+        return gb_err_set(err, GB_EINVAL,
+                          "the file names no device (device_name is empty or "
+                          "missing): pass --device");
     if (!o->kernel || !o->shape)
         return gb_err_set(err, GB_EINVAL, "a Kernel Tuner import needs a kernel name and a shape");
     return GB_OK;

@@ -25,12 +25,12 @@
 #define GB_KTUNER_MAX_TIMES      100000
 
 typedef struct gb_ktuner_opts {
-    const char *kernel;      /* the gpubench kernel name the results belong to */
-    const gb_fields *shape;  /* the shape's key fields they were measured at */
-    const char *kernel_fp;   /* NULL: "kernel-tuner-" and a hash of the file's tune_params */
-    const char *device;      /* NULL: the file's device_name */
-    int64_t now;             /* the time of entries without a timestamp; 0: time(NULL) */
-    gb_cache_note_fn note;   /* entries skipped, with why */
+    const char *kernel;     /* the gpubench kernel name the results belong to */
+    const gb_fields *shape; /* the shape's key fields they were measured at */
+    const char *kernel_fp;  /* NULL: "kernel-tuner-" and a hash of the file's tune_params */
+    const char *device;     /* NULL: the file's device_name */
+    int64_t now;            /* the time of entries without a timestamp; 0: time(NULL) */
+    gb_cache_note_fn note;  /* entries skipped, with why */
     void *note_ctx;
 } gb_ktuner_opts;
 

@@ -87,8 +87,7 @@ static int export_record(void *ctx, const gb_cache_item *item)
     return rc ? gb_err_set(x->err, rc, "out of memory") : 0;
 }
 
-static json_t *cubin_entry(const char *hex, const char *meta_text, const void *cubin,
-                           size_t bytes)
+static json_t *cubin_entry(const char *hex, const char *meta_text, const void *cubin, size_t bytes)
 {
     json_t *meta = json_loads(meta_text, 0, NULL);
     char *b64 = malloc(gb_base64_encoded_len(bytes) + 1);
@@ -137,10 +136,10 @@ int gb_cache_export(gb_cache *cache, const gb_transfer_opts *opts, json_t **out,
 {
     memset(sum, 0, sizeof *sum);
     *out = NULL;
-    json_t *doc = json_pack("{s:s, s:i, s:s, s:i, s:I}", "format", GB_EXPORT_FORMAT, "version",
-                            GB_EXPORT_VERSION, "engine", opts->engine ? opts->engine : "",
-                            "schema", GB_CACHE_SCHEMA, "exported",
-                            (json_int_t)(opts->now ? opts->now : time(NULL)));
+    json_t *doc =
+        json_pack("{s:s, s:i, s:s, s:i, s:I}", "format", GB_EXPORT_FORMAT, "version",
+                  GB_EXPORT_VERSION, "engine", opts->engine ? opts->engine : "", "schema",
+                  GB_CACHE_SCHEMA, "exported", (json_int_t)(opts->now ? opts->now : time(NULL)));
     json_t *best = json_array(), *trials = json_array(), *cubins = json_array();
     exporting x = {.opts = opts, .sum = sum, .err = err};
     int rc = doc && best && trials && cubins ? GB_OK : gb_err_set(err, GB_ENOMEM, "out of memory");
@@ -171,8 +170,10 @@ int gb_cache_export(gb_cache *cache, const gb_transfer_opts *opts, json_t **out,
 static void put_json(gb_strbuf *sb, const json_t *v)
 {
     char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (!text) sb->failed = 1;
-    else gb_sb_puts(sb, text);
+    if (!text)
+        sb->failed = 1;
+    else
+        gb_sb_puts(sb, text);
     free(text);
 }
 
@@ -358,7 +359,8 @@ static int merge_record(void *ctx, const gb_cache_item *item)
         size_t meta_len, bytes;
         gb_err why = {0};
         json_t *meta = NULL;
-        int rc = gb_cache_split_cubin(item->value, item->len, &meta_text, &meta_len, &cubin, &bytes);
+        int rc =
+            gb_cache_split_cubin(item->value, item->len, &meta_text, &meta_len, &cubin, &bytes);
         if (rc == GB_OK && !(meta = json_loadb(meta_text, meta_len, 0, NULL))) rc = GB_ECACHE;
         if (rc) {
             m->sum->cubins.skipped++;
@@ -375,8 +377,8 @@ static int merge_record(void *ctx, const gb_cache_item *item)
     int rc;
     if (!json) {
         *(m->db == GB_DB_BEST ? &m->sum->best.skipped : &m->sum->trials.skipped) += 1;
-        note(m->opts, "%s record %s does not parse; skipped", m->db == GB_DB_BEST ? "best" : "trial",
-             hex);
+        note(m->opts, "%s record %s does not parse; skipped",
+             m->db == GB_DB_BEST ? "best" : "trial", hex);
         return 0;
     }
     char place[64];

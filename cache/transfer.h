@@ -51,12 +51,12 @@ typedef struct gb_transfer_summary {
 size_t gb_transfer_skipped(const gb_transfer_summary *sum);
 
 typedef struct gb_transfer_opts {
-    bool cubins;               /* export: include the cubins the exported trials name;
-                                  import, merge: take the file's cubins */
-    gb_cache_filter filter;    /* export: what to export */
-    const char *engine;        /* export: the gpubench version written in the file */
-    int64_t now;               /* export: its time; 0 for time(NULL) */
-    gb_cache_note_fn note;     /* skipped records, conflicts */
+    bool cubins;            /* export: include the cubins the exported trials name;
+                               import, merge: take the file's cubins */
+    gb_cache_filter filter; /* export: what to export */
+    const char *engine;     /* export: the gpubench version written in the file */
+    int64_t now;            /* export: its time; 0 for time(NULL) */
+    gb_cache_note_fn note;  /* skipped records, conflicts */
     void *note_ctx;
 } gb_transfer_opts;
 
@@ -110,13 +110,12 @@ int gb_transfer_put_trial(gb_cache *cache, const gb_trial_record *rec, gb_transf
  * compile_ms, resources, nvrtc, arch), each checked. A cubin already there under
  * the key must be the same bytes: a different one is kept, and this one counted as
  * skipped with GB_EINVAL. */
-int gb_transfer_put_cubin(gb_cache *cache, const gb_key *key, const json_t *meta,
-                          const void *cubin, size_t cubin_bytes, gb_transfer_summary *sum,
-                          gb_err *err);
+int gb_transfer_put_cubin(gb_cache *cache, const gb_key *key, const json_t *meta, const void *cubin,
+                          size_t cubin_bytes, gb_transfer_summary *sum, gb_err *err);
 
 /* The reason given to an imported trial that was in flight where it came from. */
 #define GB_IMPORTED_IN_FLIGHT_REASON                                                               \
-    "in flight on the machine it was imported from (its tuner was running it, or stopped "        \
+    "in flight on the machine it was imported from (its tuner was running it, or stopped "         \
     "during it); not run again unless --retry-crashed"
 
 #endif

@@ -156,8 +156,7 @@ static void cubin_nvrtc(const gb_cache_item *item, char out[16])
     const void *cubin;
     size_t meta_len, cubin_len;
     out[0] = '\0';
-    if (gb_cache_split_cubin(item->value, item->len, &meta, &meta_len, &cubin, &cubin_len))
-        return;
+    if (gb_cache_split_cubin(item->value, item->len, &meta, &meta_len, &cubin, &cubin_len)) return;
     json_t *json = json_loadb(meta, meta_len, 0, NULL);
     const char *v = json_string_value(json_object_get(json, "nvrtc"));
     if (v) gb_strlcpy(out, v, 16);
@@ -178,8 +177,7 @@ static int judge_cubin(void *ctx, const gb_cache_item *item)
     s->sum->n_unnamed += !other && unnamed;
     s->sum->n_removed++;
     s->sum->bytes_removed += GB_KEY_BYTES + 4 + item->len; /* key, header, payload */
-    return keylist_add(&s->doomed, &item->key) ? gb_err_set(s->err, GB_ENOMEM, "out of memory")
-                                                : 0;
+    return keylist_add(&s->doomed, &item->key) ? gb_err_set(s->err, GB_ENOMEM, "out of memory") : 0;
 }
 
 int gb_cache_gc(gb_cache *cache, const char *nvrtc, bool dry_run, gb_cache_gc_summary *out,
@@ -279,8 +277,8 @@ static int check_cubin(void *ctx, const gb_cache_item *item)
     json_error_t jerr;
     json_t *json = json_loadb(meta, meta_len, 0, &jerr);
     if (!json_is_object(json))
-        problem(c, &item->key, "its JSON half %s%s", json ? "is not an object" : "does not parse: ",
-                json ? "" : jerr.text);
+        problem(c, &item->key, "its JSON half %s%s",
+                json ? "is not an object" : "does not parse: ", json ? "" : jerr.text);
     json_decref(json);
     return 0;
 }
