@@ -171,7 +171,8 @@ static int judge_cubin(void *ctx, const gb_cache_item *item)
     gb_key_hex(&item->key, hex);
     cubin_nvrtc(item, nvrtc);
     bool other = nvrtc[0] && strcmp(nvrtc, s->nvrtc) != 0;
-    bool unnamed = !bsearch(hex, s->names->hex, s->names->n, sizeof *s->names->hex, compare_hex);
+    bool unnamed = s->names->n == 0 ||
+                   !bsearch(hex, s->names->hex, s->names->n, sizeof *s->names->hex, compare_hex);
     if (!other && !unnamed) return 0;
     s->sum->n_other_nvrtc += other;
     s->sum->n_unnamed += !other && unnamed;

@@ -89,11 +89,11 @@ static void print_status_line(const gb_cache_listing *l)
 
 static void print_listing(const cache_args *a, const gb_cache_listing *l)
 {
-    static const char *const headers[] = {"kernel", "shape",       "best config", "median ms",
-                                          "TFLOP/s", "device",     "fingerprint", "tuned",
+    static const char *const headers[] = {"kernel",  "shape",  "best config", "median ms",
+                                          "TFLOP/s", "device", "fingerprint", "tuned",
                                           "stale",   NULL};
-    static const char *const why_headers[] = {"kernel", "shape",       "best config", "median ms",
-                                              "TFLOP/s", "device",     "fingerprint", "tuned",
+    static const char *const why_headers[] = {"kernel",    "shape",  "best config", "median ms",
+                                              "TFLOP/s",   "device", "fingerprint", "tuned",
                                               "why stale", NULL};
     gb_table t;
     char bytes[32];
@@ -121,8 +121,7 @@ static void print_listing(const cache_args *a, const gb_cache_listing *l)
     if (l->n_unreadable)
         printf("(%d unreadable best records skipped; `%s cache verify` says more)\n",
                l->n_unreadable, a->prog);
-    if (l->n_trials_unreadable)
-        printf("(%zu unreadable trial records)\n", l->n_trials_unreadable);
+    if (l->n_trials_unreadable) printf("(%zu unreadable trial records)\n", l->n_trials_unreadable);
     gb_table_free(&t);
 }
 
@@ -134,14 +133,14 @@ static json_t *listing_json(const cache_args *a, const gb_cache_listing *l)
     for (int s = 0; s < GB_TRIAL_STATUS_COUNT; s++)
         json_object_set_new(status, gb_trial_status_name((gb_trial_status)s),
                             json_integer((json_int_t)l->n_status[s]));
-    json_t *counts = json_pack(
-        "{s:i, s:i, s:i, s:I, s:o, s:I, s:I, s:I, s:I}", "tuned", l->n - l->n_stale, "stale",
-        l->n_stale, "unreadable", l->n_unreadable, "trials", (json_int_t)l->n_trials,
-        "trial_status", status, "in_flight", (json_int_t)l->n_in_flight, "trials_unreadable",
-        (json_int_t)l->n_trials_unreadable, "cubins", (json_int_t)l->n_cubins, "cubin_bytes",
-        (json_int_t)l->cubin_bytes);
-    return json_pack("{s:s, s:b, s:o, s:o}", "cache", a->dir, "exists", 1, "counts", counts,
-                     "best", entries);
+    json_t *counts = json_pack("{s:i, s:i, s:i, s:I, s:o, s:I, s:I, s:I, s:I}", "tuned",
+                               l->n - l->n_stale, "stale", l->n_stale, "unreadable",
+                               l->n_unreadable, "trials", (json_int_t)l->n_trials, "trial_status",
+                               status, "in_flight", (json_int_t)l->n_in_flight, "trials_unreadable",
+                               (json_int_t)l->n_trials_unreadable, "cubins",
+                               (json_int_t)l->n_cubins, "cubin_bytes", (json_int_t)l->cubin_bytes);
+    return json_pack("{s:s, s:b, s:o, s:o}", "cache", a->dir, "exists", 1, "counts", counts, "best",
+                     entries);
 }
 
 int gb_cache_cmd_ls(cache_args *a)
@@ -174,7 +173,8 @@ static void print_best(const cache_args *a, const gb_cache_entry *e)
     char text[1024], when[32];
     fields_text(&r->config, text, sizeof text);
     printf("  best        %s: median %.5g ms", text, s->median);
-    if (r->flops > 0 && s->median > 0) printf(", %.2f TFLOP/s", r->flops / (s->median * 1e-3) / 1e12);
+    if (r->flops > 0 && s->median > 0)
+        printf(", %.2f TFLOP/s", r->flops / (s->median * 1e-3) / 1e12);
     if (r->bytes > 0 && s->median > 0) printf(", %.1f GB/s", r->bytes / (s->median * 1e-3) / 1e9);
     printf(", %s\n", gb_cache_cli_text(r->mode, text, sizeof text));
     printf("  statistics  n %d: min %.5g, q1 %.5g, median %.5g, mean %.5g, q3 %.5g, max %.5g ms; "
@@ -201,7 +201,8 @@ static void print_best(const cache_args *a, const gb_cache_entry *e)
     else
         printf("  race        none recorded");
     for (int i = 1; i < r->n_tie; i++)
-        printf("%s%s", i == 1 ? "; tied with " : ", ", gb_cache_cli_text(r->tie[i], text, sizeof text));
+        printf("%s%s", i == 1 ? "; tied with " : ", ",
+               gb_cache_cli_text(r->tie[i], text, sizeof text));
     printf("\n  search      %d configuration(s), %d rejected, %d timed, %d failed: %s\n",
            r->n_configs, r->n_rejected, r->n_timed, r->n_failed,
            r->complete ? "complete" : "cut short by a budget");
@@ -225,7 +226,8 @@ static void print_trials(const gb_cache_group *g)
     printf("  trials      %d", g->n_trials);
     const char *sep = ": ";
     for (int s = 0; s < GB_TRIAL_STATUS_COUNT; s++)
-        if (n[s]) printf("%s%zu %s", sep, n[s], gb_trial_status_name((gb_trial_status)s)), sep = ", ";
+        if (n[s])
+            printf("%s%zu %s", sep, n[s], gb_trial_status_name((gb_trial_status)s)), sep = ", ";
     if (in_flight) printf("%s%zu in flight", sep, in_flight);
     printf("\n");
     if (!g->n_trials) return;
@@ -242,8 +244,10 @@ static void print_trials(const gb_cache_group *g)
         gb_table_cell(&t, "%s", tr->in_flight ? "in flight" : gb_trial_status_name(tr->status));
         fields_text(&tr->config, text, sizeof text);
         gb_table_cell(&t, "%s", text);
-        if (tr->has_stats) gb_table_cell(&t, "%.5g", tr->stats.median);
-        else gb_table_cell(&t, "-");
+        if (tr->has_stats)
+            gb_table_cell(&t, "%.5g", tr->stats.median);
+        else
+            gb_table_cell(&t, "-");
         gb_table_cell(&t, "%.160s", gb_cache_cli_text(tr->reason, text, sizeof text));
     }
     gb_table_print(&t, stdout);
@@ -321,7 +325,8 @@ int gb_cache_cmd_show(cache_args *a)
         print_group(a, &groups[i]);
     }
     if (!a->json && n_unreadable)
-        printf("(%d unreadable records skipped; `%s cache verify` says more)\n", n_unreadable, a->prog);
+        printf("(%d unreadable records skipped; `%s cache verify` says more)\n", n_unreadable,
+               a->prog);
     gb_cache_groups_free(groups, n);
     return status ? status : n == 0;
 }

@@ -107,8 +107,7 @@ static int report(const cache_args *a, const char *from, const gb_transfer_summa
     if (s->cubins_ignored)
         printf("(%zu cubin(s) not taken: they are GPU code; pass --cubins to trust them)\n",
                s->cubins_ignored);
-    if (skipped)
-        printf("(%zu record(s) skipped: the messages above say why)\n", skipped);
+    if (skipped) printf("(%zu record(s) skipped: the messages above say why)\n", skipped);
     return skipped > 0;
 }
 
@@ -132,15 +131,16 @@ int gb_cache_cmd_export(cache_args *a)
                              .note_ctx = a};
     int rc = gb_cache_export(cache, &opts, &doc, &sum, &err);
     gb_cache_close(cache);
-    if (rc == GB_OK && !(text = gb_export_dump(doc))) rc = gb_err_set(&err, GB_ENOMEM, "out of memory");
+    if (rc == GB_OK && !(text = gb_export_dump(doc)))
+        rc = gb_err_set(&err, GB_ENOMEM, "out of memory");
     if (rc == GB_OK) rc = write_output(file, text, &err);
     json_decref(doc);
     free(text);
     if (rc) return gb_cache_cli_fail(a, err.msg);
     /* With the export on standard output, the summary goes to standard error. */
     fprintf(strcmp(file, "-") ? stdout : stderr,
-            "%s: exported %zu best, %zu trial(s) and %zu cubin(s) to %s\n", a->dir, sum.best.imported,
-            sum.trials.imported, sum.cubins.imported, file);
+            "%s: exported %zu best, %zu trial(s) and %zu cubin(s) to %s\n", a->dir,
+            sum.best.imported, sum.trials.imported, sum.cubins.imported, file);
     return gb_transfer_skipped(&sum) > 0;
 }
 
@@ -160,25 +160,25 @@ static int import_ktuner(cache_args *a, gb_cache *cache, const char *file, const
                            .device = a->device,
                            .note = gb_cache_cli_note,
                            .note_ctx = a};
-    if (gb_ktuner_import(cache, text, len, &opts, &sum, &err))
-        return gb_cache_cli_fail(a, err.msg);
+    if (gb_ktuner_import(cache, text, len, &opts, &sum, &err)) return gb_cache_cli_fail(a, err.msg);
     size_t skipped = sum.n_skipped + gb_transfer_skipped(&sum.stored);
     if (a->json) {
         int status = gb_cache_cli_print_json(json_pack(
-            "{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "cache", a->dir,
-            "from", file, "kernel", a->kernel, "kernel_fp", sum.kernel_fp, "device", sum.device,
-            "entries", (json_int_t)sum.n_entries, "timed", (json_int_t)sum.n_ok, "failed",
+            "{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "cache", a->dir, "from",
+            file, "kernel", a->kernel, "kernel_fp", sum.kernel_fp, "device", sum.device, "entries",
+            (json_int_t)sum.n_entries, "timed", (json_int_t)sum.n_ok, "failed",
             (json_int_t)sum.n_failed, "skipped", (json_int_t)sum.n_skipped, "best",
-            sum.has_best ? json_pack("{s:s, s:f}", "config", sum.best_config, "time_ms", sum.best_ms)
-                         : json_null(),
+            sum.has_best
+                ? json_pack("{s:s, s:f}", "config", sum.best_config, "time_ms", sum.best_ms)
+                : json_null(),
             "stored_best", gb_cache_cli_counts_json(&sum.stored.best), "stored_trials",
             gb_cache_cli_counts_json(&sum.stored.trials)));
         return status ? status : skipped > 0;
     }
     char device[300], best[1100];
     printf("%s: imported Kernel Tuner file %s as kernel %s, shape %s, device %s, fingerprint %s\n",
-           a->dir, file, a->kernel, a->shape_text, gb_cache_cli_text(sum.device, device, sizeof device),
-           sum.kernel_fp);
+           a->dir, file, a->kernel, a->shape_text,
+           gb_cache_cli_text(sum.device, device, sizeof device), sum.kernel_fp);
     printf("  entries %zu: %zu timed, %zu failed, %zu skipped\n", sum.n_entries, sum.n_ok,
            sum.n_failed, sum.n_skipped);
     if (sum.has_best)
@@ -186,8 +186,9 @@ static int import_ktuner(cache_args *a, gb_cache *cache, const char *file, const
                sum.best_ms);
     print_counts("best", &sum.stored.best);
     print_counts("trials", &sum.stored.trials);
-    if (skipped) printf("(%zu entr%s skipped: the messages above say why)\n", skipped,
-                        skipped == 1 ? "y" : "ies");
+    if (skipped)
+        printf("(%zu entr%s skipped: the messages above say why)\n", skipped,
+               skipped == 1 ? "y" : "ies");
     return skipped > 0;
 }
 

@@ -20,10 +20,9 @@ int gb_cache_cmd_rm(cache_args *a)
     if (gb_cache_rm(cache, &opts, &sum, &err))
         status = gb_cache_cli_fail(a, err.msg);
     else if (a->json)
-        status = gb_cache_cli_print_json(json_pack("{s:s, s:b, s:I, s:I}", "cache", a->dir,
-                                                   "dry_run", a->dry_run, "best",
-                                                   (json_int_t)sum.n_best, "trials",
-                                                   (json_int_t)sum.n_trials));
+        status = gb_cache_cli_print_json(
+            json_pack("{s:s, s:b, s:I, s:I}", "cache", a->dir, "dry_run", a->dry_run, "best",
+                      (json_int_t)sum.n_best, "trials", (json_int_t)sum.n_trials));
     else
         printf("%s: %s %zu best record(s) and %zu trial(s)\n", a->dir,
                a->dry_run ? "would remove" : "removed", sum.n_best, sum.n_trials);
@@ -56,7 +55,8 @@ int gb_cache_cmd_gc(cache_args *a)
     gb_cache *cache = NULL;
     gb_cache_gc_summary sum;
     gb_err err = {0};
-    if (a->compact && a->dry_run) return gb_cache_cli_fail(a, "--compact and --dry-run exclude each other");
+    if (a->compact && a->dry_run)
+        return gb_cache_cli_fail(a, "--compact and --dry-run exclude each other");
     int status = gb_cache_cli_open(a, !a->dry_run, false, &cache);
     if (status) return status;
     if (!cache) return gb_cache_cli_no_cache(a);
@@ -65,11 +65,11 @@ int gb_cache_cmd_gc(cache_args *a)
     if (rc) return gb_cache_cli_fail(a, err.msg);
     json_t *out = NULL;
     if (a->json) {
-        out = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I}", "cache", a->dir, "dry_run",
-                        a->dry_run, "cubins", (json_int_t)sum.n_cubins, "removed",
-                        (json_int_t)sum.n_removed, "named_by_no_trial", (json_int_t)sum.n_unnamed,
-                        "other_nvrtc", (json_int_t)sum.n_other_nvrtc, "bytes_freed",
-                        (json_int_t)sum.bytes_removed);
+        out =
+            json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I}", "cache", a->dir, "dry_run", a->dry_run,
+                      "cubins", (json_int_t)sum.n_cubins, "removed", (json_int_t)sum.n_removed,
+                      "named_by_no_trial", (json_int_t)sum.n_unnamed, "other_nvrtc",
+                      (json_int_t)sum.n_other_nvrtc, "bytes_freed", (json_int_t)sum.bytes_removed);
     } else {
         char bytes[32];
         gb_cache_cli_bytes((double)sum.bytes_removed, bytes, sizeof bytes);
@@ -107,11 +107,12 @@ int gb_cache_cmd_verify(cache_args *a)
         return gb_cache_cli_fail(a, err.msg);
     }
     if (a->json) {
-        status = gb_cache_cli_print_json(json_pack(
-            "{s:s, s:{s:I, s:I, s:I}, s:I, s:o}", "cache", a->dir, "checked", "best",
-            (json_int_t)sum.n_checked[GB_DB_BEST], "trials", (json_int_t)sum.n_checked[GB_DB_TRIALS],
-            "cubins", (json_int_t)sum.n_checked[GB_DB_CUBINS], "n_problems",
-            (json_int_t)sum.n_problems, "problems", problems));
+        status = gb_cache_cli_print_json(
+            json_pack("{s:s, s:{s:I, s:I, s:I}, s:I, s:o}", "cache", a->dir, "checked", "best",
+                      (json_int_t)sum.n_checked[GB_DB_BEST], "trials",
+                      (json_int_t)sum.n_checked[GB_DB_TRIALS], "cubins",
+                      (json_int_t)sum.n_checked[GB_DB_CUBINS], "n_problems",
+                      (json_int_t)sum.n_problems, "problems", problems));
         return status ? status : sum.n_problems > 0;
     }
     json_decref(problems);
