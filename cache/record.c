@@ -185,7 +185,34 @@ void gb_best_record_write(gb_jw *w, const gb_best_record *rec)
     gb_jw_key(w, "nvrtc");
     gb_jw_str(w, rec->nvrtc_version);
     write_num(w, "driver", rec->driver_version);
+    gb_jw_key(w, "sources");
+    gb_jw_arr_begin(w);
+    for (int i = 0; i < rec->n_sources; i++) {
+        gb_jw_obj_begin(w);
+        gb_jw_key(w, "path");
+        gb_jw_str(w, rec->sources[i].path);
+        gb_jw_key(w, "hash");
+        gb_jw_str(w, rec->sources[i].hash);
+        gb_jw_obj_end(w);
+    }
+    gb_jw_arr_end(w);
     gb_jw_obj_end(w);
+}
+
+/* The source closure's files; entries without a path are dropped. */
+static int read_sources(const gb_json *list, gb_best_record *out)
+{
+    size_t n = gb_json_len(list);
+    if (n && !(out->sources = calloc(n, sizeof *out->sources))) return GB_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const char *path = gb_json_str(gb_json_get(gb_json_at(list, i), "path"), NULL);
+        if (!path) continue;
+        gb_record_source *s = &out->sources[out->n_sources++];
+        gb_strlcpy(s->hash, gb_json_str(gb_json_get(gb_json_at(list, i), "hash"), ""),
+                   sizeof s->hash);
+        if (!(s->path = strdup(path))) return GB_ENOMEM;
+    }
+    return GB_OK;
 }
 
 /* The measurement's details and the tie; all optional (older records lack them). */
@@ -241,6 +268,10 @@ int gb_best_record_read(const gb_json *json, gb_best_record *out, gb_err *err)
     gb_strlcpy(out->nvrtc_version, gb_json_str(gb_json_get(json, "nvrtc"), ""),
                sizeof out->nvrtc_version);
     out->driver_version = (int)gb_json_num(gb_json_get(json, "driver"), 0);
+    if (read_sources(gb_json_get(json, "sources"), out) != GB_OK) {
+        gb_best_record_free(out);
+        return gb_err_set(err, GB_ENOMEM, "out of memory");
+    }
     return GB_OK;
 }
 
@@ -254,6 +285,9 @@ void gb_best_record_free(gb_best_record *rec)
     for (int i = 0; i < rec->n_tie; i++)
         free(rec->tie[i]);
     free(rec->tie);
+    for (int i = 0; i < rec->n_sources; i++)
+        free(rec->sources[i].path);
+    free(rec->sources);
     memset(rec, 0, sizeof *rec);
 }
 
@@ -311,6 +345,10 @@ void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec)
         gb_jw_null(w);
     }
     write_num(w, "registers", rec->registers);
+    if (rec->cubin[0]) {
+        gb_jw_key(w, "cubin");
+        gb_jw_str(w, rec->cubin);
+    }
     if (rec->log) {
         char log[16384];
         gb_strlcpy(log, rec->log, sizeof log);
@@ -348,6 +386,15 @@ int gb_trial_record_read(const gb_json *json, gb_trial_record *out, gb_err *err)
     out->clock_mhz = gb_json_num(gb_json_get(json, "clock_mhz"), 0);
     out->contended = gb_json_bool(gb_json_get(json, "contended"), false);
     out->registers = (int)gb_json_num(gb_json_get(json, "registers"), -1);
+    gb_strlcpy(out->cubin, gb_json_str(gb_json_get(json, "cubin"), ""), sizeof out->cubin);
+    const gb_json *samples = gb_json_get(json, "samples_ms");
+    size_t n = gb_json_len(samples);
+    if (n && !(out->samples_ms = malloc(n * sizeof *out->samples_ms))) {
+        gb_trial_record_free(out);
+        return GB_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        out->samples_ms[out->n_samples++] = gb_json_num(gb_json_at(samples, i), NAN);
     const char *log = gb_json_str(gb_json_get(json, "log"), NULL);
     if (log && !(out->log = strdup(log))) {
         gb_trial_record_free(out);
@@ -364,5 +411,6 @@ void gb_trial_record_free(gb_trial_record *rec)
     gb_fields_free(&rec->config);
     free(rec->reason);
     free(rec->log);
+    free(rec->samples_ms);
     memset(rec, 0, sizeof *rec);
 }

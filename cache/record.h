@@ -17,6 +17,7 @@
 #include "engine/exec.h"
 #include "engine/stats.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,6 +33,13 @@ void gb_record_id_free(gb_record_id *id);
 
 int gb_record_best_key(const gb_record_id *id, gb_key *out);
 int gb_record_trial_key(const gb_record_id *id, const gb_fields *config, gb_key *out);
+
+/* One file of a kernel's source closure and the XXH3-128 hex of its content when the
+ * kernel was tuned: what `gpubench cache ls --stale` compares with the file now. */
+typedef struct gb_record_source {
+    char *path; /* absolute */
+    char hash[33];
+} gb_record_source;
 
 /* The winner for one shape. */
 typedef struct gb_best_record {
@@ -63,6 +71,8 @@ typedef struct gb_best_record {
     char engine_version[32];
     char nvrtc_version[16];
     int driver_version;
+    gb_record_source *sources; /* the source closure's files (NULL, 0 when unknown) */
+    int n_sources;
 } gb_best_record;
 
 void gb_best_record_write(gb_jw *w, const gb_best_record *rec);
@@ -82,20 +92,28 @@ typedef struct gb_trial_record {
     char *reason; /* "" for ok */
     gb_check_result check;
     bool has_stats;
-    gb_stats stats;           /* the screening measurement's */
-    char mode[8];             /* how it was timed: "cold" or "hot" (with stats) */
-    double clock_mhz;         /* its median SM clock; 0 when unknown */
-    bool contended;           /* other processes used the GPU during its measurement */
-    const double *samples_ms; /* written only: its samples (NULL, 0 when none) */
+    gb_stats stats;     /* the screening measurement's */
+    char mode[8];       /* how it was timed: "cold" or "hot" (with stats) */
+    double clock_mhz;   /* its median SM clock; 0 when unknown */
+    bool contended;     /* other processes used the GPU during its measurement */
+    double *samples_ms; /* its samples (NULL, 0 when none); owned when read */
     int n_samples;
     int registers;
-    char *log; /* compile_error: NVRTC's log (at most 16 KiB of it); NULL otherwise */
+    char cubin[33]; /* hex of the cubin's cache key; "" when unknown or none */
+    char *log;      /* compile_error: NVRTC's log (at most 16 KiB of it); NULL otherwise */
     int64_t when;
 } gb_trial_record;
 
 void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec);
 int gb_trial_record_read(const gb_json *json, gb_trial_record *out, gb_err *err);
 void gb_trial_record_free(gb_trial_record *rec);
+
+/* Records as jansson values (new reference; NULL when out of memory) and back.
+ * Until base/json moves to jansson these four live in cache/record_bridge.c. */
+json_t *gb_best_record_to_json(const gb_best_record *rec);
+int gb_best_record_from_json(const json_t *json, gb_best_record *out, gb_err *err);
+json_t *gb_trial_record_to_json(const gb_trial_record *rec);
+int gb_trial_record_from_json(const json_t *json, gb_trial_record *out, gb_err *err);
 
 /* Statistics as a JSON object and back (missing fields read as NaN). */
 void gb_stats_write_json(gb_jw *w, const gb_stats *stats);

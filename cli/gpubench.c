@@ -18,7 +18,9 @@ static const char USAGE[] =
     "\n"
     "commands:\n"
     "  tune SCRIPT [options]   tune the kernels of a script (as gpubench-tune)\n"
-    "  cache ls|path           what the cache holds, and where it is\n"
+    "  cache ls|show|rm|export|import|merge|verify|gc|path\n"
+    "                          what the cache holds, its upkeep, and moving results\n"
+    "                          between machines (`gpubench cache --help`)\n"
     "\n"
     "  --help                  this text; `gpubench COMMAND --help` for a command\n"
     "  --version               the version\n";

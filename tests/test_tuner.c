@@ -3,6 +3,7 @@
  * Compiles are real (NVRTC); only the GPU is faked. */
 #include "base/clock.h"
 #include "cache/cache.h"
+#include "cache/inspect.h"
 #include "cache/record.h"
 #include "engine/exec.h"
 #include "engine/interrupt.h"
@@ -1212,6 +1213,103 @@ static void test_two_tuners_on_two_gpus_share_one_cache_and_lose_nothing(void **
     assert_true(r[0].waited_s == 0 && r[1].waited_s == 0);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void hex_of(const char *text, char out[33])
+{
+    gb_key key = gb_key_of_bytes(text, strlen(text));
+    gb_key_hex(&key, out);
+}
+
+/* What `gpubench cache ls --stale` and `cache gc` rely on: a best lists the files of
+ * its kernel's source closure with their hashes, a trial names its cubin, and a
+ * cubin record says which NVRTC compiled it. */
+static void test_records_name_their_source_files_and_cubins(void **state)
+{
+    fixture *f = *state;
+    char source_path[128], header_path[128], source[1024], hex[33], *real = NULL;
+    const char *header = "#define FAKE_COMMON 1\n";
+    snprintf(source_path, sizeof source_path, "%s/fake.cu", f->dir);
+    snprintf(header_path, sizeof header_path, "%s/fake_common.cuh", f->dir);
+    snprintf(source, sizeof source, "#include \"fake_common.cuh\"\n%s", SOURCE);
+    write_file(source_path, source);
+    write_file(header_path, header);
+    gb_kernel_def *k = &f->kernel;
+    free(k->source);
+    free(k->source_name);
+    k->source = strdup(source);
+    k->source_name = strdup(source_path);
+    k->include_dirs = calloc(1, sizeof *k->include_dirs);
+    k->include_dirs[0] = strdup(f->dir);
+    k->n_include_dirs = 1;
+    assert_int_equal(tune(f, 1), GB_OK);
+
+    gb_record_id id = {.kernel = "fake_kernel",
+                       .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device,
+                       .shape = f->shapes[0]};
+    gb_key key;
+    void *value;
+    size_t len;
+    gb_best_record best;
+    assert_int_equal(gb_record_best_key(&id, &key), GB_OK);
+    assert_int_equal(gb_cache_get(f->cache, GB_DB_BEST, &key, &value, &len, NULL), GB_OK);
+    assert_int_equal(gb_cache_read_best(value, len, &best, NULL), GB_OK);
+    free(value);
+    assert_int_equal(best.n_sources, 2);
+    assert_non_null(real = realpath(source_path, NULL));
+    assert_string_equal(best.sources[0].path, real);
+    hex_of(source, hex);
+    assert_string_equal(best.sources[0].hash, hex);
+    free(real);
+    assert_non_null(real = realpath(header_path, NULL));
+    assert_string_equal(best.sources[1].path, real);
+    hex_of(header, hex);
+    assert_string_equal(best.sources[1].hash, hex);
+    free(real);
+    gb_best_record_free(&best);
+
+    gb_fields config = {0};
+    gb_value v = gb_value_int(2);
+    gb_trial_record trial;
+    char *meta = NULL;
+    void *cubin = NULL;
+    char nvrtc[16], expect[40];
+    gb_fields_set(&config, "V", &v);
+    assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
+    assert_int_equal(gb_cache_get(f->cache, GB_DB_TRIALS, &key, &value, &len, NULL), GB_OK);
+    assert_int_equal(gb_cache_read_trial(value, len, &trial, NULL), GB_OK);
+    free(value);
+    assert_int_equal(gb_key_from_hex(trial.cubin, &key), GB_OK);
+    assert_int_equal(gb_cache_get_cubin(f->cache, &key, &meta, &cubin, &len, NULL), GB_OK);
+    gb_nvrtc_version(nvrtc);
+    snprintf(expect, sizeof expect, "\"nvrtc\":\"%s\"", nvrtc);
+    assert_non_null(strstr(meta, expect));
+    free(meta);
+    free(cubin);
+    gb_trial_record_free(&trial);
+    gb_cache_gc_summary gc;
+    assert_int_equal(gb_cache_gc(f->cache, nvrtc, false, &gc, NULL), GB_OK);
+    assert_true(gb_cache_get_cubin(f->cache, &key, &meta, &cubin, &len, NULL) == GB_OK);
+    free(meta);
+    free(cubin);
+    v = gb_value_int(7); /* did not compile: no cubin to name */
+    gb_fields_set(&config, "V", &v);
+    assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
+    assert_int_equal(gb_cache_get(f->cache, GB_DB_TRIALS, &key, &value, &len, NULL), GB_OK);
+    assert_int_equal(gb_cache_read_trial(value, len, &trial, NULL), GB_OK);
+    free(value);
+    assert_string_equal(trial.cubin, "");
+    gb_trial_record_free(&trial);
+    gb_fields_free(&config);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1297,6 +1395,8 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(
             test_two_tuners_on_two_gpus_share_one_cache_and_lose_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_name_their_source_files_and_cubins, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

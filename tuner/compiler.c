@@ -150,6 +150,12 @@ static void write_meta(gb_strbuf *sb, const gb_compile_job *job)
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         gb_jw_int(&w, fields[i]);
     gb_jw_arr_end(&w);
+    char nvrtc[16];
+    gb_nvrtc_version(nvrtc);
+    gb_jw_key(&w, "nvrtc"); /* what `cache gc` drops when NVRTC changes */
+    gb_jw_str(&w, nvrtc);
+    gb_jw_key(&w, "arch");
+    gb_jw_str(&w, job->arch);
     gb_jw_obj_end(&w);
 }
 

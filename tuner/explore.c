@@ -233,7 +233,7 @@ static int try_variant(run *r, const gb_record_id *id, pending *p, const gb_comp
                        gb_trial_result *t)
 {
     gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], p->launch};
-    if (!r->bench) gb_history_in_flight(r, id, &p->config);
+    if (!r->bench) gb_history_in_flight(r, id, &p->config, gb_compile_job_key(p->job));
     double start = gb_now_ms() / 1e3;
     /* A benchmark measures to the full criterion; a tuning run screens. */
     int rc = gb_explore_trial(r, &v, r->bench ? &r->full : &r->screen, t);
@@ -243,7 +243,9 @@ static int try_variant(run *r, const gb_record_id *id, pending *p, const gb_comp
     if (rc == GB_EINTR && !r->bench) gb_history_forget(r, id, &p->config);
     if (rc) return rc;
     if (t->status == GB_TRIAL_OK) note_trial_time(r, took);
-    if (!r->bench) gb_history_trial(r, id, &p->config, t, out->resources.registers, NULL);
+    if (!r->bench)
+        gb_history_trial(r, id, &p->config, t, out->resources.registers, NULL,
+                         gb_compile_job_key(p->job));
     return GB_OK;
 }
 
@@ -266,7 +268,7 @@ static int finish(run *r, const gb_record_id *id, pending *p, gb_shape_result *r
     } else {
         t.status = GB_TRIAL_COMPILE_ERROR;
         gb_strlcpy(t.reason, cerr.msg, sizeof t.reason);
-        if (!r->bench) gb_history_trial(r, id, &p->config, &t, -1, out ? out->log : NULL);
+        if (!r->bench) gb_history_trial(r, id, &p->config, &t, -1, out ? out->log : NULL, NULL);
     }
     if (rc == GB_OK && !r->opts->compile_only) rc = tally(r, p, &t, res, best);
     gb_trial_result_free(&t);

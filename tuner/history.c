@@ -89,7 +89,8 @@ static void boot_id(char out[40])
     fclose(f);
 }
 
-void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config)
+void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config,
+                          const gb_key *cubin)
 {
     gb_trial_record rec = {.in_flight = true,
                            .status = GB_TRIAL_CRASHED,
@@ -97,6 +98,7 @@ void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *confi
                            .registers = -1,
                            .owner_pid = getpid()};
     boot_id(rec.owner_boot);
+    gb_key_hex(cubin, rec.cubin);
     put_trial(r, id, config, &rec);
 }
 
@@ -112,7 +114,7 @@ static bool owner_alive(const gb_trial_record *rec)
 }
 
 void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
-                      const gb_trial_result *t, int registers, const char *log)
+                      const gb_trial_result *t, int registers, const char *log, const gb_key *cubin)
 {
     gb_trial_record rec = {
         .status = t->status,
@@ -128,6 +130,7 @@ void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
         .log = (char *)log,
     };
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
+    if (cubin) gb_key_hex(cubin, rec.cubin); /* what `cache gc` keeps */
     put_trial(r, id, config, &rec);
 }
 
@@ -203,6 +206,8 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .tie = res->tie,
         .n_tie = res->n_tie,
         .n_leaders = res->n_leaders,
+        .sources = r->sources,
+        .n_sources = r->n_sources,
     };
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
     gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);

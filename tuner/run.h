@@ -20,6 +20,8 @@ typedef struct run {
     const gb_tune_request *req;
     gb_compiler *compiler;
     gb_key source_fp;
+    gb_record_source *sources; /* the source closure's files, for the best records */
+    int n_sources;
     char space_fp[33];
     gb_device_info dev;
     const char *arch;
@@ -74,12 +76,15 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
 bool gb_history_resume(run *r, const gb_record_id *id, const gb_config *config,
                        gb_trial_result *out);
 
-/* The write-ahead record, committed before a trial reaches the GPU. */
-void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config);
+/* The write-ahead record, committed before a trial reaches the GPU; cubin is the
+ * key of the cubin it runs. */
+void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config,
+                          const gb_key *cubin);
 /* The trial's outcome, replacing the write-ahead record; log is NVRTC's for a
- * compile error, else NULL. */
+ * compile error, else NULL; cubin is NULL when there is none. */
 void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
-                      const gb_trial_result *t, int registers, const char *log);
+                      const gb_trial_result *t, int registers, const char *log,
+                      const gb_key *cubin);
 /* Drops the write-ahead record of a trial the user interrupted. */
 void gb_history_forget(run *r, const gb_record_id *id, const gb_config *config);
 

@@ -1,6 +1,7 @@
 #include "tuner/tune.h"
 
 #include "tuner/run.h"
+#include "tuner/source.h"
 #include "tuner/variant.h"
 
 #include "engine/interrupt.h"
@@ -395,7 +396,8 @@ static int start_run(run *r)
 {
     const gb_tuner_opts *o = r->opts;
     int rc = gb_tune_kernel_fingerprint(r->k, r->result->kernel_fp, r->err);
-    if (rc == GB_OK) rc = gb_variant_source_fp(r->k, &r->source_fp, r->err);
+    if (rc == GB_OK)
+        rc = gb_variant_source_files(r->k, &r->source_fp, &r->sources, &r->n_sources, r->err);
     if (rc) return rc;
     gb_variant_space_fp(&r->k->space, r->space_fp);
     r->arch = o->arch ? o->arch : "sm_90a";
@@ -435,6 +437,7 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
     if (opts->lease && !opts->lease->held && opts->exec) gb_exec_stop_backend(opts->exec);
     if (r.compiler) gb_history_warn(&r, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);
+    gb_source_files_free(r.sources, r.n_sources);
     free(r.trial_s);
     free(r.ok);
     free(r.ok_ms);
