@@ -56,6 +56,9 @@ static const char USAGE[] =
     "                   below it a trial gets 10x the shape's typical trial, at least 5 s\n"
     "  --retry-crashed  run again the trials an earlier run recorded as crashed or\n"
     "                   timed out (by default a rerun resumes and skips them)\n"
+    "  --export-header OUT.h  after the run, write the tuned table of each kernel the\n"
+    "                   script tuned (on this run's device) to OUT.h, prefixed by the\n"
+    "                   kernel's name (see `gpubench export --help`)\n"
     "  -v, --verbose    a line for every trial\n"
     "  -q, --quiet      no result tables\n"
     "  -h, --help       this text\n"
@@ -71,6 +74,7 @@ static const char USAGE[] =
 typedef struct tune_args {
     const char *script;
     const char *cache_dir;
+    const char *export_header;
     bool no_cache, quiet;
     int device;
     int n_script_args;
@@ -133,6 +137,7 @@ enum {
     OPT_NOISE,
     OPT_MAX_MS,
     OPT_SAMPLES,
+    OPT_EXPORT_HEADER,
     OPT_VERSION
 };
 
@@ -152,6 +157,7 @@ static const struct option long_options[] = {
     {"noise", required_argument, NULL, OPT_NOISE},
     {"max-ms", required_argument, NULL, OPT_MAX_MS},
     {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"export-header", required_argument, NULL, OPT_EXPORT_HEADER},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -227,6 +233,9 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_RETRY_CRASHED:
         h->tuner.retry_crashed = true;
         return -1;
+    case OPT_EXPORT_HEADER:
+        a->export_header = optarg;
+        return -1;
     case OPT_MODE:
     case OPT_NOISE:
     case OPT_MAX_MS:
@@ -269,6 +278,11 @@ static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
     a->script = argv[optind++];
     a->script_args = argv + optind;
     a->n_script_args = argc - optind;
+    if (a->export_header && a->no_cache) {
+        fprintf(stderr,
+                "%s: --export-header exports from the cache: it cannot go with --no-cache\n", prog);
+        return 2;
+    }
     return -1;
 }
 
@@ -312,6 +326,44 @@ static int template_path(const char **dirs, char *env_copy)
     return n;
 }
 
+/* --export-header: the kernels the script tuned, each on the device it ran on. */
+static int export_tuned(const tune_args *a, const gb_lua_host *h, const char *prog)
+{
+    int n = h->n_tuned_kernels;
+    const char **kernels = calloc((size_t)n + 1, sizeof *kernels);
+    const char **devices = calloc((size_t)n + 1, sizeof *devices);
+    int status = 2;
+    if (kernels && devices) {
+        for (int i = 0; i < n; i++) {
+            kernels[i] = h->tuned[i].kernel;
+            devices[i] = h->tuned[i].device;
+        }
+        status = gb_cli_export_kernels(prog, h->tuner.cache, a->export_header, kernels, devices, n);
+    } else {
+        fprintf(stderr, "%s: --export-header: out of memory\n", prog);
+    }
+    free(kernels);
+    free(devices);
+    return status;
+}
+
+/* The exit status of a finished script, with its message printed. */
+static int script_status(int rc, const gb_err *err, const gb_lua_host *h, const char *prog)
+{
+    if (gb_interrupted()) rc = GB_EINTR;
+    if (rc == GB_EINTR) {
+        fprintf(stderr, "%s: interrupted: finished trials are in the cache; run again to resume\n",
+                prog);
+        return gb_cli_exit_status(rc);
+    }
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", prog, err->msg);
+        return gb_cli_exit_status(rc);
+    }
+    if (h->gpu_missing && h->require_gpu) return 3;
+    return h->n_shapes_failed > 0 ? 1 : 0;
+}
+
 static int run_script(const tune_args *a, gb_lua_host *h, const char *prog)
 {
     lua_State *L = NULL;
@@ -322,19 +374,14 @@ static int run_script(const tune_args *a, gb_lua_host *h, const char *prog)
     if (rc == GB_OK) rc = gb_lua_run(L, a->script, a->n_script_args, a->script_args, &err);
     signal(SIGINT, SIG_DFL);
     running_script = NULL;
-    gb_lua_close(L, h);
-    if (gb_interrupted()) rc = GB_EINTR;
-    if (rc == GB_EINTR) {
-        fprintf(stderr, "%s: interrupted: finished trials are in the cache; run again to resume\n",
-                prog);
-        return gb_cli_exit_status(rc);
+    int status = script_status(rc, &err, h, prog);
+    /* A run with failed shapes still exports what it tuned. */
+    if (a->export_header && (status == 0 || status == 1)) {
+        int exported = export_tuned(a, h, prog);
+        if (exported > status) status = exported;
     }
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", prog, err.msg);
-        return gb_cli_exit_status(rc);
-    }
-    if (h->gpu_missing && h->require_gpu) return 3;
-    return h->n_shapes_failed > 0 ? 1 : 0;
+    gb_lua_close(L, h); /* frees h's list of tuned kernels */
+    return status;
 }
 
 int gb_cli_tune(int argc, char **argv)
