@@ -23,6 +23,9 @@
 #ifndef GB_INSTALL_TEMPLATES
 #define GB_INSTALL_TEMPLATES ""
 #endif
+#ifndef GB_TEMPLATES_FROM_BIN
+#define GB_TEMPLATES_FROM_BIN "../share/gpubench/templates"
+#endif
 
 #define MAX_TEMPLATE_DIRS 32
 
@@ -314,12 +317,31 @@ static void on_sigint(int sig)
         lua_sethook(running_script, stop_lua, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
+/* The installed templates beside this executable (bin/../share/gpubench/templates),
+ * so an installed tree works wherever it was installed to. */
+static const char *installed_templates(void)
+{
+    static char dir[4096];
+    char exe[4096];
+    if (gb_worker_self_exe(exe, sizeof exe, NULL) != GB_OK) return NULL;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return NULL;
+    *slash = '\0';
+    int n = snprintf(dir, sizeof dir, "%s/%s", exe, GB_TEMPLATES_FROM_BIN);
+    if (n < 0 || (size_t)n >= sizeof dir || access(dir, R_OK) != 0) return NULL;
+    return dir;
+}
+
+/* GPUBENCH_TEMPLATES, then the installed templates beside the executable, then the
+ * source tree's (a build that runs where it was built), then the configured prefix. */
 static int template_path(const char **dirs, char *env_copy)
 {
     int n = 0;
     for (char *save = NULL, *d = env_copy ? strtok_r(env_copy, ":", &save) : NULL;
-         d && n < MAX_TEMPLATE_DIRS - 2; d = strtok_r(NULL, ":", &save))
+         d && n < MAX_TEMPLATE_DIRS - 3; d = strtok_r(NULL, ":", &save))
         dirs[n++] = d;
+    const char *installed = installed_templates();
+    if (installed) dirs[n++] = installed;
     if (*GB_SOURCE_TEMPLATES && access(GB_SOURCE_TEMPLATES, R_OK) == 0)
         dirs[n++] = GB_SOURCE_TEMPLATES;
     if (*GB_INSTALL_TEMPLATES) dirs[n++] = GB_INSTALL_TEMPLATES;
