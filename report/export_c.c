@@ -167,9 +167,9 @@ static void put_key_args(gb_strbuf *sb, const gb_export_table *t, bool more)
     if (more && t->n_keys) gb_sb_puts(sb, ", ");
 }
 
-static void put_comment(gb_strbuf *sb, const gb_export_table *t, const char *P, const char *version)
+/* What the table is: kernel, device, when it was tuned, where from, its hash. */
+static void put_about(gb_strbuf *sb, const gb_export_table *t, const char *version)
 {
-    const char *p = t->prefix;
     gb_sb_puts(sb, "/*\n * ");
     put_comment_text(sb, t->kernel);
     gb_sb_puts(sb, ": tuned configurations for ");
@@ -190,6 +190,12 @@ static void put_comment(gb_strbuf *sb, const gb_export_table *t, const char *P, 
                  t->n_rows == 1 ? "" : "s", t->n_configs, t->n_configs == 1 ? "" : "s");
     if (t->n_older) gb_sb_printf(sb, " (%d older entries left out)", t->n_older);
     gb_sb_printf(sb, "\n *   hash     %s\n *\n", t->hash);
+}
+
+/* How to use it: the lookup's signature and rules, the configurations macro. */
+static void put_usage(gb_strbuf *sb, const gb_export_table *t, const char *P)
+{
+    const char *p = t->prefix;
     gb_sb_printf(sb, " * const %s_tuned_config *%s_tuned_lookup(", p, p);
     if (!t->n_keys) gb_sb_puts(sb, "void");
     put_key_params(sb, t);
@@ -446,7 +452,8 @@ static void put_table(gb_strbuf *sb, const gb_export_table *t, const char *versi
     size_t n = gb_strlcpy(P, p, sizeof P);
     for (size_t i = 0; i < n && i < sizeof P; i++)
         P[i] = (char)toupper((unsigned char)P[i]);
-    put_comment(sb, t, P, version);
+    put_about(sb, t, version);
+    put_usage(sb, t, P);
     gb_sb_printf(sb, "#ifndef %s_TUNED_H\n#define %s_TUNED_H\n\n#include <stddef.h>\n", P, P);
     for (int k = 0; k < t->n_keys; k++)
         if (t->keys[k].kind == GB_VAL_STR) {

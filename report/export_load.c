@@ -120,7 +120,7 @@ static int choose_device(const collected *c, const char *dir, const char *asked,
     else
         rc = gb_err_set(err, GB_EINVAL,
                         "kernel %s has entries for several devices%s%s%s: %s; a table is for one "
-                        "device: choose it with --device",
+                        "device: name it (gpubench export --device D)",
                         c->kernel, asked ? " that match '" : "", asked ? asked : "",
                         asked ? "'" : "", gb_sb_str(&sb));
     gb_sb_free(&sb);
