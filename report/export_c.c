@@ -99,7 +99,8 @@ static void put_utc(gb_strbuf *sb, int64_t when)
     char text[32];
     time_t tt = (time_t)when;
     struct tm tm;
-    strftime(text, sizeof text, "%Y-%m-%d %H:%M", gmtime_r(&tt, &tm));
+    if (!gmtime_r(&tt, &tm) || !strftime(text, sizeof text, "%Y-%m-%d %H:%M", &tm))
+        snprintf(text, sizeof text, "(time %lld)", (long long)when);
     gb_sb_puts(sb, text);
 }
 

@@ -60,7 +60,7 @@ static void write_entry(gb_jw *w, const gb_export_table *t, const gb_export_row 
     char when[32] = "";
     time_t tt = (time_t)r->when;
     struct tm tm;
-    if (r->when > 0) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&tt, &tm));
+    if (r->when > 0 && gmtime_r(&tt, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     gb_jw_obj_begin(w);
     gb_jw_key(w, "shape");
     write_values(w, t->keys, t->n_keys, r->key);
@@ -166,6 +166,12 @@ static int read_text(const char *path, char **out, size_t *out_len, gb_err *err)
     return rc;
 }
 
+/* Seconds from a JSON number; anything that is not a plausible time is 0 (unknown). */
+static int64_t unix_time(double v)
+{
+    return v >= 0 && v < 253402300800.0 ? (int64_t)v : 0; /* before the year 10000 */
+}
+
 static int read_entry(const gb_json *e, gb_export_table *t, size_t i, gb_err *err)
 {
     gb_fields shape = {0}, config = {0};
@@ -178,7 +184,7 @@ static int read_entry(const gb_json *e, gb_export_table *t, size_t i, gb_err *er
         rc = gb_err_set(err, GB_EINVAL, "entry %zu: no median_ms number", i + 1);
     if (!rc)
         rc = gb_export_table_add(t, &shape, &config, median->number,
-                                 (int64_t)gb_json_num(gb_json_get(e, "when"), 0),
+                                 unix_time(gb_json_num(gb_json_get(e, "when"), 0)),
                                  gb_json_str(gb_json_get(e, "engine"), ""),
                                  gb_json_str(gb_json_get(e, "kernel_fp"), ""), err);
     gb_fields_free(&shape);

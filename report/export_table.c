@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_WHEN INT64_C(253402300800) /* the year 10000, in unix seconds */
+
 int gb_export_table_init(gb_export_table *t, const char *kernel, const char *device,
                          const char *source, gb_err *err)
 {
@@ -174,7 +176,9 @@ int gb_export_table_add(gb_export_table *t, const gb_fields *shape, const gb_fie
     gb_export_row *grown = realloc(t->rows, (size_t)(t->n_rows + 1) * sizeof *grown);
     if (!grown) return gb_err_set(err, GB_ENOMEM, "out of memory");
     t->rows = grown;
-    gb_export_row r = {.median_ms = median_ms, .when = when};
+    /* A time no calendar can show (a record from a broken clock or another tool) is
+     * kept as unknown rather than passed to gmtime. */
+    gb_export_row r = {.median_ms = median_ms, .when = when >= 0 && when < MAX_WHEN ? when : 0};
     r.engine = strdup(engine ? engine : "");
     r.kernel_fp = strdup(kernel_fp ? kernel_fp : "");
     if (!r.engine || !r.kernel_fp || copy_values(shape, &r.key) || copy_values(config, &r.config)) {

@@ -178,13 +178,14 @@ static void fill_tk(fixture *f)
              0.05, 1700000200);
     gb_fields config = fields("BM=128,BN=64,SCALE=0.5"), shape = fields("M=2048,N=512");
     gb_value v;
-    assert_int_equal(gb_value_str("s\"k\\\n", &v), GB_OK); /* untrusted bytes */
+    assert_int_equal(gb_value_str("s\"k\\\n*/?\?/", &v), GB_OK); /* untrusted bytes */
     gb_fields_set(&config, "ALGO", &v);
     gb_value_free(&v);
     assert_int_equal(gb_value_str("f32", &v), GB_OK);
     gb_fields_set(&shape, "dtype", &v);
     gb_value_free(&v);
-    put_best_fields(f, "tk", "fp1", TK_DEVICE, shape, config, 0.3, 1700000300);
+    /* A time no calendar shows: exported as unknown, not passed to gmtime. */
+    put_best_fields(f, "tk", "fp1", TK_DEVICE, shape, config, 0.3, INT64_MAX / 2);
 }
 
 static void fill_gemm(fixture *f)
