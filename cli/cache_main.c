@@ -32,7 +32,7 @@ typedef struct listing {
 static int collect(void *ctx, const gb_key *key, const void *value, size_t len)
 {
     listing *l = ctx;
-    gb_json *json = NULL;
+    json_t *json = NULL;
     gb_err err;
     (void)key;
     if (!value || gb_json_parse(value, len, &json, &err) != GB_OK) {
@@ -41,15 +41,15 @@ static int collect(void *ctx, const gb_key *key, const void *value, size_t len)
     }
     gb_best_record *grown = realloc(l->recs, (size_t)(l->n + 1) * sizeof *grown);
     if (!grown) {
-        gb_json_free(json);
+        json_decref(json);
         return GB_ENOMEM;
     }
     l->recs = grown;
-    if (gb_best_record_read(json, &l->recs[l->n], &err) == GB_OK)
+    if (gb_best_record_from_json(json, &l->recs[l->n], &err) == GB_OK)
         l->n++;
     else
         l->n_unreadable++;
-    gb_json_free(json);
+    json_decref(json);
     return 0;
 }
 
