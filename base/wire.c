@@ -111,16 +111,15 @@ static json_t *encode_value(const gb_wire_field *f, const void *p)
         return name ? json_string(name) : json_null(); /* null: the reader refuses it */
     }
     case GB_WIRE_CHARS: {
-        if (memchr(p, '\0', f->size)) return gb_json_text(p, 0);
+        if (memchr(p, '\0', f->size)) return gb_json_text(p, f->size - 1);
         char *text = strndup(p, f->size); /* a struct's array need not be terminated */
-        json_t *j = text ? gb_json_text(text, 0) : NULL;
+        json_t *j = text ? gb_json_text(text, f->size - 1) : NULL;
         free(text);
         return j;
     }
     case GB_WIRE_STRING: {
         const char *s = *(const char *const *)p;
-        size_t cut = f->flags & GB_WIRE_TRUNCATE ? f->max_len : 0;
-        return s ? gb_json_text(s, cut) : json_null();
+        return s ? gb_json_text(s, f->max_len ? f->max_len : GB_WIRE_MAX_STRING) : json_null();
     }
     case GB_WIRE_FIELDS:
         return gb_fields_to_json(p);

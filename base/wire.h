@@ -10,7 +10,9 @@
  * range-checked, strings must fit their arrays, lists their caps, and an error
  * names the type and the path of the field: "measurement.samples_ms[3]: expected
  * a number >= 0". Decoding fills a zeroed struct and frees what it allocated when
- * it fails, so on error the struct is all zeros.
+ * it fails, so on error the struct is all zeros. Encoding cuts text to what its
+ * field takes (on a character boundary, after replacing invalid UTF-8), so text
+ * that was written always reads back.
  *
  * Tables are written with an X-macro next to each struct, one X(member, KIND,
  * "json name", ...) per field, where the extra arguments are designated
@@ -74,15 +76,12 @@ enum {
     /* Not in JSON at all: the type's finish hook computes it from the others. Still
      * pushed to Lua. */
     GB_WIRE_DERIVED = 1 << 3,
-    /* STRING: cut to .max_len on writing (on a character boundary) instead of
-     * refusing longer text on reading only. */
-    GB_WIRE_TRUNCATE = 1 << 4,
     /* Lua: not pushed. */
-    GB_WIRE_NO_LUA = 1 << 5,
+    GB_WIRE_NO_LUA = 1 << 4,
     /* Lua: left out when zero, false, empty or NULL (a value that means unknown). */
-    GB_WIRE_LUA_OMIT_ZERO = 1 << 6,
+    GB_WIRE_LUA_OMIT_ZERO = 1 << 5,
     /* STRUCT: its fields sit in this object, not in a nested one. */
-    GB_WIRE_INLINE_STRUCT = 1 << 7,
+    GB_WIRE_INLINE_STRUCT = 1 << 6,
 };
 
 /* An enum's names: name(v) for v in [0, count), NULL for a value with no name. */
@@ -106,10 +105,10 @@ typedef struct gb_wire_field {
     int max_items; /* OWNED: most items (required); INLINE: the capacity when 0; FIELDS */
     bool ranged;   /* numbers: [min, max] is enforced (set by GB_WIRE_RANGE) */
     double min, max;
-    size_t max_len;                  /* STRING: most bytes (0: GB_WIRE_MAX_STRING) */
-    double dflt;                     /* OPTIONAL numbers, booleans, enums: the value when absent */
-    const char *dflt_str;            /* OPTIONAL CHARS, STRING: the value when absent */
-    const gb_wire_type *type;        /* STRUCT */
+    size_t max_len;           /* STRING: most bytes (0: GB_WIRE_MAX_STRING); longer text is cut */
+    double dflt;              /* OPTIONAL numbers, booleans, enums: the value when absent */
+    const char *dflt_str;     /* OPTIONAL CHARS, STRING: the value when absent */
+    const gb_wire_type *type; /* STRUCT */
     const gb_wire_enum *enumeration; /* ENUM */
     size_t present;                  /* NULLABLE: offset of the bool saying it is there */
     bool (*when)(const void *obj);   /* written only when this says so; optional then */

@@ -43,7 +43,7 @@ typedef struct gb_record_id {
     X(shape, FIELDS, "shape")
 
 /* Limits on what a record may hold. */
-#define GB_RECORD_MAX_NAME 1024              /* kernel name, device fingerprint, a tie's config */
+#define GB_RECORD_MAX_NAME ((size_t)1 << 16) /* kernel name, device fingerprint, a tie's config */
 #define GB_RECORD_MAX_LOG  16384             /* a trial's compiler log, cut to this on writing */
 #define GB_RECORD_MAX_TEXT ((size_t)1 << 16) /* a trial's reason */
 
@@ -164,8 +164,8 @@ typedef struct gb_trial_record {
     X(in_flight, BOOL, "in_flight", .flags = GB_WIRE_OPTIONAL)                                     \
     X(owner_pid, INT64, "owner_pid", GB_WIRE_RANGE(0, INT64_MAX), .when = trial_in_flight)         \
     X(owner_boot, CHARS, "owner_boot", .when = trial_in_flight)                                    \
-    X(reason, STRING, "reason", .max_len = GB_RECORD_MAX_TEXT,                                     \
-      .flags = GB_WIRE_OPTIONAL | GB_WIRE_TRUNCATE, .dflt_str = "")                                \
+    X(reason, STRING, "reason", .max_len = GB_RECORD_MAX_TEXT, .flags = GB_WIRE_OPTIONAL,          \
+      .dflt_str = "")                                                                              \
     X(check, STRUCT, "check", .type = &gb_wire_check_result)                                       \
     X(stats, STRUCT, "stats", .type = &gb_wire_stats, .flags = GB_WIRE_NULLABLE,                   \
       .present = offsetof(gb_trial_record, has_stats))                                             \
@@ -176,8 +176,7 @@ typedef struct gb_trial_record {
       GB_WIRE_RANGE(0, INFINITY), .when = trial_timed)                                             \
     X(registers, INT, "registers", GB_WIRE_RANGE(-1, INT_MAX), .flags = GB_WIRE_OPTIONAL,          \
       .dflt = -1)                                                                                  \
-    X(log, STRING, "log", .max_len = GB_RECORD_MAX_LOG,                                            \
-      .flags = GB_WIRE_OPTIONAL | GB_WIRE_TRUNCATE)                                                \
+    X(log, STRING, "log", .max_len = GB_RECORD_MAX_LOG, .flags = GB_WIRE_OPTIONAL)                 \
     X(when, INT64, "when", .flags = GB_WIRE_OPTIONAL)                                              \
     X(contended, BOOL, "contended", .flags = GB_WIRE_OPTIONAL)
 

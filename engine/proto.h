@@ -48,8 +48,6 @@
 #define GB_PROTO_HEADER_BYTES 16
 #define GB_PROTO_MAX_JSON     (16u << 20)
 #define GB_PROTO_MAX_BLOB     (256u << 20)
-/* The longest lowered kernel name a variant may have. */
-#define GB_PROTO_MAX_NAME 4096
 
 typedef enum gb_msg_type {
     GB_MSG_OPEN = 1,
@@ -102,7 +100,7 @@ typedef struct gb_proto_variant {
     gb_launch launch;
 } gb_proto_variant;
 #define GB_PROTO_VARIANT_WIRE(X)                                                                   \
-    X(name, STRING, "name", .max_len = GB_PROTO_MAX_NAME)                                          \
+    X(name, STRING, "name")                                                                        \
     X(launch, STRUCT, "launch", .type = &gb_wire_launch)
 
 typedef struct gb_proto_trial {

@@ -87,7 +87,7 @@ static const gb_wire_enum colours = {3, colour_name};
     X(b, BOOL, "b")                                                                                \
     X(c, ENUM, "c", .enumeration = &colours)                                                       \
     X(name, CHARS, "name", .flags = GB_WIRE_OPTIONAL, .dflt_str = "anon")                          \
-    X(text, STRING, "text", .max_len = 10, .flags = GB_WIRE_OPTIONAL | GB_WIRE_TRUNCATE)           \
+    X(text, STRING, "text", .max_len = 10, .flags = GB_WIRE_OPTIONAL)                              \
     X(config, FIELDS, "config", .max_items = 3)                                                    \
     X(in, STRUCT, "in", .type = &inner_wire, .flags = GB_WIRE_OPTIONAL)                            \
     X(opt, STRUCT, "opt", .type = &inner_wire, .flags = GB_WIRE_NULLABLE,                          \
@@ -266,7 +266,7 @@ static void test_fields_with_when_or_a_flag_are_written_only_then(void **state)
     gb_wire_free(&sample_wire, &s);
 }
 
-static void test_strings_are_cut_on_writing_where_the_field_says(void **state)
+static void test_text_is_cut_on_writing_to_what_its_field_takes(void **state)
 {
     sample s;
     decode_ok(FULL, &s);
@@ -274,6 +274,10 @@ static void test_strings_are_cut_on_writing_where_the_field_says(void **state)
     s.text = strdup("0123456789abcdef");
     json_t *j = gb_wire_encode(&sample_wire, &s);
     assert_string_equal(gb_json_str(gb_json_get(j, "text"), NULL), "0123456789");
+    json_decref(j);
+    strcpy(s.name, "\xff\xff\xff"); /* each bad byte becomes U+FFFD, 3 bytes: two fit in 7 */
+    j = gb_wire_encode(&sample_wire, &s);
+    assert_string_equal(gb_json_str(gb_json_get(j, "name"), NULL), "\xef\xbf\xbd\xef\xbf\xbd");
     json_decref(j);
     gb_wire_free(&sample_wire, &s);
 }
@@ -423,7 +427,7 @@ int main(void)
         cmocka_unit_test(test_every_kind_round_trips_and_compares_equal),
         cmocka_unit_test(test_optional_fields_read_their_defaults_nested_too),
         cmocka_unit_test(test_fields_with_when_or_a_flag_are_written_only_then),
-        cmocka_unit_test(test_strings_are_cut_on_writing_where_the_field_says),
+        cmocka_unit_test(test_text_is_cut_on_writing_to_what_its_field_takes),
         cmocka_unit_test(test_a_missing_field_names_its_path),
         cmocka_unit_test(test_integers_are_range_checked_and_exact),
         cmocka_unit_test(test_doubles_are_range_checked_and_null_only_where_nan_is_allowed),
