@@ -11,15 +11,22 @@ static void push_item(lua_State *L, const gb_wire_field *f, const void *p)
     case GB_WIRE_INT:
         lua_pushinteger(L, *(const int *)p);
         break;
-    case GB_WIRE_INT64:
-        lua_pushinteger(L, (lua_Integer) * (const int64_t *)p);
+    case GB_WIRE_INT64: {
+        const int64_t *v = p;
+        lua_pushinteger(L, (lua_Integer)*v);
         break;
-    case GB_WIRE_UINT32:
-        lua_pushinteger(L, (lua_Integer) * (const uint32_t *)p);
+    }
+    case GB_WIRE_UINT32: {
+        const uint32_t *v = p;
+        lua_pushinteger(L, (lua_Integer)*v);
         break;
-    case GB_WIRE_UINT64:
-        lua_pushinteger(L, (lua_Integer) * (const uint64_t *)p); /* Lua's integers wrap alike */
+    }
+    case GB_WIRE_UINT64: {
+        int64_t bits; /* Lua's integers are 64-bit and wrap: the same bits */
+        memcpy(&bits, p, sizeof bits);
+        lua_pushinteger(L, (lua_Integer)bits);
         break;
+    }
     case GB_WIRE_DOUBLE:
         lua_pushnumber(L, *(const double *)p);
         break;
