@@ -89,6 +89,7 @@ static const char *const own_messages[] = {
     [GB_EINTR - GB_EINVAL] = "interrupted",
     [GB_ELIMIT - GB_EINVAL] = "limit reached",
     [GB_ECLOSED - GB_EINVAL] = "connection closed",
+    [GB_EBUSY - GB_EINVAL] = "in use by another process",
 };
 
 const char *gb_strerror(int code)

@@ -33,6 +33,7 @@ enum {
     GB_EINTR,           /* interrupted by the user */
     GB_ELIMIT,          /* a configured limit was reached */
     GB_ECLOSED,         /* the other process closed the connection */
+    GB_EBUSY,           /* another process holds what we waited for (a GPU's lease) */
 };
 
 #define GB_ERR_MSG_BYTES 4096

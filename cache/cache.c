@@ -160,6 +160,8 @@ struct op {
     void *value; /* get: the copied payload */
     size_t len;
     gb_cache_visit_fn visit;
+    gb_cache_item_fn item;
+    gb_cache_decide_fn decide;
     void *ctx;
     size_t map_bytes; /* the map size when MDB_MAP_FULL was seen */
 };
@@ -528,6 +530,20 @@ int gb_cache_put_json(gb_cache *cache, gb_cache_db db, const gb_key *key, const 
     return rc;
 }
 
+int gb_cache_split_cubin(const void *payload, size_t len, const char **out_meta,
+                         size_t *out_meta_len, const void **out_cubin, size_t *out_cubin_len)
+{
+    const uint8_t *p = payload;
+    if (!p || len < 4) return GB_ECACHE;
+    size_t meta_bytes = (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+    if (meta_bytes >= len - 4) return GB_ECACHE;
+    *out_meta = (const char *)p + 4;
+    *out_meta_len = meta_bytes;
+    *out_cubin = p + 4 + meta_bytes;
+    *out_cubin_len = len - 4 - meta_bytes;
+    return GB_OK;
+}
+
 /* Splits a cubin payload in place: the cubin moves to the front of the buffer. */
 static int split_cubin(gb_cache *cache, const gb_key *key, uint8_t *payload, size_t len,
                        char **out_meta_json, size_t *out_cubin_bytes, gb_err *err)
@@ -591,6 +607,14 @@ static int visit(op *o, const MDB_val *k, const MDB_val *v)
     if (k->mv_size != GB_KEY_BYTES) return 0;
     gb_key key;
     memcpy(key.bytes, k->mv_data, GB_KEY_BYTES);
+    if (o->item) {
+        const uint8_t *p = v->mv_data;
+        gb_cache_item item = {.key = key};
+        if (header_is_ours(v))
+            item = (gb_cache_item){key, (unsigned)p[2] << 8 | p[3], p + HEADER_BYTES,
+                                   v->mv_size - HEADER_BYTES};
+        return o->item(o->ctx, &item);
+    }
     if (!header_is_ours(v)) return o->visit(o->ctx, &key, NULL, 0);
     return o->visit(o->ctx, &key, (const uint8_t *)v->mv_data + HEADER_BYTES,
                     v->mv_size - HEADER_BYTES);
@@ -618,6 +642,45 @@ int gb_cache_foreach(gb_cache *cache, gb_cache_db db, gb_cache_visit_fn fn, void
     if (rc || !cache->has_db[db]) return rc;
     op o = {.c = cache, .err = err, .db = db, .visit = fn, .ctx = ctx};
     return run(&o, MDB_RDONLY, foreach_body);
+}
+
+int gb_cache_walk(gb_cache *cache, gb_cache_db db, gb_cache_item_fn fn, void *ctx, gb_err *err)
+{
+    int rc = check_db(cache, db, err);
+    if (rc || !cache->has_db[db]) return rc;
+    op o = {.c = cache, .err = err, .db = db, .item = fn, .ctx = ctx};
+    return run(&o, MDB_RDONLY, foreach_body);
+}
+
+static int update_body(MDB_txn *txn, op *o)
+{
+    MDB_val k = key_val(o->key), v;
+    const void *old = NULL, *new_value = NULL;
+    size_t old_len = 0, new_len = 0;
+    int rc = mdb_get(txn, o->c->dbi[o->db], &k, &v);
+    if (rc && rc != MDB_NOTFOUND) return lmdb_call(o, "mdb_get", rc);
+    if (rc == 0 && header_is_ours(&v)) {
+        old = (const uint8_t *)v.mv_data + HEADER_BYTES;
+        old_len = v.mv_size - HEADER_BYTES;
+    }
+    if ((rc = o->decide(o->ctx, old, old_len, &new_value, &new_len))) return rc;
+    if (!new_value) return GB_OK;
+    piece pieces[] = {{new_value, new_len}};
+    o->pieces = pieces;
+    o->n_pieces = 1;
+    rc = put_body(txn, o);
+    o->pieces = NULL;
+    return rc;
+}
+
+int gb_cache_update(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_cache_decide_fn fn,
+                    void *ctx, gb_err *err)
+{
+    int rc = check_db(cache, db, err);
+    if (!rc) rc = check_writable(cache, err);
+    if (rc) return rc;
+    op o = {.c = cache, .err = err, .db = db, .key = key, .decide = fn, .ctx = ctx};
+    return run(&o, 0, update_body);
 }
 
 static int count_body(MDB_txn *txn, op *o)

@@ -79,6 +79,11 @@ int gb_cache_get_cubin(gb_cache *cache, const gb_key *key, char **out_meta_json,
 int gb_cache_put_cubin(gb_cache *cache, const gb_key *key, const char *meta_json, const void *cubin,
                        size_t cubin_bytes, gb_err *err);
 
+/* Splits the payload of a cubin record, as gb_cache_walk gives it, without copying:
+ * the JSON half (not NUL-terminated) and the cubin. GB_ECACHE when it is malformed. */
+int gb_cache_split_cubin(const void *payload, size_t len, const char **out_meta,
+                         size_t *out_meta_len, const void **out_cubin, size_t *out_cubin_len);
+
 /* Calls fn for every record of db in key order, inside one read transaction. A
  * nonzero return from fn stops the walk and is returned. Records whose header is not
  * ours are passed with value NULL so the caller can report them. */
@@ -87,5 +92,35 @@ int gb_cache_foreach(gb_cache *cache, gb_cache_db db, gb_cache_visit_fn fn, void
 
 /* Number of records in db. */
 int gb_cache_count(gb_cache *cache, gb_cache_db db, size_t *out, gb_err *err);
+
+/* One record as gb_cache_walk sees it: the schema from its header (0 and value NULL
+ * when the header is not ours) and the payload after the header. */
+typedef struct gb_cache_item {
+    gb_key key;
+    unsigned schema;
+    const void *value;
+    size_t len;
+} gb_cache_item;
+typedef int (*gb_cache_item_fn)(void *ctx, const gb_cache_item *item);
+
+/* gb_cache_foreach, giving each record's schema too. */
+int gb_cache_walk(gb_cache *cache, gb_cache_db db, gb_cache_item_fn fn, void *ctx, gb_err *err);
+
+/* Decides, inside one write transaction, what a key ends up holding. fn sees the
+ * record there now (old NULL when there is none or its header is not ours) and sets
+ * *out_new to the payload to store, or leaves it NULL to keep what is there. fn must
+ * not call the cache, and may be called again if the map has to grow. A nonzero
+ * return from fn aborts the transaction and is returned. */
+typedef int (*gb_cache_decide_fn)(void *ctx, const void *old, size_t old_len, const void **out_new,
+                                  size_t *out_new_len);
+int gb_cache_update(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_cache_decide_fn fn,
+                    void *ctx, gb_err *err);
+
+/* Gives the file system back the space that deleted records left (LMDB never shrinks
+ * its file): copies the environment in dir compacted and puts the copy in place of
+ * data.mdb. Refuses with GB_ECACHE, changing nothing, while any other process has the
+ * cache open; the caller must have closed its own handles on dir. The file's size
+ * before and after come back in bytes. (cache/compact.c) */
+int gb_cache_compact(const char *dir, size_t *out_before, size_t *out_after, gb_err *err);
 
 #endif

@@ -66,17 +66,21 @@ int gb_record_trial_key(const gb_record_id *id, const gb_fields *config, gb_key 
 
 /* ---- the wire tables --------------------------------------------------- */
 
-static bool hex_digits(const char *s)
+/* 1 to 64 of [A-Za-z0-9_.-]: a fingerprint. gpubench writes hex; a Kernel Tuner
+ * import writes "kernel-tuner-" and a hash, or what --kernel-fp gave. */
+static bool fingerprint(const char *s)
 {
-    return s[0] && strspn(s, "0123456789abcdef") == strlen(s);
+    size_t n = strlen(s);
+    return n >= 1 && n <= 64 &&
+           strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
 }
 
 static int id_finish(void *obj, const char *path, gb_err *err)
 {
     const gb_record_id *id = obj;
     if (!id->kernel[0]) return gb_err_set(err, GB_EINVAL, "%s.kernel: expected a name", path);
-    if (!hex_digits(id->kernel_fp))
-        return gb_err_set(err, GB_EINVAL, "%s.kernel_fp: expected lower-case hex digits", path);
+    if (!fingerprint(id->kernel_fp))
+        return gb_err_set(err, GB_EINVAL, "%s.kernel_fp: expected 1 to 64 of [A-Za-z0-9_.-]", path);
     if (!id->device[0])
         return gb_err_set(err, GB_EINVAL, "%s.device: expected a fingerprint", path);
     return GB_OK;
@@ -91,8 +95,8 @@ static int check_mode(const char *mode, const char *path, gb_err *err)
 static int best_finish(void *obj, const char *path, gb_err *err)
 {
     const gb_best_record *rec = obj;
-    if (rec->space_fp[0] && !hex_digits(rec->space_fp))
-        return gb_err_set(err, GB_EINVAL, "%s.space_fp: expected lower-case hex digits", path);
+    if (rec->space_fp[0] && !fingerprint(rec->space_fp))
+        return gb_err_set(err, GB_EINVAL, "%s.space_fp: expected 1 to 64 of [A-Za-z0-9_.-]", path);
     return check_mode(rec->mode, path, err);
 }
 
@@ -111,8 +115,16 @@ static bool trial_timed(const void *rec)
     return ((const gb_trial_record *)rec)->has_stats;
 }
 
+static bool trial_has_cubin(const void *rec)
+{
+    return ((const gb_trial_record *)rec)->cubin[0] != '\0';
+}
+
 #define GB_WIRE_T gb_record_id
 GB_WIRE_TABLE(gb_wire_record_id, "record", GB_RECORD_ID_WIRE, id_finish)
+#undef GB_WIRE_T
+#define GB_WIRE_T gb_record_source
+GB_WIRE_TABLE(gb_wire_record_source, "source", GB_RECORD_SOURCE_WIRE, NULL)
 #undef GB_WIRE_T
 #define GB_WIRE_T gb_best_record
 GB_WIRE_TABLE(gb_wire_best_record, "best_record", GB_BEST_RECORD_WIRE, best_finish)

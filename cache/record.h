@@ -25,6 +25,7 @@
 #include "engine/stats.h"
 #include "engine/wire_types.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -43,15 +44,28 @@ typedef struct gb_record_id {
     X(shape, FIELDS, "shape")
 
 /* Limits on what a record may hold. */
-#define GB_RECORD_MAX_NAME ((size_t)1 << 16) /* kernel name, device fingerprint, a tie's config */
-#define GB_RECORD_MAX_LOG  16384             /* a trial's compiler log, cut to this on writing */
-#define GB_RECORD_MAX_TEXT ((size_t)1 << 16) /* a trial's reason */
+#define GB_RECORD_MAX_NAME    ((size_t)1 << 16) /* kernel name, device fingerprint, a tie's config */
+#define GB_RECORD_MAX_LOG     16384             /* a trial's compiler log, cut to this on writing */
+#define GB_RECORD_MAX_TEXT    ((size_t)1 << 16) /* a trial's reason */
+#define GB_RECORD_MAX_PATH    4096              /* a source file's path */
+#define GB_RECORD_MAX_SOURCES 4096              /* files in a best's source closure */
 
 int gb_record_id_copy(const gb_record_id *src, gb_record_id *out);
 void gb_record_id_free(gb_record_id *id);
 
 int gb_record_best_key(const gb_record_id *id, gb_key *out);
 int gb_record_trial_key(const gb_record_id *id, const gb_fields *config, gb_key *out);
+
+/* One file of a kernel's source closure and the XXH3-128 hex of its content when the
+ * kernel was tuned: what `gpubench cache ls --stale` compares with the file now. */
+typedef struct gb_record_source {
+    char *path; /* absolute */
+    char hash[33];
+} gb_record_source;
+
+#define GB_RECORD_SOURCE_WIRE(X)                                                                   \
+    X(path, STRING, "path", .max_len = GB_RECORD_MAX_PATH)                                         \
+    X(hash, CHARS, "hash")
 
 /* The winner for one shape. */
 typedef struct gb_best_record {
@@ -63,6 +77,8 @@ typedef struct gb_best_record {
     double clock_mhz;   /* median SM clock of the samples */
     int n_throttled;    /* samples taken while the GPU throttled (kept, not in stats) */
     bool capped;        /* the measurement hit its cap before the noise target */
+    bool contended;     /* other processes used the GPU during the measurement; the tuner
+                           never writes such a best, and never answers from one */
     double *samples_ms; /* every sample of the race (NULL, 0 when none) */
     int n_samples;
     char **tie; /* leaders whose interval overlapped the fastest's; the winner first */
@@ -81,7 +97,8 @@ typedef struct gb_best_record {
     char engine_version[32];
     char nvrtc_version[16];
     int driver_version;
-    bool contended; /* another process used the GPU while the winner was measured */
+    gb_record_source *sources; /* the source closure's files (NULL, 0 when unknown) */
+    int n_sources;
 } gb_best_record;
 
 /* The fields added after the first release are optional: a record without them
@@ -95,6 +112,7 @@ typedef struct gb_best_record {
     X(clock_mhz, DOUBLE, "clock_mhz", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_OPTIONAL)       \
     X(n_throttled, INT, "n_throttled", GB_RECORD_COUNT)                                            \
     X(capped, BOOL, "capped", .flags = GB_WIRE_OPTIONAL)                                           \
+    X(contended, BOOL, "contended", .flags = GB_WIRE_OPTIONAL)                                     \
     X(samples_ms, DOUBLE, "samples_ms", .arity = GB_WIRE_OWNED,                                    \
       .count = offsetof(gb_best_record, n_samples), .max_items = GB_MEASURE_MAX_SAMPLES,           \
       GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_OPTIONAL)                                       \
@@ -114,14 +132,17 @@ typedef struct gb_best_record {
     X(engine_version, CHARS, "engine", .flags = GB_WIRE_OPTIONAL)                                  \
     X(nvrtc_version, CHARS, "nvrtc", .flags = GB_WIRE_OPTIONAL)                                    \
     X(driver_version, INT, "driver", GB_RECORD_COUNT)                                              \
-    X(contended, BOOL, "contended", .flags = GB_WIRE_OPTIONAL)
+    X(sources, STRUCT, "sources", .type = &gb_wire_record_source, .arity = GB_WIRE_OWNED,          \
+      .count = offsetof(gb_best_record, n_sources), .max_items = GB_RECORD_MAX_SOURCES,            \
+      .flags = GB_WIRE_OPTIONAL)
 
 /* An optional count: an integer >= 0, 0 when absent. */
 #define GB_RECORD_COUNT GB_WIRE_RANGE(0, INT_MAX), .flags = GB_WIRE_OPTIONAL
 
-extern const gb_wire_type gb_wire_record_id;    /* gb_record_id (inline in the records) */
-extern const gb_wire_type gb_wire_best_record;  /* gb_best_record */
-extern const gb_wire_type gb_wire_trial_record; /* gb_trial_record */
+extern const gb_wire_type gb_wire_record_id;     /* gb_record_id (inline in the records) */
+extern const gb_wire_type gb_wire_record_source; /* gb_record_source (a best's sources) */
+extern const gb_wire_type gb_wire_best_record;   /* gb_best_record */
+extern const gb_wire_type gb_wire_trial_record;  /* gb_trial_record */
 
 /* The record as JSON; NULL on ENOMEM. */
 json_t *gb_best_record_to_json(const gb_best_record *rec);
@@ -147,12 +168,13 @@ typedef struct gb_trial_record {
     gb_stats stats;     /* the screening measurement's */
     char mode[8];       /* how it was timed: "cold" or "hot" (with stats) */
     double clock_mhz;   /* its median SM clock; 0 when unknown */
-    double *samples_ms; /* its samples (NULL, 0 when none) */
+    bool contended;     /* other processes used the GPU during its measurement (with stats) */
+    double *samples_ms; /* its samples (NULL, 0 when none); owned when read */
     int n_samples;
     int registers;
-    char *log; /* compile_error: NVRTC's log (at most 16 KiB of it); NULL otherwise */
+    char cubin[33]; /* hex of the cubin's cache key; "" when unknown or none */
+    char *log;      /* compile_error: NVRTC's log (at most 16 KiB of it); NULL otherwise */
     int64_t when;
-    bool contended; /* another process used the GPU during the trial */
 } gb_trial_record;
 
 /* The owner is written only for a record in flight; the timing's mode, clock and
@@ -171,14 +193,15 @@ typedef struct gb_trial_record {
       .present = offsetof(gb_trial_record, has_stats))                                             \
     X(mode, CHARS, "mode", .when = trial_timed, .dflt_str = "cold")                                \
     X(clock_mhz, DOUBLE, "clock_mhz", GB_WIRE_RANGE(0, INFINITY), .when = trial_timed)             \
+    X(contended, BOOL, "contended", .when = trial_timed)                                           \
     X(samples_ms, DOUBLE, "samples_ms", .arity = GB_WIRE_OWNED,                                    \
       .count = offsetof(gb_trial_record, n_samples), .max_items = GB_MEASURE_MAX_SAMPLES,          \
       GB_WIRE_RANGE(0, INFINITY), .when = trial_timed)                                             \
     X(registers, INT, "registers", GB_WIRE_RANGE(-1, INT_MAX), .flags = GB_WIRE_OPTIONAL,          \
       .dflt = -1)                                                                                  \
+    X(cubin, CHARS, "cubin", .when = trial_has_cubin)                                              \
     X(log, STRING, "log", .max_len = GB_RECORD_MAX_LOG, .flags = GB_WIRE_OPTIONAL)                 \
-    X(when, INT64, "when", .flags = GB_WIRE_OPTIONAL)                                              \
-    X(contended, BOOL, "contended", .flags = GB_WIRE_OPTIONAL)
+    X(when, INT64, "when", .flags = GB_WIRE_OPTIONAL)
 
 /* As for the best record; GB_ECACHE for a record that does not read. */
 json_t *gb_trial_record_to_json(const gb_trial_record *rec);

@@ -1,6 +1,7 @@
 /*
  * The command-line front ends. gpubench-tune and `gpubench tune` share
- * gb_cli_tune; `gpubench cache ...` is gb_cli_cache. Each returns the process's
+ * gb_cli_tune; `gpubench cache ...` is gb_cli_cache; `gpubench export` is
+ * gb_cli_export. Each returns the process's
  * exit status (see gb_cli_exit_status).
  */
 #ifndef GB_CLI_CLI_H
@@ -15,9 +16,16 @@ int gb_cli_exit_status(int code);
 /* argv[0] is the program name as it should appear in messages. */
 int gb_cli_tune(int argc, char **argv);
 int gb_cli_cache(int argc, char **argv);
+int gb_cli_export(int argc, char **argv);
 
 /* Opens the cache named by dir, or the default one when dir is NULL. */
 struct gb_cache;
 int gb_cli_open_cache(const char *dir, unsigned flags, struct gb_cache **out, gb_err *err);
+
+/* gpubench-tune --export-header: one header at path with a table for each kernel
+ * (on devices[i]; "": the kernel's only device), each prefixed by the kernel's name.
+ * Messages are printed; returns an exit status. */
+int gb_cli_export_kernels(const char *prog, struct gb_cache *cache, const char *path,
+                          const char *const *kernels, const char *const *devices, int n);
 
 #endif

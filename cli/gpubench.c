@@ -18,7 +18,12 @@ static const char USAGE[] =
     "\n"
     "commands:\n"
     "  tune SCRIPT [options]   tune the kernels of a script (as gpubench-tune)\n"
-    "  cache ls|path           what the cache holds, and where it is\n"
+    "  cache ls|show|rm|export|import|merge|verify|gc|path\n"
+    "                          what the cache holds, its upkeep, and moving results\n"
+    "                          between machines (`gpubench cache --help`)\n"
+    "  export --header OUT --kernel K [options]\n"
+    "                          a kernel's tuned table as a C header (or JSON) that\n"
+    "                          other builds include\n"
     "\n"
     "  --help                  this text; `gpubench COMMAND --help` for a command\n"
     "  --version               the version\n";
@@ -42,6 +47,7 @@ int main(int argc, char **argv)
     }
     /* Each command sees itself as argv[0], named as the messages should name it. */
     static char tune_name[] = "gpubench tune", cache_name[] = "gpubench";
+    static char export_name[] = "gpubench";
     if (!strcmp(cmd, "tune")) {
         argv[1] = tune_name;
         return gb_cli_tune(argc - 1, argv + 1);
@@ -49,6 +55,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "cache")) {
         argv[1] = cache_name;
         return gb_cli_cache(argc - 1, argv + 1);
+    }
+    if (!strcmp(cmd, "export")) {
+        argv[1] = export_name;
+        return gb_cli_export(argc - 1, argv + 1);
     }
     fprintf(stderr, "gpubench: unknown command '%s'\n\n%s", cmd, USAGE);
     return 2;

@@ -23,8 +23,12 @@
 #ifndef GB_INSTALL_TEMPLATES
 #define GB_INSTALL_TEMPLATES ""
 #endif
+#ifndef GB_TEMPLATES_FROM_BIN
+#define GB_TEMPLATES_FROM_BIN "../share/gpubench/templates"
+#endif
 
-#define MAX_TEMPLATE_DIRS 32
+#define MAX_TEMPLATE_DIRS    32
+#define DEFAULT_LEASE_WAIT_S 3600.0 /* an hour: longer than most tuning runs */
 
 static const char USAGE[] =
     "usage: %s SCRIPT [options] [-- script arguments]\n"
@@ -56,6 +60,12 @@ static const char USAGE[] =
     "                   below it a trial gets 10x the shape's typical trial, at least 5 s\n"
     "  --retry-crashed  run again the trials an earlier run recorded as crashed or\n"
     "                   timed out (by default a rerun resumes and skips them)\n"
+    "  --lease-wait S   when another gpubench process is measuring on the GPU, wait\n"
+    "                   up to S seconds for it (default 3600; 0: do not wait;\n"
+    "                   'forever'), then give up with exit status 3\n"
+    "  --export-header OUT.h  after the run, write the tuned table of each kernel the\n"
+    "                   script tuned (on this run's device) to OUT.h, prefixed by the\n"
+    "                   kernel's name (see `gpubench export --help`)\n"
     "  -v, --verbose    a line for every trial\n"
     "  -q, --quiet      no result tables\n"
     "  -h, --help       this text\n"
@@ -65,12 +75,17 @@ static const char USAGE[] =
     "recorded as crashed or timeout, and a fresh worker carries on. Every trial is\n"
     "in the cache as soon as it ends, so an interrupted run resumes where it stopped.\n"
     "\n"
+    "Only one gpubench process measures on a GPU at a time: it holds the GPU's lease\n"
+    "(a lock file in $GPUBENCH_LEASE_DIR, else /tmp/gpubench-leases) while it does.\n"
+    "\n"
     "exit status: 0 done; 1 a shape has no valid variant; 2 usage or script error;\n"
-    "3 no usable GPU (with --require-gpu); 130 interrupted (Ctrl-C).\n";
+    "3 no usable GPU (with --require-gpu), or the GPU stayed in use by another\n"
+    "process for the whole --lease-wait; 130 interrupted (Ctrl-C).\n";
 
 typedef struct tune_args {
     const char *script;
     const char *cache_dir;
+    const char *export_header;
     bool no_cache, quiet;
     int device;
     int n_script_args;
@@ -105,6 +120,24 @@ static int parse_positive(const char *prog, const char *opt, const char *text, d
     return 0;
 }
 
+/* --lease-wait: seconds from 0 to 1e6, or "forever" (-1). */
+static int parse_lease_wait(const char *prog, const char *text, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (strcmp(text, "forever") == 0) {
+        *out = -1;
+        return 0;
+    }
+    if (!*text || *end || !(v >= 0) || v > 1e6) {
+        fprintf(stderr, "%s: --lease-wait needs seconds from 0 to 1e6 or 'forever', got '%s'\n",
+                prog, text);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
 static int parse_int(const char *prog, const char *opt, const char *text, int lo, int *out)
 {
     char *end = NULL;
@@ -133,6 +166,8 @@ enum {
     OPT_NOISE,
     OPT_MAX_MS,
     OPT_SAMPLES,
+    OPT_LEASE_WAIT,
+    OPT_EXPORT_HEADER,
     OPT_VERSION
 };
 
@@ -152,6 +187,8 @@ static const struct option long_options[] = {
     {"noise", required_argument, NULL, OPT_NOISE},
     {"max-ms", required_argument, NULL, OPT_MAX_MS},
     {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"lease-wait", required_argument, NULL, OPT_LEASE_WAIT},
+    {"export-header", required_argument, NULL, OPT_EXPORT_HEADER},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -227,6 +264,11 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_RETRY_CRASHED:
         h->tuner.retry_crashed = true;
         return -1;
+    case OPT_LEASE_WAIT:
+        return parse_lease_wait(prog, optarg, &h->tuner.lease->wait_s) ? 2 : -1;
+    case OPT_EXPORT_HEADER:
+        a->export_header = optarg;
+        return -1;
     case OPT_MODE:
     case OPT_NOISE:
     case OPT_MAX_MS:
@@ -269,6 +311,11 @@ static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
     a->script = argv[optind++];
     a->script_args = argv + optind;
     a->n_script_args = argc - optind;
+    if (a->export_header && a->no_cache) {
+        fprintf(stderr,
+                "%s: --export-header exports from the cache: it cannot go with --no-cache\n", prog);
+        return 2;
+    }
     return -1;
 }
 
@@ -300,16 +347,73 @@ static void on_sigint(int sig)
         lua_sethook(running_script, stop_lua, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
+/* The installed templates beside this executable (bin/../share/gpubench/templates),
+ * so an installed tree works wherever it was installed to. */
+static const char *installed_templates(void)
+{
+    static char dir[4096];
+    char exe[4096];
+    if (gb_worker_self_exe(exe, sizeof exe, NULL) != GB_OK) return NULL;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return NULL;
+    *slash = '\0';
+    int n = snprintf(dir, sizeof dir, "%s/%s", exe, GB_TEMPLATES_FROM_BIN);
+    if (n < 0 || (size_t)n >= sizeof dir || access(dir, R_OK) != 0) return NULL;
+    return dir;
+}
+
+/* GPUBENCH_TEMPLATES, then the installed templates beside the executable, then the
+ * source tree's (a build that runs where it was built), then the configured prefix. */
 static int template_path(const char **dirs, char *env_copy)
 {
     int n = 0;
     for (char *save = NULL, *d = env_copy ? strtok_r(env_copy, ":", &save) : NULL;
-         d && n < MAX_TEMPLATE_DIRS - 2; d = strtok_r(NULL, ":", &save))
+         d && n < MAX_TEMPLATE_DIRS - 3; d = strtok_r(NULL, ":", &save))
         dirs[n++] = d;
+    const char *installed = installed_templates();
+    if (installed) dirs[n++] = installed;
     if (*GB_SOURCE_TEMPLATES && access(GB_SOURCE_TEMPLATES, R_OK) == 0)
         dirs[n++] = GB_SOURCE_TEMPLATES;
     if (*GB_INSTALL_TEMPLATES) dirs[n++] = GB_INSTALL_TEMPLATES;
     return n;
+}
+
+/* --export-header: the kernels the script tuned, each on the device it ran on. */
+static int export_tuned(const tune_args *a, const gb_lua_host *h, const char *prog)
+{
+    int n = h->n_tuned_kernels;
+    const char **kernels = calloc((size_t)n + 1, sizeof *kernels);
+    const char **devices = calloc((size_t)n + 1, sizeof *devices);
+    int status = 2;
+    if (kernels && devices) {
+        for (int i = 0; i < n; i++) {
+            kernels[i] = h->tuned[i].kernel;
+            devices[i] = h->tuned[i].device;
+        }
+        status = gb_cli_export_kernels(prog, h->tuner.cache, a->export_header, kernels, devices, n);
+    } else {
+        fprintf(stderr, "%s: --export-header: out of memory\n", prog);
+    }
+    free(kernels);
+    free(devices);
+    return status;
+}
+
+/* The exit status of a finished script, with its message printed. */
+static int script_status(int rc, const gb_err *err, const gb_lua_host *h, const char *prog)
+{
+    if (gb_interrupted()) rc = GB_EINTR;
+    if (rc == GB_EINTR) {
+        fprintf(stderr, "%s: interrupted: finished trials are in the cache; run again to resume\n",
+                prog);
+        return gb_cli_exit_status(rc);
+    }
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", prog, err->msg);
+        return gb_cli_exit_status(rc);
+    }
+    if (h->gpu_missing && h->require_gpu) return 3;
+    return h->n_shapes_failed > 0 ? 1 : 0;
 }
 
 static int run_script(const tune_args *a, gb_lua_host *h, const char *prog)
@@ -322,19 +426,14 @@ static int run_script(const tune_args *a, gb_lua_host *h, const char *prog)
     if (rc == GB_OK) rc = gb_lua_run(L, a->script, a->n_script_args, a->script_args, &err);
     signal(SIGINT, SIG_DFL);
     running_script = NULL;
-    gb_lua_close(L, h);
-    if (gb_interrupted()) rc = GB_EINTR;
-    if (rc == GB_EINTR) {
-        fprintf(stderr, "%s: interrupted: finished trials are in the cache; run again to resume\n",
-                prog);
-        return gb_cli_exit_status(rc);
+    int status = script_status(rc, &err, h, prog);
+    /* A run with failed shapes still exports what it tuned. */
+    if (a->export_header && (status == 0 || status == 1)) {
+        int exported = export_tuned(a, h, prog);
+        if (exported > status) status = exported;
     }
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", prog, err.msg);
-        return gb_cli_exit_status(rc);
-    }
-    if (h->gpu_missing && h->require_gpu) return 3;
-    return h->n_shapes_failed > 0 ? 1 : 0;
+    gb_lua_close(L, h); /* frees h's list of tuned kernels */
+    return status;
 }
 
 int gb_cli_tune(int argc, char **argv)
@@ -343,6 +442,8 @@ int gb_cli_tune(int argc, char **argv)
     if (slash) argv[0] = (char *)slash + 1; /* messages say "gpubench-tune: ..." */
     tune_args a = {0};
     gb_lua_host h = {.out = stdout};
+    gb_tuner_lease lease = {.wait_s = DEFAULT_LEASE_WAIT_S};
+    h.tuner.lease = &lease;
     h.tuner.log = stderr;
     h.tuner.seed = 1;
     h.tuner.measure = gb_measure_defaults();
@@ -366,6 +467,7 @@ int gb_cli_tune(int argc, char **argv)
         return gb_cli_exit_status(err.code);
     }
     status = run_script(&a, &h, argv[0]);
+    gb_tuner_lease_end(&lease); /* after the worker is gone (gb_lua_close) */
     gb_cache_close(h.tuner.cache);
     free(env);
     return status;
@@ -383,6 +485,7 @@ int gb_cli_exit_status(int code)
         return 2;
     case GB_ENODRIVER:
     case GB_ENOGPU:
+    case GB_EBUSY: /* the GPU stayed in use by another process */
         return 3;
     case GB_EINTR:
         return 130;

@@ -18,6 +18,7 @@ endif()
 function(gb_target_defaults target)
   target_compile_options(${target} PRIVATE ${GB_WARNING_FLAGS} ${GB_SANITIZE_FLAGS})
   target_link_options(${target} PRIVATE ${GB_SANITIZE_FLAGS})
-  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+  # Build tree only: the installed package exports the tools, never these headers.
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>)
   target_compile_definitions(${target} PRIVATE _GNU_SOURCE)
 endfunction()

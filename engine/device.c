@@ -21,6 +21,23 @@ void gb_device_arch(int cc_major, int cc_minor, char out[16])
     snprintf(out, 16, "sm_%d%d%s", cc_major, cc_minor, arch_specific ? "a" : "");
 }
 
+/* The UUID as nvidia-smi and NVML print it, so a lease names the GPU the same way
+ * whatever CUDA_VISIBLE_DEVICES renumbers; both are optional entry points. */
+static void identify(CUdevice dev, gb_device_info *out)
+{
+    CUuuid id;
+    if (gb_cu.cuDeviceGetUuid && gb_cu.cuDeviceGetUuid(&id, dev) == CUDA_SUCCESS) {
+        const unsigned char *b = (const unsigned char *)id.bytes;
+        snprintf(out->uuid, sizeof out->uuid,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                 b[14], b[15]);
+    }
+    if (gb_cu.cuDeviceGetPCIBusId &&
+        gb_cu.cuDeviceGetPCIBusId(out->pci_bus_id, sizeof out->pci_bus_id, dev) != CUDA_SUCCESS)
+        out->pci_bus_id[0] = '\0';
+}
+
 int gb_device_query(int ordinal, gb_device_info *out, gb_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -66,6 +83,7 @@ int gb_device_query(int ordinal, gb_device_info *out, gb_err *err)
     /* Double data rate: two transfers per memory clock, bus width in bits. */
     out->peak_gbps = 2.0 * out->mem_clock_khz * 1e3 * (out->bus_width_bits / 8.0) / 1e9;
     gb_device_arch(out->cc_major, out->cc_minor, out->arch);
+    identify(dev, out);
     return GB_OK;
 }
 

@@ -29,7 +29,9 @@ typedef struct gb_device_info {
     int driver_version;   /* e.g. 13000 */
     char arch[16];        /* NVRTC target for this device, e.g. "sm_90a" */
     char clock_source[8]; /* where per-sample SM clocks come from: "nvml" or "probe" */
-    char uuid[48];        /* the GPU's UUID, "GPU-xxxxxxxx-...", "" when unknown */
+    char uuid[48];        /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi prints it
+                             (cuDeviceGetUuid); "" when unknown. Names the GPU's lease. */
+    char pci_bus_id[32];  /* "0000:3B:00.0" (cuDeviceGetPCIBusId); "" when unknown */
 } gb_device_info;
 
 /* The wire description (base/wire.h; gb_wire_device_info): the worker's DEVICE
@@ -53,7 +55,8 @@ typedef struct gb_device_info {
     X(driver_version, INT, "driver", GB_WIRE_RANGE(0, INT_MAX))                                    \
     X(arch, CHARS, "arch")                                                                         \
     X(clock_source, CHARS, "clock_source")                                                         \
-    X(uuid, CHARS, "uuid", .flags = GB_WIRE_OPTIONAL)
+    X(uuid, CHARS, "uuid", .flags = GB_WIRE_OPTIONAL)                                              \
+    X(pci_bus_id, CHARS, "pci_bus_id", .flags = GB_WIRE_OPTIONAL)
 
 /* Reads the properties of device ordinal. The driver must be loaded. */
 int gb_device_query(int ordinal, gb_device_info *out, gb_err *err);

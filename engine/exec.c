@@ -107,6 +107,10 @@ static int ensure_ready(gb_exec *exec, gb_err *err)
 
 int gb_exec_device(gb_exec *exec, gb_device_info *out, gb_err *err)
 {
+    if (exec->started > 0 && !exec->open) { /* stopped on purpose: the device is the same */
+        *out = exec->info;
+        return GB_OK;
+    }
     int rc = ensure_ready(exec, err);
     if (rc == GB_OK) *out = exec->info;
     return rc;
@@ -172,6 +176,11 @@ int gb_exec_race(gb_exec *exec, const gb_variant *variants, int n, const gb_meas
     rc = exec->ops->race(exec->backend, variants, n, opts, timeout_s, out, err);
     if (rc == GB_EINTR || backend_lost(rc)) close_backend(exec);
     return rc;
+}
+
+void gb_exec_stop_backend(gb_exec *exec)
+{
+    if (exec) close_backend(exec);
 }
 
 int gb_exec_backends_started(const gb_exec *exec)

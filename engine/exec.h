@@ -96,7 +96,9 @@ void *gb_local_backend_new(int ordinal);
 
 void gb_exec_destroy(gb_exec *exec);
 
-/* Opens the backend if needed and returns the device it runs on. */
+/* Returns the device the backend runs on, opening the backend the first time; a
+ * backend that was open before and has been closed since (stopped, or lost) is
+ * not started again for this: the device is the same. */
 int gb_exec_device(gb_exec *exec, gb_device_info *out, gb_err *err);
 
 /* Sets the problem for the following trials (the args are copied). */
@@ -118,6 +120,13 @@ int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check
  * GB_ETIMEOUT here (the race has no single culprit); the next call starts afresh. */
 int gb_exec_race(gb_exec *exec, const gb_variant *variants, int n, const gb_measure_opts *opts,
                  double timeout_s, gb_measurement *out, gb_err *err);
+
+/* Ends the backend now (the worker process, and with it its CUDA context) but
+ * keeps the problem and the reference: the next call that needs the GPU starts a
+ * fresh backend and replays them. A process that waits for the GPU's lease
+ * (engine/lease.h) calls it first, so that while it waits it has no context on
+ * the GPU, where the holder's contention check would count it. */
+void gb_exec_stop_backend(gb_exec *exec);
 
 /* Backends started so far (1 for a run in which nothing was lost). */
 int gb_exec_backends_started(const gb_exec *exec);

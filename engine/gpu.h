@@ -71,7 +71,8 @@ int gb_gpu_verify(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *launch,
  * hot (a CUDA graph of K back-to-back launches, K chosen so one replay lasts at
  * least opts->hot_min_ms; time divided by K). Every sample also gets the SM clock
  * (from NVML, or else from a probe kernel comparing clock64 with %globaltimer) and
- * whether NVML reported throttling. */
+ * whether NVML reported throttling; with NVML, the measurement is contended when
+ * other processes had a context on the GPU before or after the samples. */
 int gb_gpu_measure(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *launch,
                    const gb_measure_opts *opts, gb_measurement *out, gb_err *err);
 

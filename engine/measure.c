@@ -189,6 +189,21 @@ static int warm_up(const gb_sampler *s, const gb_measure_opts *o, gb_measurement
     }
 }
 
+/* ---- other processes --------------------------------------------------------- */
+
+static int others_now(const gb_sampler *s)
+{
+    return s->other_processes ? s->other_processes(s->ctx) : -1;
+}
+
+/* Notes what the look before (or after) the samples saw. */
+static void note_others(gb_measurement *m, int others)
+{
+    if (others <= 0) return;
+    m->contended = true;
+    if (others > m->n_other_procs) m->n_other_procs = others;
+}
+
 /* ---- sampling ------------------------------------------------------------ */
 
 typedef struct state {
@@ -269,11 +284,15 @@ int gb_measure_run(const gb_sampler *s, const gb_measure_opts *o, gb_measurement
     state st;
     gb_measure_opts opts = *o;
     if (opts.max_samples > 1 << 20) opts.max_samples = 1 << 20;
-    int rc = begin(s, &opts, out, &st, err);
+    int rc = begin(s, &opts, out, &st, err), before = rc == GB_OK ? others_now(s) : -1;
     st.start_ms = s->now_ms(s->ctx);
     while (rc == GB_OK && !st.done)
         rc = step(&st, &opts, opts.max_ms, err);
     if (rc == GB_OK) rc = finish(&st, &opts, err);
+    if (rc == GB_OK) {
+        note_others(out, before);
+        note_others(out, others_now(s));
+    }
     if (rc) gb_measurement_free(out);
     return rc;
 }
@@ -290,6 +309,8 @@ int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *o,
     int rc = GB_OK, left = n;
     for (int i = 0; rc == GB_OK && i < n; i++)
         rc = begin(&samplers[i], &opts, &out[i], &st[i], err);
+    /* The variants share the GPU and the time: one look before and one after. */
+    int before = rc == GB_OK ? others_now(&samplers[0]) : -1;
     /* One shared cap: each variant's clock starts now, and all stop by n * max_ms. */
     double start = samplers[0].now_ms(samplers[0].ctx), cap = n * opts.max_ms;
     for (int i = 0; i < n; i++)
@@ -303,6 +324,11 @@ int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *o,
     }
     for (int i = 0; rc == GB_OK && i < n; i++)
         rc = finish(&st[i], &opts, err);
+    int after = rc == GB_OK ? others_now(&samplers[0]) : -1;
+    for (int i = 0; rc == GB_OK && i < n; i++) {
+        note_others(&out[i], before);
+        note_others(&out[i], after);
+    }
     if (rc)
         for (int i = 0; i < n; i++)
             gb_measurement_free(&out[i]);

@@ -17,6 +17,13 @@
  *      is more than throttle_drop below the steady clock) is kept and tagged, and
  *      left out of the statistics; the count is reported. If every sample is
  *      throttled the statistics use them all and say so.
+ *   4. Just before the first sample and after the last, the sampler is asked how
+ *      many other processes are using the GPU (NVML, where the sampler has it).
+ *      Any at all make the measurement contended: its samples may include another
+ *      process's work, and the tuner never keeps such a result as a best. Asking
+ *      per sample would cost a millisecond each; a process that comes and goes
+ *      between the two looks is not seen (the GPU lease, engine/lease.h, keeps
+ *      other gpubench processes away).
  *
  * The race (gb_measure_race) measures several variants interleaved, one sample
  * each in turn (A B C A B C ...), so that slow drifts of clock or temperature
@@ -94,6 +101,9 @@ typedef struct gb_sampler {
     int (*sample)(void *ctx, gb_sample *out, gb_err *err);
     double (*now_ms)(void *ctx); /* a monotonic wall clock */
     void *ctx;
+    /* Optional: how many other processes use the GPU now; NULL, or an answer
+     * below 0, when that cannot be known (no NVML): then nothing is contended. */
+    int (*other_processes)(void *ctx);
 } gb_sampler;
 
 typedef struct gb_measurement {
@@ -113,8 +123,8 @@ typedef struct gb_measurement {
     double wall_ms;          /* sampling time, warm-up excluded */
     bool capped;             /* stopped by max_ms or max_samples above the noise target */
     int launches_per_sample; /* 1 cold; K hot */
-    bool contended;          /* another process used the GPU during the measurement */
-    int n_other_procs;       /* how many other processes were seen on it */
+    bool contended;          /* other processes used the GPU before or after the samples */
+    int n_other_procs;       /* the most of them seen (0: none, or unknown without NVML) */
 } gb_measurement;
 
 /* A per-sample array of gb_measurement: n_samples long, values >= 0. */

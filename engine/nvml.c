@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The few NVML declarations used here, as the NVML API reference gives them:
  * nvml.h is not installed on the machines that build gpubench. nvmlReturn_t and
@@ -17,7 +18,16 @@ enum {
     NVML_SUCCESS = 0,
     NVML_ERROR_INVALID_ARGUMENT = 2,
     NVML_ERROR_NOT_FOUND = 6,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
 };
+
+/* nvmlProcessInfo_v2_t, which both the _v2 and the _v3 process queries fill. */
+typedef struct nvmlProcessInfo {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo;
 
 enum { NVML_CLOCK_SM = 1 };
 
@@ -32,13 +42,18 @@ enum { NVML_CLOCK_SM = 1 };
     X(nvmlDeviceGetMaxClockInfo, nvmlReturn_t,                                                     \
       (nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock_mhz))
 
-/* The reasons query under its current name and under the older one it replaced;
- * one of them must be there. */
+/* The reasons query under its current name and under the older one it replaced
+ * (one of them must be there); the process list, newest version first (neither
+ * need be there: without it no measurement is found contended). */
 #define GB_NVML_OPTIONAL(X)                                                                        \
     X(nvmlDeviceGetCurrentClocksEventReasons, nvmlReturn_t,                                        \
       (nvmlDevice_t device, unsigned long long *reasons))                                          \
     X(nvmlDeviceGetCurrentClocksThrottleReasons, nvmlReturn_t,                                     \
-      (nvmlDevice_t device, unsigned long long *reasons))
+      (nvmlDevice_t device, unsigned long long *reasons))                                          \
+    X(nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t,                                       \
+      (nvmlDevice_t device, unsigned int *count, nvmlProcessInfo *infos))                          \
+    X(nvmlDeviceGetComputeRunningProcesses_v2, nvmlReturn_t,                                       \
+      (nvmlDevice_t device, unsigned int *count, nvmlProcessInfo *infos))
 
 #define GB_NVML_DECLARE(name, ret, params) ret(*name) params;
 typedef struct gb_nvml_api {
@@ -48,6 +63,7 @@ typedef struct gb_nvml_api {
 #undef GB_NVML_DECLARE
 
 typedef nvmlReturn_t (*reasons_fn)(nvmlDevice_t, unsigned long long *);
+typedef nvmlReturn_t (*processes_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo *);
 
 struct gb_nvml_device {
     nvmlDevice_t handle;
@@ -61,6 +77,8 @@ static bool loaded;
 static char lib_path[1024];
 static reasons_fn get_reasons;
 static const char *get_reasons_call;
+static processes_fn get_processes;
+static const char *get_processes_call;
 
 /* NVML is initialized while n_open > 0; the lock orders init and shutdown. */
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -114,6 +132,13 @@ static int pick_reasons_query(void)
                           "nvmlDeviceGetCurrentClocksEventReasons nor "
                           "nvmlDeviceGetCurrentClocksThrottleReasons",
                           lib_path);
+    }
+    if (nvml.nvmlDeviceGetComputeRunningProcesses_v3) {
+        get_processes = nvml.nvmlDeviceGetComputeRunningProcesses_v3;
+        get_processes_call = "nvmlDeviceGetComputeRunningProcesses_v3";
+    } else if (nvml.nvmlDeviceGetComputeRunningProcesses_v2) {
+        get_processes = nvml.nvmlDeviceGetComputeRunningProcesses_v2;
+        get_processes_call = "nvmlDeviceGetComputeRunningProcesses_v2";
     }
     return GB_OK;
 }
@@ -235,6 +260,48 @@ int gb_nvml_throttled(gb_nvml_device *dev, bool *out, unsigned long long *out_re
     if (result != NVML_SUCCESS) return nvml_fail(err, result, get_reasons_call);
     *out = (reasons & GB_NVML_THROTTLE_REASONS) != 0;
     if (out_reasons) *out_reasons = reasons;
+    return GB_OK;
+}
+
+#define MAX_PROCESSES 64 /* more come back as a count only */
+
+/* Distinct pids in the list other than pid; *out_mine says whether pid is there. */
+static int count_others(const nvmlProcessInfo *infos, unsigned int n, unsigned int pid,
+                        bool *out_mine)
+{
+    int others = 0;
+    *out_mine = false;
+    for (unsigned int i = 0; i < n; i++) {
+        bool seen = false;
+        for (unsigned int j = 0; j < i && !seen; j++)
+            seen = infos[j].pid == infos[i].pid;
+        if (infos[i].pid == pid)
+            *out_mine = true;
+        else
+            others += !seen;
+    }
+    return others;
+}
+
+int gb_nvml_other_processes(gb_nvml_device *dev, int *out_n, gb_err *err)
+{
+    nvmlProcessInfo infos[MAX_PROCESSES];
+    unsigned int count = MAX_PROCESSES;
+    bool mine = false;
+    *out_n = 0;
+    if (!get_processes)
+        return gb_err_set(err, GB_ENOTFOUND,
+                          "%s has neither nvmlDeviceGetComputeRunningProcesses_v3 nor _v2",
+                          lib_path);
+    nvmlReturn_t result = get_processes(dev->handle, &count, infos);
+    if (result != NVML_SUCCESS && result != NVML_ERROR_INSUFFICIENT_SIZE)
+        return nvml_fail(err, result, get_processes_call);
+    int others = result == NVML_SUCCESS ? count_others(infos, count, (unsigned)getpid(), &mine) : 0;
+    /* Not listed under our pid (a PID namespace shows the host's pids; a list too
+     * long for the buffer shows none): the caller holds a context on the GPU, so
+     * one of the processes is ours. */
+    if (!mine) others = (int)count - 1;
+    *out_n = others > 0 ? others : 0;
     return GB_OK;
 }
 

@@ -1,5 +1,6 @@
 /*
- * NVML, loaded at run time: the SM clock of one GPU and whether it is throttling.
+ * NVML, loaded at run time: the SM clock of one GPU, whether it is throttling, and
+ * whether other processes are using it.
  *
  * The measurement tags every sample with the SM clock and a throttled flag
  * (engine/measure.h). NVML (libnvidia-ml.so.1) reports both directly, but it is
@@ -82,6 +83,17 @@ int gb_nvml_max_sm_clock(gb_nvml_device *dev, double *out_mhz, gb_err *err);
  * nvmlDeviceGetCurrentClocksThrottleReasons on drivers that predate it. On
  * failure both outputs are cleared and the result is GB_ECUDA naming the call. */
 int gb_nvml_throttled(gb_nvml_device *dev, bool *out, unsigned long long *out_reasons, gb_err *err);
+
+/* How many processes other than the caller's have a compute context on the GPU
+ * now (nvmlDeviceGetComputeRunningProcesses_v3, else _v2). Meant for the process
+ * that measures, which holds a context there itself: when its pid is in NVML's
+ * list the others are the other pids in it; when it is not (in a PID namespace
+ * NVML reports the host's pids), they are the count less one, that one being the
+ * caller. A context is counted whether or not it is running a kernel now. The
+ * query can take a millisecond or more: call it around a measurement, not per
+ * sample. On failure *out_n is 0 and the result is GB_ENOTFOUND (the library has
+ * no such query) or GB_ECUDA naming the call. */
+int gb_nvml_other_processes(gb_nvml_device *dev, int *out_n, gb_err *err);
 
 /* Writes reasons as comma-separated names into buf (n bytes, truncated to fit and
  * always terminated when n > 0) and returns buf: "sw_power_cap,hw_thermal", "none"

@@ -136,6 +136,17 @@ cleanup:
     return rc;
 }
 
+/* Other processes with a context on the GPU, which may be running kernels while
+ * ours are timed; -1 (unknown) without NVML or when the query fails. */
+static int sampler_others(void *ctx)
+{
+    gb_gpu *gpu = ((sampler_ctx *)ctx)->gpu;
+    int n = -1;
+    gb_err ignored;
+    if (!gpu->nvml || gb_nvml_other_processes(gpu->nvml, &n, &ignored) != GB_OK) return -1;
+    return n;
+}
+
 static int take_sample(void *ctx, gb_sample *out, gb_err *err)
 {
     sampler_ctx *c = ctx;
@@ -182,7 +193,8 @@ static int make_sampler(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l,
                         const gb_measure_opts *opts, sampler_ctx *c, gb_sampler *out, gb_err *err)
 {
     *c = (sampler_ctx){.gpu = gpu, .kernel = k, .launch = l, .mode = opts->mode, .launches = 1};
-    *out = (gb_sampler){.sample = take_sample, .now_ms = now_ms, .ctx = c};
+    *out = (gb_sampler){
+        .sample = take_sample, .now_ms = now_ms, .ctx = c, .other_processes = sampler_others};
     int rc = opts->mode == GB_MODE_HOT ? build_graph(c, opts->hot_min_ms, err) : GB_OK;
     return gb_gpu_note_fault(gpu, rc, err);
 }

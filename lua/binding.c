@@ -248,6 +248,25 @@ static void tally(gb_lua_host *host, const gb_tuner_opts *opts, const gb_tune_re
     }
 }
 
+/* Remembers a kernel that gb.tune tuned, once per device, for --export-header. */
+static int note_tuned(gb_lua_host *host, const char *kernel, const gb_tune_result *result,
+                      gb_err *err)
+{
+    if (result->bench) return GB_OK;
+    for (int i = 0; i < host->n_tuned_kernels; i++)
+        if (!strcmp(host->tuned[i].kernel, kernel) &&
+            !strcmp(host->tuned[i].device, result->device))
+            return GB_OK;
+    gb_lua_tuned *grown = realloc(host->tuned, (size_t)(host->n_tuned_kernels + 1) * sizeof *grown);
+    if (!grown) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    host->tuned = grown;
+    gb_lua_tuned *t = &grown[host->n_tuned_kernels];
+    if (!(t->kernel = strdup(kernel))) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    gb_strlcpy(t->device, result->device, sizeof t->device);
+    host->n_tuned_kernels++;
+    return GB_OK;
+}
+
 /* The kernel's measurement method: the run's (defaults and command-line flags),
  * with the kernel's own measure table over it, except what the command line set. */
 static void resolve_measure(lua_State *L, int idx, const gb_lua_host *host, gb_kernel_def *def)
@@ -306,6 +325,7 @@ static int run_kernel(lua_State *L, gb_tune_request *req, gb_err *err)
     if (rc == GB_OK) rc = gb_tune(&opts, def, req, &result, err);
     if (rc == GB_OK || rc == GB_EINTR) { /* an interrupted run shows what finished */
         tally(host, &opts, &result);
+        if (rc == GB_OK) rc = note_tuned(host, def->name, &result, err);
         if (host->out)
             gb_report_tune(host->out, def->name, &result, opts.compile_only, opts.verbose);
     }
@@ -537,5 +557,10 @@ void gb_lua_close(lua_State *L, gb_lua_host *host)
     if (host) {
         gb_exec_destroy(host->tuner.exec);
         host->tuner.exec = NULL;
+        for (int i = 0; i < host->n_tuned_kernels; i++)
+            free(host->tuned[i].kernel);
+        free(host->tuned);
+        host->tuned = NULL;
+        host->n_tuned_kernels = 0;
     }
 }

@@ -27,6 +27,12 @@ enum {
     GB_MEASURE_SET_SAMPLES = 1 << 3,
 };
 
+/* A kernel that gb.tune tuned (gb.bench does not count), and on which device. */
+typedef struct gb_lua_tuned {
+    char *kernel;
+    char device[320]; /* device fingerprint; "" when it ran without a GPU */
+} gb_lua_tuned;
+
 typedef struct gb_lua_host {
     gb_tuner_opts tuner;  /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
     unsigned measure_set; /* GB_MEASURE_SET_*: tuner.measure fields the user set */
@@ -42,6 +48,9 @@ typedef struct gb_lua_host {
     int n_shapes_failed; /* shapes left with no valid variant */
     bool gpu_missing;    /* timing was skipped for want of a GPU */
     gb_err gpu_missing_err;
+    gb_lua_tuned *tuned; /* each kernel once per device, for --export-header; freed by
+                            gb_lua_close */
+    int n_tuned_kernels;
 } gb_lua_host;
 
 /* A new state with the standard libraries and gpubench preloaded. */
@@ -51,7 +60,8 @@ int gb_lua_new(gb_lua_host *host, lua_State **out, gb_err *err);
  * kernels it declared with shapes if it never called gb.tune. */
 int gb_lua_run(lua_State *L, const char *path, int argc, char **argv, gb_err *err);
 
-/* Closes the state and the executor the host opened. */
+/* Closes the state, the executor the host opened and the host's list of tuned
+ * kernels. */
 void gb_lua_close(lua_State *L, gb_lua_host *host);
 
 #endif

@@ -145,6 +145,7 @@ static void shape_row(gb_table *t, const gb_shape_result *s, bool bench)
     gb_table_cell(t, "%d", s->n_timed);
     gb_table_cell(t, "%s",
                   s->interrupted ? "interrupted"
+                  : s->contended ? "contended"
                   : bench        ? "bench"
                   : s->n_resumed ? "resumed"
                                  : "tuned");
@@ -231,6 +232,28 @@ static void race_line(FILE *out, const gb_shape_result *s)
                 100 * gb_stats_rel_ci(&s->best));
 }
 
+/* What other processes on the GPU did to this shape's figures. */
+static void contention_lines(FILE *out, const gb_shape_result *s, bool bench)
+{
+    int n = s->best_measurement.n_other_procs;
+    char who[48] = "another process";
+    if (n > 0) snprintf(who, sizeof who, "%d other process(es)", n);
+    if (s->contended)
+        fprintf(out,
+                "    the GPU was in use by %s while the %s measured, and again after a pause: "
+                "%s\n",
+                who, bench ? "configuration was" : "best was",
+                bench ? "the figures may be slow"
+                      : "the best is not stored (tune again when the GPU is free)");
+    if (s->n_contended)
+        fprintf(out,
+                "    %d trial(s) were screened while another process used the GPU (recorded as "
+                "contended; a rerun measures them again)\n",
+                s->n_contended);
+    if (s->baseline_contended)
+        fprintf(out, "    the reference was timed while another process used the GPU: no vs ref\n");
+}
+
 static void summary(FILE *out, const gb_tune_result *r, bool verbose)
 {
     for (int i = 0; i < r->n_shapes; i++) {
@@ -241,6 +264,7 @@ static void summary(FILE *out, const gb_tune_result *r, bool verbose)
         status_counts(out, s);
         if (s->n_leaders) fprintf(out, "    %d leader(s) raced\n", s->n_leaders);
         race_line(out, s);
+        contention_lines(out, s, r->bench);
         failures(out, s, verbose);
     }
 }
@@ -248,13 +272,20 @@ static void summary(FILE *out, const gb_tune_result *r, bool verbose)
 /* Where the run's time went. */
 static void timing_line(FILE *out, const gb_tune_timing *t)
 {
-    if (t->n_trials == 0) return;
-    double other = t->total_s - t->screening_s - t->racing_s - t->compile_wait_s;
+    if (t->n_trials == 0) {
+        if (t->lease_wait_s > 0)
+            fprintf(out, "  time %.1f s: %.1f s waiting for the GPU's lease\n", t->total_s,
+                    t->lease_wait_s);
+        return;
+    }
+    double other = t->total_s - t->screening_s - t->racing_s - t->compile_wait_s - t->lease_wait_s;
+    fprintf(out, "  time %.1f s: ", t->total_s);
+    if (t->lease_wait_s > 0) fprintf(out, "%.1f s waiting for the GPU's lease, ", t->lease_wait_s);
     fprintf(out,
-            "  time %.1f s: %.1f s in %d trials (%.0f ms each), %.1f s racing the leaders, %.1f s "
+            "%.1f s in %d trials (%.0f ms each), %.1f s racing the leaders, %.1f s "
             "waiting for compiles (NVRTC %.1f s over the threads), %.1f s other\n",
-            t->total_s, t->screening_s, t->n_trials, 1e3 * t->screening_s / t->n_trials,
-            t->racing_s, t->compile_wait_s, t->compile_cpu_s, other > 0 ? other : 0);
+            t->screening_s, t->n_trials, 1e3 * t->screening_s / t->n_trials, t->racing_s,
+            t->compile_wait_s, t->compile_cpu_s, other > 0 ? other : 0);
 }
 
 void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool compile_only,

@@ -6,7 +6,8 @@
  *
  * Run as `fake_worker --worker`, it serves engine/proto.h on fd 3: OPEN gets a
  * fake device, PROBLEM and REFERENCE get OK once their fields read back, and TRIAL
- * gets an ok result whose samples all equal launch.grid[0] milliseconds.
+ * gets an ok result whose samples all equal launch.grid[0] milliseconds. Each
+ * ordinal is a GPU of its own: its UUID and PCI bus id end in the ordinal.
  *
  * GB_FAKE_WORKER lists misbehaviours, comma-separated (see `options` below).
  * GB_FAKE_STATE names a file to which every message received is appended as a
@@ -32,6 +33,7 @@ static struct {
     int crash_on_trial, hang_on_trial, garbage_on_trial, fault_on_trial, wrong_type_on_trial;
     int exit_on_open; /* -1: answer OPEN */
     int no_gpu, bad_version;
+    int others; /* other processes every measurement sees on the GPU (contended when > 0) */
 } bad = {.exit_on_open = -1};
 
 static const char *state_path;
@@ -51,6 +53,7 @@ static int parse_misbehaviour(const char *spec)
         {"exit_on_open", &bad.exit_on_open, true},
         {"no_gpu", &bad.no_gpu, false},
         {"bad_version", &bad.bad_version, false},
+        {"others", &bad.others, true},
     };
     const size_t n_options = sizeof options / sizeof *options;
     char *copy = strdup(spec), *save = NULL;
@@ -187,7 +190,11 @@ static int on_open(const gb_msg *m)
     };
     strcpy(device.name, "Fake GPU");
     strcpy(device.arch, "sm_90a");
-    strcpy(device.uuid, "GPU-00000000-0000-0000-0000-000000000000");
+    /* One fake GPU per ordinal: each its own UUID (so its own lease) and bus id. */
+    snprintf(device.uuid, sizeof device.uuid, "GPU-00000000-0000-0000-0000-%012d",
+             open.ordinal % 1000000);
+    snprintf(device.pci_bus_id, sizeof device.pci_bus_id, "0000:%02X:00.0",
+             (0x3B + open.ordinal) % 256);
     reply(GB_MSG_DEVICE, &device);
     return SERVE_ON;
 }
@@ -231,7 +238,9 @@ static gb_measurement fake_measurement(const gb_launch *launch, double *samples_
                             .wall_ms = N_SAMPLES * samples_ms[0],
                             .launches_per_sample = 1,
                             .steady_clock_mhz = 1980,
-                            .clock_steady = true};
+                            .clock_steady = true,
+                            .contended = bad.others > 0,
+                            .n_other_procs = bad.others};
 }
 
 static int answer_trial(const gb_launch *launch)
@@ -303,8 +312,8 @@ static int serve(const gb_msg *m)
         return on_problem(m);
     case GB_MSG_REFERENCE:
         return on_reference(m);
-    case GB_MSG_TRIAL:
-        return on_trial(m, count_records("TRIAL"));
+    case GB_MSG_TRIAL: /* -1 without a state file: no trial number, so no misbehaviour */
+        return on_trial(m, state_path ? count_records("TRIAL") : -1);
     case GB_MSG_RACE:
         return on_race(m);
     case GB_MSG_QUIT:

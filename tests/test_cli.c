@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cache/cache.h"
+
 #include <dlfcn.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -161,7 +164,8 @@ static void test_gpubench_tune_help_lists_the_options(void **state)
     fixture *f = *state;
     run(f, "gpubench-tune", "--help", NULL);
     assert_int_equal(f->r.status, 0);
-    const char *options[] = {"--cache DIR", "--force", "--compile-only", "--arch", "--require-gpu"};
+    const char *options[] = {"--cache DIR", "--force",       "--compile-only",
+                             "--arch",      "--require-gpu", "--lease-wait S"};
     for (size_t i = 0; i < sizeof options / sizeof *options; i++)
         assert_non_null(strstr(f->r.out, options[i]));
 }
@@ -189,6 +193,11 @@ static void test_usage_errors_exit_with_2(void **state)
     run(f, "gpubench-tune", "--mode", "warm", "x.lua", NULL);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "--mode"));
+    run(f, "gpubench-tune", "--lease-wait", "soon", "x.lua", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--lease-wait needs seconds from 0 to 1e6 or 'forever'"));
+    run(f, "gpubench-tune", "--lease-wait", "-5", "x.lua", NULL);
+    assert_int_equal(f->r.status, 2);
 }
 
 static void test_a_script_error_exits_with_2_and_names_the_line(void **state)
@@ -226,6 +235,8 @@ static void test_require_gpu_exits_with_3_without_a_gpu(void **state)
     run(f, "gpubench-tune", "tiny.lua", "--require-gpu", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 3);
     assert_non_null(strstr(f->r.err, "libcuda.so.1"));
+    run(f, "gpubench-tune", "tiny.lua", "--lease-wait", "forever", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0); /* compiling only: no lease, no wait */
 }
 
 static void test_compile_only_reports_compile_errors_without_failing_the_run(void **state)
@@ -259,7 +270,283 @@ static void test_cache_ls_and_path(void **state)
     run(f, "gpubench-tune", "tiny.lua", "--compile-only", "--cache", f->cache, NULL);
     run(f, "gpubench", "cache", "ls", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 0);
-    assert_non_null(strstr(f->r.out, "0 tuned shape(s)"));
+    /* Compiling only stores cubins: ls says so rather than just "nothing tuned". */
+    assert_non_null(
+        strstr(f->r.out, "0 tuned shape(s), 0 stale; 0 trial(s); 2 compiled variant(s)"));
+}
+
+/* An export file as docs/cache.md describes it: two bests on two devices, a gemm
+ * trial that passed and one that did not compile. Records are whole, as in the
+ * cache: their statistics and check have every field. */
+static const char EXPORT[] =
+    "{\"format\":\"gpubench-cache-export\",\"version\":1,\"engine\":\"0.1.0\",\"schema\":1,"
+    "\"exported\":1795300000,\n\"best\":[\n"
+    "{\"kernel\":\"gemm\",\"kernel_fp\":\"0b74386f143d60936c49694fb8c0a7f6\","
+    "\"device\":\"NVIDIA H200/sm_90/132\",\"shape\":{\"K\":1024,\"M\":1024,\"N\":1024},"
+    "\"space_fp\":\"67f8717bbe373b1a4835acf980318b8f\",\"config\":{\"BK\":32,\"BM\":64},"
+    "\"stats\":{\"n\":3,\"min_ms\":0.09,\"max_ms\":0.092,\"mean_ms\":0.091,\"stddev_ms\":0.001,"
+    "\"median_ms\":0.091,\"q1_ms\":0.0905,\"q3_ms\":0.0915,\"ci_lo_ms\":0.09,\"ci_hi_ms\":0.092},"
+    "\"mode\":\"cold\",\"clock_mhz\":1980,\"n_throttled\":0,\"capped\":false,"
+    "\"samples_ms\":[0.09,0.091,0.092],\"tie\":[],\"n_leaders\":2,\"flops\":2147483648,"
+    "\"bytes\":12582912,\"baseline\":null,\"complete\":true,\"n_configs\":4,\"n_rejected\":0,"
+    "\"n_timed\":4,\"n_failed\":1,\"when\":1795300000,\"engine\":\"\",\"nvrtc\":\"\",\"driver\":0,"
+    "\"sources\":[]},\n"
+    "{\"kernel\":\"scale\",\"kernel_fp\":\"d28ba93103b67ceed123e2472417c395\","
+    "\"device\":\"NVIDIA H100 80GB HBM3/sm_90/132\",\"shape\":{\"n\":4096},\"space_fp\":\"\","
+    "\"config\":{\"B\":256},\"stats\":{\"n\":1,\"min_ms\":0.01,\"max_ms\":0.01,"
+    "\"mean_ms\":0.01,\"stddev_ms\":0,\"median_ms\":0.01,\"q1_ms\":0.01,\"q3_ms\":0.01,"
+    "\"ci_lo_ms\":0.01,\"ci_hi_ms\":0.01},\"mode\":\"cold\","
+    "\"complete\":true,\"n_timed\":1,\"when\":1795300000}\n],\n\"trials\":[\n"
+    "{\"kernel\":\"gemm\",\"kernel_fp\":\"0b74386f143d60936c49694fb8c0a7f6\","
+    "\"device\":\"NVIDIA H200/sm_90/132\",\"shape\":{\"K\":1024,\"M\":1024,\"N\":1024},"
+    "\"config\":{\"BK\":32,\"BM\":64},\"status\":\"ok\",\"in_flight\":false,\"reason\":\"\","
+    "\"check\":{\"checked\":true,\"n_bad\":0,\"n_compared\":1048576,\"max_abs_err\":0,"
+    "\"max_rel_err\":0},\"stats\":{\"n\":1,\"min_ms\":0.093,\"max_ms\":0.093,"
+    "\"mean_ms\":0.093,\"stddev_ms\":0,\"median_ms\":0.093,\"q1_ms\":0.093,\"q3_ms\":0.093,"
+    "\"ci_lo_ms\":0.093,\"ci_hi_ms\":0.093},\"mode\":\"cold\",\"samples_ms\":[0.093],"
+    "\"registers\":40,\"when\":1795300000},\n"
+    "{\"kernel\":\"gemm\",\"kernel_fp\":\"0b74386f143d60936c49694fb8c0a7f6\","
+    "\"device\":\"NVIDIA H200/sm_90/132\",\"shape\":{\"K\":1024,\"M\":1024,\"N\":1024},"
+    "\"config\":{\"BK\":8,\"BM\":64},\"status\":\"compile_error\",\"in_flight\":false,"
+    "\"reason\":\"e.cu:2: error: too many resources\",\"check\":{\"checked\":false,"
+    "\"n_bad\":0,\"n_compared\":0,\"max_abs_err\":null,\"max_rel_err\":null},"
+    "\"stats\":null,\"registers\":-1,"
+    "\"when\":1795300000}\n]}\n";
+
+static json_t *run_json(fixture *f)
+{
+    json_error_t jerr;
+    json_t *json = json_loads(f->r.out, 0, &jerr);
+    if (!json) fail_msg("not JSON (%s): %s", jerr.text, f->r.out);
+    return json;
+}
+
+static void test_cache_help_lists_every_command_and_what_stale_means(void **state)
+{
+    fixture *f = *state;
+    run(f, "gpubench", "cache", "--help", NULL);
+    assert_int_equal(f->r.status, 0);
+    const char *words[] = {"ls [--kernel K] [--device D] [--all | --stale]",
+                           "show KERNEL [SHAPE]",
+                           "rm [--kernel K]",
+                           "export FILE",
+                           "import FILE [--cubins]",
+                           "import --from kernel-tuner FILE --kernel NAME --shape SHAPE",
+                           "merge DIR",
+                           "verify",
+                           "gc [--compact] [--dry-run]",
+                           "path",
+                           "--json",
+                           "no cache here yet",
+                           "stale when",
+                           "source, as\nrecorded when it was tuned, now has other content",
+                           "exit status"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (!strstr(f->r.out, words[i])) fail_msg("--help lacks '%s'", words[i]);
+}
+
+static void test_cache_commands_that_look_create_nothing(void **state)
+{
+    fixture *f = *state;
+    const char *looks[][3] = {
+        {"ls", NULL}, {"verify", NULL}, {"gc", NULL}, {"rm", "--stale"}, {"show", "gemm"}};
+    for (size_t i = 0; i < sizeof looks / sizeof *looks; i++) {
+        run(f, "gpubench", "cache", looks[i][0], "--cache", f->cache, looks[i][1], NULL);
+        assert_int_equal(f->r.status, strcmp(looks[i][0], "show") ? 0 : 1);
+        assert_non_null(strstr(f->r.out, strcmp(looks[i][0], "show")
+                                             ? "no cache here yet"
+                                             : "no results for kernel gemm"));
+        assert_int_equal(access(f->cache, F_OK), -1);
+    }
+    run(f, "gpubench", "cache", "ls", "--cache", f->cache, "--json", NULL);
+    json_t *json = run_json(f);
+    assert_true(json_is_false(json_object_get(json, "exists")));
+    json_decref(json);
+    run(f, "gpubench", "cache", "export", "out.json", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "no cache here yet"));
+}
+
+static void test_cache_import_then_ls_filters_and_json(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "export.json", EXPORT);
+    run(f, "gpubench", "cache", "import", "export.json", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "best    2 new, 0 replaced, 0 kept, 0 skipped"));
+    assert_non_null(strstr(f->r.out, "trials  2 new, 0 replaced, 0 kept, 0 skipped"));
+    run(f, "gpubench", "cache", "ls", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "2 tuned shape(s), 0 stale; 2 trial(s)"));
+    assert_non_null(strstr(f->r.out, "trials: 1 ok, 1 compile_error"));
+    assert_non_null(strstr(f->r.out, "K=1024,M=1024,N=1024  BK=32,BM=64"));
+    assert_non_null(strstr(f->r.out, "scale"));
+    run(f, "gpubench", "cache", "ls", "--kernel", "gemm", "--cache", f->cache, NULL);
+    assert_non_null(strstr(f->r.out, "gemm"));
+    assert_null(strstr(f->r.out, "scale"));
+    run(f, "gpubench", "cache", "ls", "--device", "NVIDIA H100 80GB HBM3/sm_90/132", "--cache",
+        f->cache, "--json", NULL);
+    assert_int_equal(f->r.status, 0);
+    json_t *json = run_json(f), *best = json_object_get(json, "best");
+    assert_int_equal(json_array_size(best), 1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_array_get(best, 0), "record"), "kernel")),
+                        "scale");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(json, "counts"), "tuned")),
+                     1);
+    json_decref(json);
+    run(f, "gpubench", "cache", "show", "gemm", "K=1024,M=1024,N=1024", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "best        BK=32,BM=64: median 0.091 ms"));
+    assert_non_null(strstr(f->r.out, "trials      2: 1 ok, 1 compile_error"));
+    assert_non_null(strstr(f->r.out, "e.cu:2: error: too many resources"));
+    run(f, "gpubench", "cache", "show", "gemm", "K=1", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 1);
+}
+
+static void test_cache_export_and_import_round_trip_between_caches(void **state)
+{
+    fixture *f = *state;
+    char other[160];
+    snprintf(other, sizeof other, "%s/other", f->dir);
+    write_script(f, "export.json", EXPORT);
+    run(f, "gpubench", "cache", "import", "export.json", "--cache", f->cache, NULL);
+    run(f, "gpubench", "cache", "export", "again.json", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "exported 2 best, 2 trial(s) and 0 cubin(s) to again.json"));
+    run(f, "gpubench", "cache", "import", "again.json", "--cache", other, NULL);
+    assert_int_equal(f->r.status, 0);
+    run(f, "gpubench", "cache", "ls", "--cache", f->cache, "--json", NULL);
+    json_t *a = run_json(f);
+    run(f, "gpubench", "cache", "ls", "--cache", other, "--json", NULL);
+    json_t *b = run_json(f);
+    assert_true(json_equal(json_object_get(a, "best"), json_object_get(b, "best")));
+    json_decref(a);
+    json_decref(b);
+    run(f, "gpubench", "cache", "import", "again.json", "--cache", other, "--json", NULL);
+    json_t *again = run_json(f);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(again, "best"), "kept")),
+                     2);
+    json_decref(again);
+    run(f, "gpubench", "cache", "merge", other, "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "best    0 new, 0 replaced, 2 kept, 0 skipped"));
+    run(f, "gpubench", "cache", "merge", f->cache, "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 2);
+}
+
+static void test_cache_import_skips_a_bad_record_by_index_and_exits_1(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "bad.json",
+                 "{\"format\":\"gpubench-cache-export\",\"version\":1,\"best\":[{\"kernel\":"
+                 "\"$(reboot)\",\"kernel_fp\":\"ab\",\"device\":\"d\",\"shape\":{},\"config\":{},"
+                 "\"stats\":{\"n\":1,\"min_ms\":1,\"max_ms\":1,\"mean_ms\":1,\"stddev_ms\":0,"
+                 "\"median_ms\":1,\"q1_ms\":1,\"q3_ms\":1,\"ci_lo_ms\":1,\"ci_hi_ms\":1}}]}");
+    run(f, "gpubench", "cache", "import", "bad.json", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 1);
+    assert_non_null(strstr(f->r.err, "best[0]: kernel name is not"));
+    assert_non_null(strstr(f->r.out, "best    0 new, 0 replaced, 0 kept, 1 skipped"));
+    write_script(f, "newer.json", "{\"format\":\"gpubench-cache-export\",\"version\":7}");
+    run(f, "gpubench", "cache", "import", "newer.json", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "newer.json: export format version 7 is newer"));
+}
+
+static void test_cache_verify_exits_1_when_a_record_sits_under_another_key(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "export.json", EXPORT);
+    run(f, "gpubench", "cache", "import", "export.json", "--cache", f->cache, NULL);
+    run(f, "gpubench", "cache", "verify", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "checked 2 best, 2 trial and 0 cubin record(s): no problems"));
+    gb_cache *cache = NULL;
+    gb_err err;
+    assert_int_equal(gb_cache_open(f->cache, 0, &cache, &err), GB_OK);
+    const char *copy = strstr(EXPORT, "{\"kernel\":\"scale\""); /* its record, under a wrong key */
+    gb_key wrong = gb_key_of_bytes("wrong", 5);
+    assert_int_equal(gb_cache_put(cache, GB_DB_BEST, &wrong, copy, strcspn(copy, "\n"), &err),
+                     GB_OK);
+    gb_cache_close(cache);
+    run(f, "gpubench", "cache", "verify", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 1);
+    assert_non_null(strstr(f->r.err, "its content belongs under key"));
+    assert_non_null(strstr(f->r.out, "1 problem(s)"));
+    run(f, "gpubench", "cache", "verify", "--cache", f->cache, "--json", NULL);
+    assert_int_equal(f->r.status, 1);
+    json_t *json = run_json(f);
+    assert_int_equal(json_array_size(json_object_get(json, "problems")), 1);
+    json_decref(json);
+}
+
+static void test_cache_import_from_kernel_tuner(void **state)
+{
+    fixture *f = *state;
+    char data[4096];
+    snprintf(data, sizeof data, "%s/tests/data/ktuner_small.json", getenv("GB_SOURCE_DIR"));
+    run(f, "gpubench", "cache", "import", "--from", "kernel-tuner", data, "--kernel", "vector_add",
+        "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "needs --kernel NAME and --shape SHAPE"));
+    run(f, "gpubench", "cache", "import", "--from", "kernel-tuner", data, "--kernel", "vector_add",
+        "--shape", "n=100", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "device NVIDIA RTX A4000, fingerprint kernel-tuner-"));
+    assert_non_null(strstr(f->r.out, "entries 15: 15 timed, 0 failed, 0 skipped"));
+    assert_non_null(strstr(f->r.out, "fastest block_size_x=768 at 0.031758 ms"));
+    run(f, "gpubench", "cache", "show", "vector_add", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "best        block_size_x=768"));
+    assert_non_null(strstr(f->r.out, "trials      15: 15 ok"));
+    assert_non_null(strstr(f->r.out, "(5 more ok trials; --json lists them all)"));
+}
+
+static void test_cache_rm_and_gc(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "tiny.lua", TINY);
+    run(f, "gpubench-tune", "tiny.lua", "--compile-only", "--cache", f->cache, NULL);
+    write_script(f, "export.json", EXPORT);
+    run(f, "gpubench", "cache", "import", "export.json", "--cache", f->cache, NULL);
+    run(f, "gpubench", "cache", "rm", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "say what to remove"));
+    run(f, "gpubench", "cache", "rm", "--kernel", "gemm", "--dry-run", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "would remove 1 best record(s) and 2 trial(s)"));
+    run(f, "gpubench", "cache", "rm", "--kernel", "gemm", "--cache", f->cache, NULL);
+    assert_non_null(strstr(f->r.out, "removed 1 best record(s) and 2 trial(s)"));
+    run(f, "gpubench", "cache", "ls", "--cache", f->cache, NULL);
+    assert_non_null(strstr(f->r.out, "1 tuned shape(s), 0 stale; 0 trial(s); 2 compiled"));
+    run(f, "gpubench", "cache", "gc", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "removed 2 of 2 cubin(s)"));
+    assert_non_null(strstr(f->r.out, "2 named by no trial"));
+    run(f, "gpubench", "cache", "gc", "--compact", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "compacted data.mdb from"));
+    run(f, "gpubench", "cache", "ls", "--cache", f->cache, NULL);
+    assert_non_null(strstr(f->r.out, "1 tuned shape(s), 0 stale; 0 trial(s); 0 compiled"));
+}
+
+static void test_cache_usage_errors_exit_with_2(void **state)
+{
+    fixture *f = *state;
+    const char *cases[][4] = {
+        {"ls", "--cubins", NULL},
+        {"show", NULL},
+        {"ls", "--all", "--stale"},
+        {"import", "x.json", "--kernel", "k"},
+        {"import", "--from", "kt", "x.json"},
+        {"frobnicate", NULL},
+        {"rm", "--shape", "K"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        run(f, "gpubench", "cache", cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL);
+        if (f->r.status != 2) fail_msg("case %zu exited %d: %s", i, f->r.status, f->r.err);
+        assert_non_null(strstr(f->r.err, "gpubench cache"));
+    }
 }
 
 static void test_a_corrupt_cache_is_named_and_exits_with_2(void **state)
@@ -309,6 +596,15 @@ int main(void)
         T(test_require_gpu_exits_with_3_without_a_gpu),
         T(test_compile_only_reports_compile_errors_without_failing_the_run),
         T(test_cache_ls_and_path),
+        T(test_cache_help_lists_every_command_and_what_stale_means),
+        T(test_cache_commands_that_look_create_nothing),
+        T(test_cache_import_then_ls_filters_and_json),
+        T(test_cache_export_and_import_round_trip_between_caches),
+        T(test_cache_import_skips_a_bad_record_by_index_and_exits_1),
+        T(test_cache_verify_exits_1_when_a_record_sits_under_another_key),
+        T(test_cache_import_from_kernel_tuner),
+        T(test_cache_rm_and_gc),
+        T(test_cache_usage_errors_exit_with_2),
         T(test_a_corrupt_cache_is_named_and_exits_with_2),
         T(test_script_arguments_reach_arg),
         T(test_ctrl_c_stops_a_script_with_status_130),

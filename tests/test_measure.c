@@ -62,6 +62,9 @@ struct fake {
     int n_calls;    /* samples returned */
     int n_attempts; /* calls, failed ones included */
     int fail_at;    /* this call fails with GB_ECUDA; -1 for never */
+    int others[4];  /* what each look at the other processes answers */
+    int n_looks;
+    int look_at[4]; /* sample calls made (world.n) when each look came */
 };
 
 static int fake_sample(void *ctx, gb_sample *out, gb_err *err)
@@ -94,9 +97,18 @@ static fake make_fake(int id, stream_fn stream, double base_ms, double spread)
                   .fail_at = -1};
 }
 
+static int fake_others(void *ctx)
+{
+    fake *f = ctx;
+    if (f->n_looks == 4) fail_msg("fake sampler %d: asked about other processes again", f->id);
+    f->look_at[f->n_looks] = world.n;
+    return f->others[f->n_looks++];
+}
+
 static gb_sampler sampler_of(fake *f)
 {
-    return (gb_sampler){.sample = fake_sample, .now_ms = fake_now, .ctx = f};
+    return (gb_sampler){
+        .sample = fake_sample, .now_ms = fake_now, .ctx = f, .other_processes = fake_others};
 }
 
 /* ---- the streams ---------------------------------------------------------- */
@@ -311,6 +323,8 @@ static void assert_measurement_equal(const gb_measurement *a, const gb_measureme
     assert_near(a->wall_ms, b->wall_ms);
     assert_int_equal(a->capped, b->capped);
     assert_int_equal(a->launches_per_sample, b->launches_per_sample);
+    assert_int_equal(a->contended, b->contended);
+    assert_int_equal(a->n_other_procs, b->n_other_procs);
 }
 
 /* ---- running -------------------------------------------------------------- */
@@ -952,6 +966,86 @@ static void test_a_race_sampler_error_is_returned_and_nothing_leaks(void **state
     assert_race_fails_at(30); /* while sampling */
 }
 
+/* ---- other processes on the GPU ------------------------------------------- */
+
+static void test_other_processes_are_looked_for_before_and_after_the_samples(void **state)
+{
+    fake f = make_fake(0, constant, 1.0, 0);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    assert_int_equal(f.n_looks, 2);
+    assert_int_equal(f.look_at[0], m.n_warmup); /* after the warm-up, before the first sample */
+    assert_int_equal(f.look_at[1], m.n_warmup + m.n_samples); /* after the last */
+    assert_false(m.contended);
+    assert_int_equal(m.n_other_procs, 0);
+    gb_measurement_free(&m);
+}
+
+static void test_another_process_before_or_after_makes_the_measurement_contended(void **state)
+{
+    const int answers[3][2] = {{2, 0}, {0, 1}, {1, 3}};
+    for (int i = 0; i < 3; i++) {
+        reset_world(state);
+        fake f = make_fake(0, constant, 1.0, 0);
+        f.others[0] = answers[i][0];
+        f.others[1] = answers[i][1];
+        gb_measure_opts opts = gb_measure_defaults();
+        gb_measurement m = measure(&f, &opts);
+        assert_true(m.contended);
+        assert_int_equal(m.n_other_procs,
+                         answers[i][0] > answers[i][1] ? answers[i][0] : answers[i][1]);
+        assert_near(m.stats.median, 1.0); /* the samples are kept as they are */
+        gb_measurement_free(&m);
+    }
+}
+
+static void test_an_unknown_answer_or_no_way_to_ask_is_not_contended(void **state)
+{
+    fake f = make_fake(0, constant, 1.0, 0);
+    f.others[0] = f.others[1] = -1; /* NVML could not say */
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    assert_false(m.contended);
+    gb_measurement_free(&m);
+    reset_world(state);
+    f = make_fake(0, constant, 1.0, 0);
+    gb_sampler no_nvml = {.sample = fake_sample, .now_ms = fake_now, .ctx = &f};
+    gb_err err = {0};
+    assert_int_equal(gb_measure_run(&no_nvml, &opts, &m, &err), GB_OK);
+    assert_false(m.contended);
+    gb_measurement_free(&m);
+}
+
+static void test_a_race_looks_once_before_and_after_and_marks_every_variant(void **state)
+{
+    fake f[3] = {make_fake(0, constant, 1.0, 0), make_fake(1, constant, 2.0, 0),
+                 make_fake(2, constant, 3.0, 0)};
+    f[0].others[1] = 1; /* someone came during the race */
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m[3];
+    race(f, 3, &opts, m);
+    assert_int_equal(f[0].n_looks, 2);
+    assert_int_equal(f[1].n_looks + f[2].n_looks, 0);
+    for (int i = 0; i < 3; i++) {
+        assert_true(m[i].contended);
+        assert_int_equal(m[i].n_other_procs, 1);
+        gb_measurement_free(&m[i]);
+    }
+}
+
+static void test_a_copy_keeps_the_contention(void **state)
+{
+    fake f = make_fake(0, constant, 1.0, 0);
+    f.others[0] = 2;
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts), copy;
+    assert_int_equal(gb_measurement_copy(&m, &copy), GB_OK);
+    assert_true(copy.contended);
+    assert_int_equal(copy.n_other_procs, 2);
+    gb_measurement_free(&copy);
+    gb_measurement_free(&m);
+}
+
 #define T(name) cmocka_unit_test_setup(name, reset_world)
 
 int main(void)
@@ -996,6 +1090,11 @@ int main(void)
         T(test_race_variants_stop_on_their_own_criterion),
         T(test_race_cap_is_shared_n_times_max_ms),
         T(test_a_race_sampler_error_is_returned_and_nothing_leaks),
+        T(test_other_processes_are_looked_for_before_and_after_the_samples),
+        T(test_another_process_before_or_after_makes_the_measurement_contended),
+        T(test_an_unknown_answer_or_no_way_to_ask_is_not_contended),
+        T(test_a_race_looks_once_before_and_after_and_marks_every_variant),
+        T(test_a_copy_keeps_the_contention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,8 +54,24 @@ static void read_all(int fd, char *buf, size_t n)
     buf[len] = '\0';
 }
 
-/* Runs "test_nvml --open lib" and parses what it printed. */
-static open_result open_in_fresh_process(const char *lib)
+/* The --others mode: the processes gb_nvml_other_processes() counts with
+ * GPUBENCH_LIBNVML set to lib and GB_FAKE_NVML_PIDS to pids (tests/fake_nvml.c). */
+static int others_child(const char *lib, const char *pids)
+{
+    setenv("GPUBENCH_LIBNVML", lib, 1);
+    setenv("GB_FAKE_NVML_PIDS", pids, 1);
+    gb_nvml_device *dev = NULL;
+    gb_err err = {0};
+    int n = -1, rc = gb_nvml_open(ANY_BUS_ID, &dev, &err);
+    if (rc == GB_OK) rc = gb_nvml_other_processes(dev, &n, &err);
+    gb_nvml_close(dev);
+    printf("%d\n%s", rc, rc == GB_OK ? "" : err.msg);
+    if (rc == GB_OK) printf("%d", n);
+    return 0;
+}
+
+/* Runs "test_nvml MODE lib [pids]" and parses what it printed. */
+static open_result run_in_fresh_process(const char *mode, const char *lib, const char *pids)
 {
     open_result result = {.rc = 1};
     char out[GB_ERR_MSG_BYTES + 32];
@@ -67,7 +83,7 @@ static open_result open_in_fresh_process(const char *lib)
         dup2(fds[1], STDOUT_FILENO);
         close(fds[0]);
         close(fds[1]);
-        execl("/proc/self/exe", "test_nvml", "--open", lib, (char *)NULL);
+        execl("/proc/self/exe", "test_nvml", mode, lib, pids, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -80,6 +96,11 @@ static open_result open_in_fresh_process(const char *lib)
     result.rc = (int)strtol(out, &msg, 10);
     snprintf(result.msg, sizeof result.msg, "%s", *msg == '\n' ? msg + 1 : msg);
     return result;
+}
+
+static open_result open_in_fresh_process(const char *lib)
+{
+    return run_in_fresh_process("--open", lib, NULL);
 }
 
 static void assert_contains(const char *text, const char *part)
@@ -181,6 +202,41 @@ static const char *cuda_device_bus_id(void)
     return bus_id;
 }
 
+/* The other processes on the fake NVML's GPU (tests/fake_nvml.c) whose compute
+ * process list is pids; fails the test when the query fails. */
+static int others_with_fake_nvml(const char *pids)
+{
+    char lib[4096];
+    const char *bin = getenv("GB_BINARY_DIR");
+    snprintf(lib, sizeof lib, "%s/tests/libfake_nvml.so", bin ? bin : ".");
+    open_result r = run_in_fresh_process("--others", lib, pids);
+    if (r.rc != GB_OK) fail_msg("gb_nvml_other_processes with %s: %s", lib, r.msg);
+    return (int)strtol(r.msg, NULL, 10);
+}
+
+static void test_other_processes_are_the_other_pids_when_ours_is_listed(void **state)
+{
+    assert_int_equal(others_with_fake_nvml("self"), 0);
+    assert_int_equal(others_with_fake_nvml("self,4242"), 1);
+    assert_int_equal(others_with_fake_nvml("4242,self,4242,777"), 2); /* pids, not entries */
+}
+
+static void test_other_processes_are_the_count_less_one_when_ours_is_not_listed(void **state)
+{
+    /* A PID namespace: NVML lists the host's pids, ours among them unrecognised. */
+    assert_int_equal(others_with_fake_nvml("4242"), 0);
+    assert_int_equal(others_with_fake_nvml("4242,777"), 1);
+    assert_int_equal(others_with_fake_nvml(""), 0); /* NVML shows nothing at all */
+}
+
+static void test_a_process_list_longer_than_the_buffer_counts_all_but_one(void **state)
+{
+    char pids[1024] = "self";
+    for (int i = 1; i < 100; i++)
+        snprintf(pids + strlen(pids), sizeof pids - strlen(pids), ",%d", 10000 + i);
+    assert_int_equal(others_with_fake_nvml(pids), 99);
+}
+
 /* The device at GB_TEST_PCI_BUS_ID, else CUDA device 0's; NULL (and the test
  * skips) when there is none. */
 static gb_nvml_device *open_test_device(void)
@@ -259,9 +315,24 @@ static void test_nvml_stays_up_until_the_last_device_closes_and_starts_again(voi
     gb_nvml_close(again);
 }
 
+static void test_other_processes_on_a_real_gpu_can_be_counted(void **state)
+{
+    gb_nvml_device *dev = open_test_device();
+    if (!dev) skip();
+    int n = -1;
+    gb_err err = {0};
+    int rc = gb_nvml_other_processes(dev, &n, &err);
+    if (rc == GB_ENOTFOUND) skip(); /* a driver without the query */
+    assert_int_equal(rc, GB_OK);
+    print_message("%d other process(es) on the GPU\n", n);
+    assert_true(n >= 0);
+    gb_nvml_close(dev);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--open") == 0) return open_child(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "--others") == 0) return others_child(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_without_nvml_is_no_driver_naming_the_library),
         cmocka_unit_test(test_libnvml_naming_a_missing_file_names_that_file),
@@ -277,6 +348,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_throttled_agrees_with_the_reasons_it_returns),
         cmocka_unit_test(test_bus_ids_without_a_gpu_are_not_found),
         cmocka_unit_test(test_nvml_stays_up_until_the_last_device_closes_and_starts_again),
+        cmocka_unit_test(test_other_processes_are_the_other_pids_when_ours_is_listed),
+        cmocka_unit_test(test_other_processes_are_the_count_less_one_when_ours_is_not_listed),
+        cmocka_unit_test(test_a_process_list_longer_than_the_buffer_counts_all_but_one),
+        cmocka_unit_test(test_other_processes_on_a_real_gpu_can_be_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -234,10 +234,12 @@ static void test_device_round_trips(void **state)
     strcpy(sent.arch, "sm_90a");
     strcpy(sent.clock_source, "nvml");
     strcpy(sent.uuid, "GPU-5b4e3c2a-1f0e-4d3c-9b8a-7f6e5d4c3b2a");
+    strcpy(sent.pci_bus_id, "0000:3B:00.0");
     free(deliver(*state, GB_MSG_DEVICE, &sent, &got));
     assert_true(gb_wire_equal(&gb_wire_device_info, &got, &sent));
     assert_string_equal(got.name, sent.name);
     assert_string_equal(got.uuid, sent.uuid);
+    assert_string_equal(got.pci_bus_id, sent.pci_bus_id);
     assert_true(got.mem_bytes == sent.mem_bytes);
     assert_true(got.peak_gbps == sent.peak_gbps);
 }
@@ -372,13 +374,18 @@ static void test_a_race_and_its_measurements_round_trip(void **state)
                                              .clock_mhz = b_clk,
                                              .throttled = b_thr,
                                              .n_samples = 1,
-                                             .launches_per_sample = 40};
+                                             .launches_per_sample = 40,
+                                             .contended = true,
+                                             .n_other_procs = 3};
     free(deliver(*state, GB_MSG_RACED, &raced, &got));
     assert_int_equal(got.n_measurements, 2);
     assert_true(got.measurements[0].stats.median == 2);
     assert_true(got.measurements[1].all_throttled && got.measurements[1].stats.median == 4);
     assert_int_equal(got.measurements[1].mode, GB_MODE_HOT);
     assert_int_equal(got.measurements[1].launches_per_sample, 40);
+    assert_false(got.measurements[0].contended);
+    assert_true(got.measurements[1].contended);
+    assert_int_equal(got.measurements[1].n_other_procs, 3);
     gb_proto_free(GB_MSG_RACED, &got);
 }
 

@@ -159,6 +159,8 @@ static void test_a_best_record_of_the_previous_release_reads(void **state)
     assert_string_equal(rec.nvrtc_version, "13.0");
     assert_int_equal(rec.driver_version, 13000);
     assert_false(rec.contended); /* not in the old record */
+    assert_int_equal(rec.n_sources, 0);
+    assert_null(rec.sources);
     json_t *again = gb_best_record_to_json(&rec);
     assert_layout_kept(OLD_BEST, again);
     json_decref(again);
@@ -177,8 +179,11 @@ static void test_trial_records_of_the_previous_release_read(void **state)
     assert_int_equal(rec.check.first_bad_output, -1); /* not in the old record */
     assert_true(rec.check.first_bad_index == -1);
     assert_int_equal(rec.registers, 40);
+    assert_string_equal(rec.cubin, ""); /* not in the old record */
+    assert_false(rec.contended);
     json_t *again = gb_trial_record_to_json(&rec);
     assert_layout_kept(OLD_TRIAL_OK, again);
+    assert_null(gb_json_get(again, "cubin")); /* only when there is one */
     json_decref(again);
     gb_trial_record_free(&rec);
 
@@ -192,6 +197,7 @@ static void test_trial_records_of_the_previous_release_read(void **state)
     assert_layout_kept(OLD_TRIAL_WRONG, again);
     assert_true(json_is_null(gb_json_get(again, "stats")));
     assert_null(gb_json_get(again, "mode"));
+    assert_null(gb_json_get(again, "contended")); /* only with stats */
     json_decref(again);
     gb_trial_record_free(&rec);
 
@@ -270,6 +276,57 @@ static void test_a_trial_record_keeps_its_samples_and_cuts_its_log(void **state)
     gb_trial_record_free(&back);
 }
 
+static void test_a_best_record_names_its_source_files_after_the_driver(void **state)
+{
+    gb_best_record rec, back;
+    read_best(OLD_BEST, &rec);
+    rec.sources = calloc(2, sizeof *rec.sources);
+    rec.n_sources = 2;
+    rec.sources[0].path = strdup("/home/me/gpubench/templates/sgemm.cuh");
+    strcpy(rec.sources[0].hash, "5d0c3a6f0e2b41c7a9d8e1f2b3c4d5e6");
+    rec.sources[1].path = strdup("/home/me/gpubench/templates/tile.cuh");
+    strcpy(rec.sources[1].hash, "00112233445566778899aabbccddeeff");
+    json_t *j = gb_best_record_to_json(&rec);
+    char keys[1024];
+    keys_of(j, keys, sizeof keys);
+    assert_non_null(strstr(keys, ",driver,sources"));
+    assert_string_equal(
+        gb_json_str(gb_json_get(gb_json_at(gb_json_get(j, "sources"), 1), "path"), ""),
+        "/home/me/gpubench/templates/tile.cuh");
+    char *text = gb_json_dump(j, false);
+    json_decref(j);
+    read_best(text, &back);
+    free(text);
+    assert_int_equal(back.n_sources, 2);
+    assert_string_equal(back.sources[1].path, rec.sources[1].path);
+    assert_string_equal(back.sources[0].hash, rec.sources[0].hash);
+    assert_true(gb_wire_equal(&gb_wire_best_record, &rec, &back));
+    gb_best_record_free(&rec);
+    gb_best_record_free(&back);
+}
+
+static void test_a_trial_record_names_its_cubin_and_contention_when_it_has_them(void **state)
+{
+    gb_trial_record rec, back;
+    read_trial(OLD_TRIAL_OK, &rec);
+    strcpy(rec.cubin, "9c1f6a0e2b7d4c3a8e5f1d0b6a2c4e8f");
+    rec.contended = true;
+    json_t *j = gb_trial_record_to_json(&rec);
+    char keys[1024];
+    keys_of(j, keys, sizeof keys);
+    assert_non_null(strstr(keys, ",registers,cubin,"));
+    assert_non_null(strstr(keys, ",clock_mhz,contended,samples_ms,"));
+    char *text = gb_json_dump(j, false);
+    json_decref(j);
+    read_trial(text, &back);
+    free(text);
+    assert_string_equal(back.cubin, rec.cubin);
+    assert_true(back.contended);
+    assert_true(gb_wire_equal(&gb_wire_trial_record, &rec, &back));
+    gb_trial_record_free(&rec);
+    gb_trial_record_free(&back);
+}
+
 /* ---- records that make no sense ----------------------------------------- */
 
 /* OLD_BEST with key set to value (removed for NULL) is refused naming `what`. */
@@ -301,14 +358,14 @@ static void test_a_best_record_that_makes_no_sense_is_refused(void **state)
 {
     assert_best_refused("kernel", "\"\"", "best_record.kernel: expected a name");
     assert_best_refused("kernel", NULL, "best_record.kernel: missing");
-    assert_best_refused("kernel_fp", "\"0B74\"", "best_record.kernel_fp: expected lower-case hex");
-    assert_best_refused("kernel_fp", "\"\"", "best_record.kernel_fp: expected lower-case hex");
+    assert_best_refused("kernel_fp", "\"0b 74\"", "best_record.kernel_fp: expected 1 to 64 of");
+    assert_best_refused("kernel_fp", "\"\"", "best_record.kernel_fp: expected 1 to 64 of");
     assert_best_refused("device", "\"\"", "best_record.device: expected a fingerprint");
     assert_best_refused("shape", "[1024]", "best_record.shape: expected an object");
     assert_best_refused("config", "{\"BM\":[64]}",
                         "best_record.config.BM: expected a number, string or boolean");
     assert_best_refused("config", NULL, "best_record.config: missing");
-    assert_best_refused("space_fp", "\"not hex\"", "best_record.space_fp: expected lower-case");
+    assert_best_refused("space_fp", "\"not hex\"", "best_record.space_fp: expected 1 to 64 of");
     assert_best_refused("stats", "{\"n\":1}", "best_record.stats.min_ms: missing");
     assert_best_refused("stats", "null", "best_record.stats: expected an object");
     assert_best_refused("mode", "\"warm\"", "best_record.mode: expected one of cold, hot");
@@ -318,6 +375,8 @@ static void test_a_best_record_that_makes_no_sense_is_refused(void **state)
     assert_best_refused("tie", "[1]", "best_record.tie[0]: expected a string");
     assert_best_refused("n_timed", "-1", "best_record.n_timed: expected an integer from 0");
     assert_best_refused("baseline", "7", "best_record.baseline: expected an object");
+    assert_best_refused("sources", "[{\"hash\":\"00\"}]", "best_record.sources[0].path: missing");
+    assert_best_refused("sources", "{}", "best_record.sources: expected a list");
     assert_best_refused("engine", "\"0123456789012345678901234567890123\"",
                         "best_record.engine: expected a string of at most 31 bytes");
 }
@@ -335,6 +394,8 @@ static void test_a_trial_record_that_makes_no_sense_is_refused(void **state)
         {"registers", "-2", "trial_record.registers: expected an integer from -1"},
         {"samples_ms", "\"fast\"", "trial_record.samples_ms: expected a list"},
         {"kernel_fp", "7", "trial_record.kernel_fp: expected a string"},
+        {"cubin", "\"9c1f6a0e2b7d4c3a8e5f1d0b6a2c4e8f00\"",
+         "trial_record.cubin: expected a string of at most 32 bytes"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         json_t *j = parse(OLD_TRIAL_OK);
@@ -356,6 +417,8 @@ int main(void)
         cmocka_unit_test(test_a_best_record_from_before_the_measurement_fields_reads_with_defaults),
         cmocka_unit_test(test_a_best_record_round_trips_field_for_field),
         cmocka_unit_test(test_a_trial_record_keeps_its_samples_and_cuts_its_log),
+        cmocka_unit_test(test_a_best_record_names_its_source_files_after_the_driver),
+        cmocka_unit_test(test_a_trial_record_names_its_cubin_and_contention_when_it_has_them),
         cmocka_unit_test(test_a_best_record_that_makes_no_sense_is_refused),
         cmocka_unit_test(test_a_trial_record_that_makes_no_sense_is_refused),
     };

@@ -1,10 +1,15 @@
 /* The tuning loop, run against a fake GPU backend: which variant wins, what is
  * recorded, what a rerun reuses, and how failures of every kind are counted.
  * Compiles are real (NVRTC); only the GPU is faked. */
+#include "base/clock.h"
 #include "cache/cache.h"
+#include "cache/inspect.h"
 #include "cache/record.h"
 #include "engine/exec.h"
 #include "engine/interrupt.h"
+#include "engine/lease.h"
+#include "engine/worker.h"
+#include "report/table.h"
 #include "tuner/tune.h"
 
 #include <setjmp.h>
@@ -16,6 +21,7 @@
 #include <ftw.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,14 +47,19 @@ typedef struct fake {
     bool reference_faults;
     uint64_t last_seed;
     gb_check_spec last_check;
-    int hang_v;          /* the trial of this V never returns (the tuner is then killed) */
-    int interrupt_v;     /* the trial of this V asks for an interrupt, as Ctrl-C would */
-    double timeouts[16]; /* the watchdog's deadline each V was given */
-    int ran[16];         /* how often each V was run */
-    int races, raced;    /* races run, and how many variants the last one had */
-    double race_ms[16];  /* what the race measures for V (0: as screened) */
+    int hang_v;            /* the trial of this V never returns (the tuner is then killed) */
+    int interrupt_v;       /* the trial of this V asks for an interrupt, as Ctrl-C would */
+    double timeouts[16];   /* the watchdog's deadline each V was given */
+    int ran[16];           /* how often each V was run */
+    int races, raced;      /* races run, and how many variants the last one had */
+    double first_close_ms; /* when the backend was first closed (gb_now_ms) */
+    double race_ms[16];    /* what the race measures for V (0: as screened) */
     bool race_fails;
+    int contended_trials[16]; /* V's next this many trials see another process (-1: all) */
+    int contended_races;      /* the next this many races do (-1: all) */
 } fake;
+
+#define FAKE_UUID "GPU-fa4e0000-0000-4000-8000-000000000007"
 
 static int fake_open(void *self, gb_device_info *info, gb_err *err)
 {
@@ -59,6 +70,7 @@ static int fake_open(void *self, gb_device_info *info, gb_err *err)
     info->cc_major = 9;
     info->sms = 7;
     snprintf(info->arch, sizeof info->arch, "sm_90a");
+    snprintf(info->uuid, sizeof info->uuid, FAKE_UUID);
     return GB_OK;
 }
 
@@ -76,6 +88,14 @@ static int fake_reference(void *self, const gb_variant *ref, gb_err *err)
     f->references++;
     if (f->reference_faults) return gb_err_set(err, GB_ELAUNCH, "cuLaunchKernel: refused");
     return GB_OK;
+}
+
+/* Whether the next of a countdown's events is contended (-1: every one). */
+static bool take_contended(int *left)
+{
+    if (*left == 0) return false;
+    if (*left > 0) (*left)--;
+    return true;
 }
 
 static void fake_measure(double median, gb_measurement *m)
@@ -107,10 +127,13 @@ static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *chec
     if (V == f->fault_v)
         return gb_err_set(err, GB_EFAULT, "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS");
     out->status = f->status[V];
-    if (out->status == GB_TRIAL_OK)
-        fake_measure(f->median_ms[V], &out->measurement);
-    else
+    if (out->status != GB_TRIAL_OK) {
         snprintf(out->reason, sizeof out->reason, "fake %s", gb_trial_status_name(out->status));
+        return GB_OK;
+    }
+    fake_measure(f->median_ms[V], &out->measurement);
+    out->measurement.contended = take_contended(&f->contended_trials[V]);
+    out->measurement.n_other_procs = out->measurement.contended;
     return GB_OK;
 }
 
@@ -120,17 +143,22 @@ static int fake_race(void *self, const gb_variant *vs, int n, const gb_measure_o
     fake *f = self;
     f->races++;
     f->raced = n;
-    for (int i = 0; i < n; i++)
+    bool contended = take_contended(&f->contended_races);
+    for (int i = 0; i < n; i++) {
         fake_measure(f->race_ms[vs[i].launch.grid[0]] > 0 ? f->race_ms[vs[i].launch.grid[0]]
                                                           : f->median_ms[vs[i].launch.grid[0]],
                      &out[i]);
+        out[i].contended = contended;
+        out[i].n_other_procs = 2 * contended;
+    }
     return f->race_fails ? gb_err_set(err, GB_EFAULT, "the GPU worker was killed by signal 9")
                          : GB_OK;
 }
 
 static void fake_close(void *self)
 {
-    ((fake *)self)->closes++;
+    fake *f = self;
+    if (f->closes++ == 0) f->first_close_ms = gb_now_ms();
 }
 
 static void fake_destroy(void *self)
@@ -188,6 +216,8 @@ static int hook_work(void *ctx, const gb_fields *shape, double *flops, double *b
 
 typedef struct fixture {
     char dir[64];
+    char leases[96]; /* $GPUBENCH_LEASE_DIR */
+    pid_t holder;    /* a child process holding the GPU's lease, or 0 */
     gb_cache *cache;
     fake fake;
     gb_exec *exec;
@@ -252,8 +282,14 @@ static int setup(void **state)
     assert_int_equal(gb_exec_create(&fake_ops, &f->fake, &f->exec, NULL), GB_OK);
     f->hooks.reject_v = 5;
     make_kernel(f);
-    f->opts = (gb_tuner_opts){
-        .cache = f->cache, .exec = f->exec, .jobs = 2, .seed = 7, .measure = gb_measure_defaults()};
+    f->opts = (gb_tuner_opts){.cache = f->cache,
+                              .exec = f->exec,
+                              .jobs = 2,
+                              .seed = 7,
+                              .measure = gb_measure_defaults(),
+                              .contended_pause_s = 0.001};
+    snprintf(f->leases, sizeof f->leases, "%s/leases", f->dir);
+    setenv("GPUBENCH_LEASE_DIR", f->leases, 1);
     gb_value m = gb_value_int(64);
     gb_fields_set(&f->shapes[0], "M", &m);
     m = gb_value_int(128);
@@ -270,6 +306,10 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 static int teardown(void **state)
 {
     fixture *f = *state;
+    if (f->holder > 0) {
+        kill(f->holder, SIGKILL);
+        waitpid(f->holder, NULL, 0);
+    }
     gb_tune_result_free(&f->result);
     f->kernel.reference = NULL;
     gb_kernel_def_free(&f->kernel);
@@ -523,6 +563,27 @@ static void test_a_rerun_resumes_and_skips_finished_trials(void **state)
     assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
 }
 
+/* A value added to a parameter's list makes a new space (no cached best answers it),
+ * but the configurations measured before are resumed from their trial records:
+ * only the new ones reach the GPU. */
+static void test_a_value_added_to_a_parameter_measures_only_the_new_configs(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    size_t recorded = count(f, GB_DB_TRIALS); /* V=7's compile error too */
+    memset(f->fake.ran, 0, sizeof f->fake.ran);
+    static const int V[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    gb_space_free(&f->kernel.space);
+    add_param(&f->kernel.space, "V", V, 9);
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_false(s->cached);
+    assert_int_equal(count_trials(f), 1);
+    assert_int_equal(f->fake.ran[9], 1);
+    assert_int_equal(s->n_resumed, recorded);
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+}
+
 /* Runs the tuner in a child process that hangs in the trial of V=4 and is then
  * killed, as kill -9 or a power cut would end it. */
 static void kill_tuner_during_v4(fixture *f)
@@ -708,6 +769,542 @@ static void test_the_best_record_keeps_the_race_s_samples_clock_and_tie(void **s
     assert_int_equal(f->result.shapes[0].n_tie, 2);
 }
 
+/* ---- sharing the GPU: contended measurements ------------------------------ */
+
+static int read_trial_of(fixture *f, int V, gb_trial_record *out)
+{
+    gb_record_id id = {.kernel = "fake_kernel",
+                       .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device,
+                       .shape = f->shapes[0]};
+    gb_fields config = {0};
+    gb_value v = gb_value_int(V);
+    gb_fields_set(&config, "V", &v);
+    gb_key key;
+    json_t *json = NULL;
+    int rc = gb_record_trial_key(&id, &config, &key);
+    if (rc == GB_OK) rc = gb_cache_get_json(f->cache, GB_DB_TRIALS, &key, &json, NULL);
+    if (rc == GB_OK) rc = gb_trial_record_from_json(json, out, NULL);
+    json_decref(json);
+    gb_fields_free(&config);
+    return rc;
+}
+
+static void forget_best(fixture *f)
+{
+    gb_record_id id = {.kernel = "fake_kernel",
+                       .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device,
+                       .shape = f->shapes[0]};
+    gb_key key;
+    assert_int_equal(gb_record_best_key(&id, &key), GB_OK);
+    assert_int_equal(gb_cache_del(f->cache, GB_DB_BEST, &key, NULL), GB_OK);
+}
+
+static void test_a_contended_trial_is_measured_again_and_the_clean_result_stands(void **state)
+{
+    fixture *f = *state;
+    f->fake.contended_trials[1] = 1; /* someone else was on the GPU the first time only */
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.ran[1], 2);
+    assert_int_equal(f->fake.ran[2], 1);
+    assert_int_equal(f->result.shapes[0].n_contended, 0);
+    gb_trial_record rec;
+    assert_int_equal(read_trial_of(f, 1, &rec), GB_OK);
+    assert_int_equal(rec.status, GB_TRIAL_OK);
+    assert_false(rec.contended);
+    gb_trial_record_free(&rec);
+}
+
+static void
+test_a_trial_that_stays_contended_is_kept_marked_and_measured_again_by_a_rerun(void **state)
+{
+    fixture *f = *state;
+    f->fake.contended_trials[1] = -1;
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(f->fake.ran[1], 2);
+    assert_int_equal(s->n_contended, 1);
+    assert_int_equal(s->n_status[GB_TRIAL_OK], 4); /* V=1 is still an ok trial */
+    gb_trial_record rec;
+    assert_int_equal(read_trial_of(f, 1, &rec), GB_OK);
+    assert_int_equal(rec.status, GB_TRIAL_OK);
+    assert_true(rec.contended);
+    gb_trial_record_free(&rec);
+    assert_int_equal(count(f, GB_DB_BEST), 1); /* the race was clean */
+    forget_best(f);
+    memset(f->fake.ran, 0, sizeof f->fake.ran);
+    f->fake.contended_trials[1] = 0;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.ran[1], 1); /* measured again, not resumed */
+    assert_int_equal(f->fake.ran[2], 0); /* resumed */
+    assert_int_equal(read_trial_of(f, 1, &rec), GB_OK);
+    assert_false(rec.contended);
+    gb_trial_record_free(&rec);
+}
+
+static void test_once_the_gpu_stays_shared_later_trials_are_not_measured_twice(void **state)
+{
+    fixture *f = *state;
+    for (int v = 0; v < 16; v++)
+        f->fake.contended_trials[v] = -1;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.ran[1], 2);
+    assert_int_equal(f->fake.ran[2] + f->fake.ran[6] + f->fake.ran[8], 3);
+    assert_int_equal(f->result.shapes[0].n_contended, 4); /* V = 1, 2, 6, 8 */
+}
+
+static void test_a_contended_race_is_run_again_and_a_clean_one_is_stored(void **state)
+{
+    fixture *f = *state;
+    f->fake.contended_races = 1;
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(f->fake.races, 2);
+    assert_true(s->has_best);
+    assert_false(s->contended);
+    assert_false(s->best_measurement.contended);
+    assert_int_equal(count(f, GB_DB_BEST), 1);
+}
+
+static void test_a_race_that_stays_contended_is_reported_and_never_stored(void **state)
+{
+    fixture *f = *state;
+    f->fake.contended_races = -1;
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(f->fake.races, 2);
+    assert_true(s->has_best); /* shown, with its figures ... */
+    assert_true(s->contended);
+    assert_int_equal(s->best_measurement.n_other_procs, 2);
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+    assert_int_equal(count(f, GB_DB_BEST), 0); /* ... but not kept */
+    f->fake.contended_races = 0;
+    assert_int_equal(tune(f, 1), GB_OK); /* so the next run tunes it again */
+    assert_false(f->result.shapes[0].cached);
+    assert_int_equal(f->fake.races, 3);
+    assert_int_equal(count(f, GB_DB_BEST), 1);
+}
+
+static void test_the_table_says_contended_and_that_the_best_was_not_stored(void **state)
+{
+    fixture *f = *state;
+    f->fake.contended_races = -1;
+    f->fake.contended_trials[1] = -1;
+    assert_int_equal(tune(f, 1), GB_OK);
+    f->result.timing.lease_wait_s = 2.5; /* as if it had waited for the lease */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    gb_report_tune(out, "fake_kernel", &f->result, false, false);
+    fclose(out);
+    assert_non_null(strstr(text, "contended\n")); /* the row's last column */
+    assert_non_null(strstr(text, "the GPU was in use by 2 other process(es) while the best was "
+                                 "measured, and again after a pause: the best is not stored (tune "
+                                 "again when the GPU is free)"));
+    assert_non_null(strstr(text, "1 trial(s) were screened while another process used the GPU"));
+    assert_non_null(strstr(text, "2.5 s waiting for the GPU's lease"));
+    free(text);
+}
+
+static void test_a_contended_screening_best_is_not_stored_when_the_race_fails(void **state)
+{
+    fixture *f = *state;
+    f->fake.race_fails = true;
+    f->fake.contended_trials[2] = -1; /* the fastest */
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_non_null(s->race_failure);
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+    assert_true(s->contended);
+    assert_int_equal(count(f, GB_DB_BEST), 0);
+}
+
+static void test_a_best_record_marked_contended_does_not_answer_from_the_cache(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK);
+    gb_record_id id = {.kernel = "fake_kernel",
+                       .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device,
+                       .shape = f->shapes[0]};
+    gb_key key;
+    json_t *json = NULL;
+    gb_best_record rec;
+    assert_int_equal(gb_record_best_key(&id, &key), GB_OK);
+    assert_int_equal(gb_cache_get_json(f->cache, GB_DB_BEST, &key, &json, NULL), GB_OK);
+    assert_int_equal(gb_best_record_from_json(json, &rec, NULL), GB_OK);
+    json_decref(json);
+    assert_false(rec.contended);
+    rec.contended = true; /* as another writer might have stored it */
+    json = gb_best_record_to_json(&rec);
+    assert_int_equal(gb_cache_put_json(f->cache, GB_DB_BEST, &key, json, NULL), GB_OK);
+    json_decref(json);
+    gb_best_record_free(&rec);
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_false(f->result.shapes[0].cached);
+}
+
+static void test_a_benchmark_that_stays_contended_says_so(void **state)
+{
+    fixture *f = *state;
+    gb_fields config = {0};
+    gb_value v = gb_value_int(2);
+    gb_fields_set(&config, "V", &v);
+    f->fake.contended_trials[2] = -1;
+    gb_tune_request req = {.shapes = f->shapes, .n_shapes = 1, .fixed_config = &config};
+    assert_int_equal(gb_tune(&f->opts, &f->kernel, &req, &f->result, &f->err), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(f->fake.ran[2], 2);
+    assert_true(s->has_best);
+    assert_true(s->contended);
+    assert_true(s->best_measurement.contended);
+    gb_fields_free(&config);
+}
+
+/* ---- sharing the GPU: the lease ------------------------------------------- */
+
+/* Starts a child that holds the fake GPU's lease, saying it is busy with
+ * activity, until it is killed; returns once it holds it. */
+static pid_t hold_lease_in_child(fixture *f, const char *activity)
+{
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        gb_lease *lease = NULL;
+        if (gb_lease_acquire_as(FAKE_UUID, 5, activity, NULL, &lease, NULL) != GB_OK) _exit(1);
+        if (write(ready[1], "r", 1) != 1) _exit(1);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    char c = 0;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    f->holder = pid;
+    return pid;
+}
+
+static void test_a_run_that_measures_holds_the_gpu_s_lease_until_the_session_ends(void **state)
+{
+    fixture *f = *state;
+    gb_tuner_lease lease = {.wait_s = 0};
+    f->opts.lease = &lease;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_non_null(lease.held);
+    char path[160];
+    snprintf(path, sizeof path, "%s/" FAKE_UUID ".lock", f->leases);
+    assert_string_equal(gb_lease_path(lease.held), path);
+    gb_lease *other = NULL;
+    assert_int_equal(gb_lease_acquire(FAKE_UUID, 0, &other, NULL), GB_EBUSY);
+    char text[2048] = "";
+    FILE *file = fopen(path, "r");
+    text[fread(text, 1, sizeof text - 1, file)] = '\0';
+    fclose(file);
+    assert_non_null(strstr(text, "activity=tuning fake_kernel\n"));
+    gb_tuner_lease_end(&lease);
+    assert_null(lease.held);
+    assert_int_equal(gb_lease_acquire(FAKE_UUID, 0, &other, NULL), GB_OK);
+    gb_lease_release(other);
+}
+
+static void test_a_run_answered_from_the_cache_or_compiling_only_takes_no_lease(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK); /* fills the cache, without a lease */
+    gb_tuner_lease lease = {.wait_s = 0};
+    f->opts.lease = &lease;
+    int trials = f->fake.trials;
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_true(f->result.shapes[0].cached);
+    assert_null(lease.held);
+    f->opts.compile_only = true;
+    f->opts.exec = NULL;
+    assert_int_equal(tune(f, 2), GB_OK);
+    assert_null(lease.held);
+    assert_int_equal(f->fake.trials, trials);
+}
+
+static void test_a_busy_gpu_makes_the_run_wait_then_give_up_naming_the_holder(void **state)
+{
+    fixture *f = *state;
+    pid_t holder = hold_lease_in_child(f, "tuning other.lua");
+    char log_path[128], who[64];
+    snprintf(log_path, sizeof log_path, "%s/log", f->dir);
+    f->opts.log = fopen(log_path, "w");
+    gb_tuner_lease lease = {.wait_s = 0.3};
+    f->opts.lease = &lease;
+    assert_int_equal(tune(f, 1), GB_EBUSY);
+    double end_ms = gb_now_ms();
+    fclose(f->opts.log);
+    f->opts.log = NULL;
+    snprintf(who, sizeof who, "is in use by pid %ld (", (long)holder);
+    assert_non_null(strstr(f->err.msg, FAKE_UUID));
+    assert_non_null(strstr(f->err.msg, who));
+    assert_non_null(strstr(f->err.msg, "tuning other.lua"));
+    assert_null(lease.held);
+    assert_int_equal(f->fake.trials, 0); /* nothing was measured */
+    assert_int_equal(f->fake.problems, 0);
+    /* The worker was ended before the wait, not after: no context of ours on the GPU
+     * while waiting. */
+    assert_true(f->fake.closes >= 1 && f->fake.first_close_ms < end_ms - 250);
+    assert_true(f->result.timing.lease_wait_s >= 0.3);
+    char text[1024] = "";
+    FILE *log = fopen(log_path, "r");
+    text[fread(text, 1, sizeof text - 1, log)] = '\0';
+    fclose(log);
+    assert_non_null(strstr(text, who));
+    assert_non_null(strstr(text, "waiting up to 0.3 s (--lease-wait)"));
+}
+
+static void test_a_lease_wait_of_zero_gives_up_at_once(void **state)
+{
+    fixture *f = *state;
+    hold_lease_in_child(f, NULL);
+    gb_tuner_lease lease = {.wait_s = 0};
+    f->opts.lease = &lease;
+    assert_int_equal(tune(f, 1), GB_EBUSY);
+    assert_non_null(strstr(f->err.msg, "not waiting (--lease-wait 0)"));
+    assert_true(f->result.timing.lease_wait_s == 0);
+    assert_int_equal(f->fake.trials, 0);
+}
+
+static void test_a_session_without_the_lease_keeps_no_worker_between_runs(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(tune(f, 1), GB_OK); /* fills the cache, without leases */
+    assert_int_equal(f->fake.closes, 0);
+    gb_tuner_lease lease = {.wait_s = 0};
+    f->opts.lease = &lease;
+    assert_int_equal(tune(f, 1), GB_OK); /* from the cache: no lease taken ... */
+    assert_true(f->result.shapes[0].cached);
+    assert_int_equal(f->fake.closes, 1); /* ... and the worker is not left on the GPU */
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(f->fake.opens, 1);  /* the device is known: no worker started for it */
+    assert_int_equal(tune(f, 2), GB_OK); /* the second shape measures: the lease, a worker */
+    assert_non_null(lease.held);
+    assert_int_equal(f->fake.opens, 2);
+    assert_int_equal(f->fake.closes, 1); /* the holder keeps its worker */
+    gb_tuner_lease_end(&lease);
+}
+
+static void test_an_unusable_lease_directory_is_warned_about_and_measuring_goes_on(void **state)
+{
+    fixture *f = *state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/file", f->dir);
+    fclose(fopen(path, "w"));
+    snprintf(path, sizeof path, "%s/file/leases", f->dir);
+    setenv("GPUBENCH_LEASE_DIR", path, 1);
+    gb_tuner_lease lease = {.wait_s = 0};
+    f->opts.lease = &lease;
+    assert_int_equal(tune(f, 2), GB_OK);
+    assert_true(lease.broken);
+    assert_null(lease.held);
+    assert_int_equal(count(f, GB_DB_BEST), 2);
+}
+
+/* ---- two tuner processes on one cache, with the fake GPU worker ----------- */
+
+typedef struct child_report {
+    int rc;
+    double waited_s;
+    bool cached[2], has_best[2];
+} child_report;
+
+static void find_fake_worker(char *out, size_t n)
+{
+    const char *build = getenv("GB_BINARY_DIR");
+    if (build) {
+        snprintf(out, n, "%s/tests/fake_worker", build);
+        return;
+    }
+    ssize_t len = readlink("/proc/self/exe", out, n - 1);
+    out[len > 0 ? len : 0] = '\0';
+    char *slash = strrchr(out, '/');
+    snprintf(slash ? slash + 1 : out, n - (size_t)(slash ? slash + 1 - out : 0), "fake_worker");
+}
+
+/* Tunes both shapes in a child process of its own, on the fake worker as GPU
+ * ordinal, holding the lease as gpubench-tune does; reports through report_fd. */
+static pid_t tune_in_child(fixture *f, int ordinal, int report_fd)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid) return pid;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    char exe[4096];
+    find_fake_worker(exe, sizeof exe);
+    gb_worker_opts wo = {.exe = exe, .ordinal = ordinal};
+    gb_cache *cache = NULL; /* LMDB's handles must not cross a fork: a fresh one */
+    gb_exec *exec = NULL;
+    gb_tuner_lease lease = {.wait_s = 60};
+    child_report report = {.rc = -1};
+    if (gb_cache_open(f->dir, 0, &cache, NULL) || gb_exec_worker(&wo, &exec, NULL)) _exit(1);
+    f->opts.cache = cache;
+    f->opts.exec = exec;
+    f->opts.lease = &lease;
+    gb_tune_result result;
+    gb_tune_request req = {.shapes = f->shapes, .n_shapes = 2};
+    report.rc = gb_tune(&f->opts, &f->kernel, &req, &result, NULL);
+    report.waited_s = result.timing.lease_wait_s;
+    for (int i = 0; i < result.n_shapes && i < 2; i++) {
+        report.cached[i] = result.shapes[i].cached;
+        report.has_best[i] = result.shapes[i].has_best;
+    }
+    gb_tune_result_free(&result);
+    gb_exec_destroy(exec); /* the worker first, then the lease, as gpubench-tune does */
+    gb_tuner_lease_end(&lease);
+    gb_cache_close(cache);
+    bool sent = write(report_fd, &report, sizeof report) == sizeof report;
+    _exit(sent ? 0 : 1);
+}
+
+static void run_two_tuners(fixture *f, int ordinal_b, child_report out[2])
+{
+    int fds[2][2];
+    pid_t pids[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pipe(fds[i]), 0);
+        pids[i] = tune_in_child(f, i == 0 ? 0 : ordinal_b, fds[i][1]);
+        close(fds[i][1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        int status = 0;
+        assert_int_equal(read(fds[i][0], &out[i], sizeof out[i]), sizeof out[i]);
+        close(fds[i][0]);
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        assert_int_equal(out[i].rc, GB_OK);
+        assert_true(out[i].has_best[0] && out[i].has_best[1]);
+    }
+    /* Nothing lost: every trial of both shapes and one best per shape. */
+    assert_int_equal(count(f, GB_DB_TRIALS), 14);
+    assert_int_equal(count(f, GB_DB_BEST), 2);
+}
+
+static void test_two_tuners_on_one_gpu_take_turns_and_the_second_finds_the_results(void **state)
+{
+    fixture *f = *state;
+    child_report r[2];
+    run_two_tuners(f, 0, r);
+    /* One measured; the other waited for the lease and was then answered from the
+     * cache for both shapes. */
+    int waited = r[0].waited_s > 0 ? 0 : 1;
+    assert_true(r[waited].waited_s > 0);
+    assert_true(r[waited].cached[0] && r[waited].cached[1]);
+    assert_true(r[1 - waited].waited_s == 0);
+    assert_false(r[1 - waited].cached[0] || r[1 - waited].cached[1]);
+}
+
+static void test_two_tuners_on_two_gpus_share_one_cache_and_lose_nothing(void **state)
+{
+    fixture *f = *state;
+    child_report r[2];
+    run_two_tuners(f, 1, r); /* two ordinals: two leases, measured at once */
+    assert_true(r[0].waited_s == 0 && r[1].waited_s == 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void hex_of(const char *text, char out[33])
+{
+    gb_key key = gb_key_of_bytes(text, strlen(text));
+    gb_key_hex(&key, out);
+}
+
+/* What `gpubench cache ls --stale` and `cache gc` rely on: a best lists the files of
+ * its kernel's source closure with their hashes, a trial names its cubin, and a
+ * cubin record says which NVRTC compiled it. */
+static void test_records_name_their_source_files_and_cubins(void **state)
+{
+    fixture *f = *state;
+    char source_path[128], header_path[128], source[1024], hex[33], *real = NULL;
+    const char *header = "#define FAKE_COMMON 1\n";
+    snprintf(source_path, sizeof source_path, "%s/fake.cu", f->dir);
+    snprintf(header_path, sizeof header_path, "%s/fake_common.cuh", f->dir);
+    snprintf(source, sizeof source, "#include \"fake_common.cuh\"\n%s", SOURCE);
+    write_file(source_path, source);
+    write_file(header_path, header);
+    gb_kernel_def *k = &f->kernel;
+    free(k->source);
+    free(k->source_name);
+    k->source = strdup(source);
+    k->source_name = strdup(source_path);
+    k->include_dirs = calloc(1, sizeof *k->include_dirs);
+    k->include_dirs[0] = strdup(f->dir);
+    k->n_include_dirs = 1;
+    assert_int_equal(tune(f, 1), GB_OK);
+
+    gb_record_id id = {.kernel = "fake_kernel",
+                       .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device,
+                       .shape = f->shapes[0]};
+    gb_key key;
+    void *value;
+    size_t len;
+    gb_best_record best;
+    assert_int_equal(gb_record_best_key(&id, &key), GB_OK);
+    assert_int_equal(gb_cache_get(f->cache, GB_DB_BEST, &key, &value, &len, NULL), GB_OK);
+    assert_int_equal(gb_cache_read_best(value, len, &best, NULL), GB_OK);
+    free(value);
+    assert_int_equal(best.n_sources, 2);
+    assert_non_null(real = realpath(source_path, NULL));
+    assert_string_equal(best.sources[0].path, real);
+    hex_of(source, hex);
+    assert_string_equal(best.sources[0].hash, hex);
+    free(real);
+    assert_non_null(real = realpath(header_path, NULL));
+    assert_string_equal(best.sources[1].path, real);
+    hex_of(header, hex);
+    assert_string_equal(best.sources[1].hash, hex);
+    free(real);
+    gb_best_record_free(&best);
+
+    gb_fields config = {0};
+    gb_value v = gb_value_int(2);
+    gb_trial_record trial;
+    char *meta = NULL;
+    void *cubin = NULL;
+    char nvrtc[16], expect[40];
+    gb_fields_set(&config, "V", &v);
+    assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
+    assert_int_equal(gb_cache_get(f->cache, GB_DB_TRIALS, &key, &value, &len, NULL), GB_OK);
+    assert_int_equal(gb_cache_read_trial(value, len, &trial, NULL), GB_OK);
+    free(value);
+    assert_int_equal(gb_key_from_hex(trial.cubin, &key), GB_OK);
+    assert_int_equal(gb_cache_get_cubin(f->cache, &key, &meta, &cubin, &len, NULL), GB_OK);
+    gb_nvrtc_version(nvrtc);
+    snprintf(expect, sizeof expect, "\"nvrtc\":\"%s\"", nvrtc);
+    assert_non_null(strstr(meta, expect));
+    free(meta);
+    free(cubin);
+    gb_trial_record_free(&trial);
+    gb_cache_gc_summary gc;
+    assert_int_equal(gb_cache_gc(f->cache, nvrtc, false, &gc, NULL), GB_OK);
+    assert_true(gb_cache_get_cubin(f->cache, &key, &meta, &cubin, &len, NULL) == GB_OK);
+    free(meta);
+    free(cubin);
+    v = gb_value_int(7); /* did not compile: no cubin to name */
+    gb_fields_set(&config, "V", &v);
+    assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
+    assert_int_equal(gb_cache_get(f->cache, GB_DB_TRIALS, &key, &value, &len, NULL), GB_OK);
+    assert_int_equal(gb_cache_read_trial(value, len, &trial, NULL), GB_OK);
+    free(value);
+    assert_string_equal(trial.cubin, "");
+    gb_trial_record_free(&trial);
+    gb_fields_free(&config);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -720,6 +1317,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_force_tunes_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_changed_space_is_tuned_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_value_added_to_a_parameter_measures_only_the_new_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compiles_are_reused_from_the_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_crash_restarts_the_backend_and_replays_the_problem,
                                         setup, teardown),
@@ -754,6 +1353,45 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_the_best_record_keeps_the_race_s_samples_clock_and_tie,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_contended_trial_is_measured_again_and_the_clean_result_stands, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_trial_that_stays_contended_is_kept_marked_and_measured_again_by_a_rerun, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_once_the_gpu_stays_shared_later_trials_are_not_measured_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_contended_race_is_run_again_and_a_clean_one_is_stored, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_race_that_stays_contended_is_reported_and_never_stored, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_the_table_says_contended_and_that_the_best_was_not_stored, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_contended_screening_best_is_not_stored_when_the_race_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_best_record_marked_contended_does_not_answer_from_the_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_benchmark_that_stays_contended_says_so, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_run_that_measures_holds_the_gpu_s_lease_until_the_session_ends, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_run_answered_from_the_cache_or_compiling_only_takes_no_lease, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_busy_gpu_makes_the_run_wait_then_give_up_naming_the_holder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_lease_wait_of_zero_gives_up_at_once, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_session_without_the_lease_keeps_no_worker_between_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_unusable_lease_directory_is_warned_about_and_measuring_goes_on, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_two_tuners_on_one_gpu_take_turns_and_the_second_finds_the_results, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_two_tuners_on_two_gpus_share_one_cache_and_lose_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_name_their_source_files_and_cubins, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,11 +142,14 @@ static json_t *meta_json(const gb_compile_job *job)
     }
     const gb_resources *r = &job->out.resources;
     json_t *log = job->out.log ? gb_json_text(job->out.log, 0) : json_null();
-    /* "o" takes the references, also when the pack fails. */
-    return json_pack("{s:o, s:o, s:o, s:[iiiii]}", "lowered", lowered, "log", log, "compile_ms",
-                     gb_json_real(job->out.compile_ms), "resources", r->registers,
+    char nvrtc[16];
+    gb_nvrtc_version(nvrtc);
+    /* "o" takes the references, also when the pack fails. "nvrtc" and "arch" are
+     * what `cache gc` drops a cubin by when NVRTC or the target changes. */
+    return json_pack("{s:o, s:o, s:o, s:[iiiii], s:s, s:s}", "lowered", lowered, "log", log,
+                     "compile_ms", gb_json_real(job->out.compile_ms), "resources", r->registers,
                      r->spill_store_bytes, r->spill_load_bytes, r->stack_bytes,
-                     r->smem_static_bytes);
+                     r->smem_static_bytes, "nvrtc", nvrtc, "arch", job->arch);
 }
 
 static bool read_meta(const json_t *meta, gb_compile_job *job)

@@ -146,9 +146,13 @@ static void log_trial(const run *r, const pending *p, const gb_trial_result *t)
     gb_strbuf text = GB_STRBUF_INIT;
     gb_config_append_canonical(&text, &p->config);
     const char *from = p->resumed ? " (from the cache)" : "";
-    if (t->status == GB_TRIAL_OK)
-        gb_run_log(r, "  %-40s ok %10.4f ms (n=%d)%s\n", gb_sb_str(&text),
-                   t->measurement.stats.median, t->measurement.stats.n, from);
+    const gb_measurement *m = &t->measurement;
+    if (t->status == GB_TRIAL_OK && m->contended)
+        gb_run_log(r, "  %-40s ok %10.4f ms (n=%d), contended: %d other process(es) on the GPU\n",
+                   gb_sb_str(&text), m->stats.median, m->stats.n, m->n_other_procs);
+    else if (t->status == GB_TRIAL_OK)
+        gb_run_log(r, "  %-40s ok %10.4f ms (n=%d)%s\n", gb_sb_str(&text), m->stats.median,
+                   m->stats.n, from);
     else
         gb_run_log(r, "  %-40s %s: %s%s\n", gb_sb_str(&text), gb_trial_status_name(t->status),
                    t->reason, from);
@@ -164,6 +168,7 @@ static void consider(leader *best, const gb_config *config, const gb_trial_resul
     best->has = true;
     best->config = *config;
     best->stats = t->measurement.stats;
+    best->contended = t->measurement.contended;
 }
 
 /* Counts a finished trial (run now or resumed) and keeps its failure. */
@@ -173,6 +178,7 @@ static int tally(run *r, const pending *p, const gb_trial_result *t, gb_shape_re
     res->n_status[t->status]++;
     res->n_resumed += p->resumed;
     res->n_timed += t->status == GB_TRIAL_OK;
+    res->n_contended += t->status == GB_TRIAL_OK && t->measurement.contended;
     log_trial(r, p, t);
     consider(best, &p->config, t);
     if (t->status != GB_TRIAL_OK) return add_failure(r, res, p, t);
@@ -204,24 +210,42 @@ static int add_compile_row(run *r, const pending *p, const gb_compile_out *out, 
     return GB_OK;
 }
 
+int gb_explore_trial(run *r, const gb_variant *v, const gb_measure_opts *opts, gb_trial_result *t)
+{
+    int rc = gb_exec_trial(r->opts->exec, v, &r->check, opts, gb_explore_timeout_s(r), t, r->err);
+    if (rc || t->status != GB_TRIAL_OK || !t->measurement.contended || r->gpu_shared) return rc;
+    gb_trial_result again = {0};
+    if ((rc = gb_run_pause_for_contention(r))) return rc;
+    rc = gb_exec_trial(r->opts->exec, v, &r->check, opts, gb_explore_timeout_s(r), &again, r->err);
+    if (rc == GB_OK && again.status == GB_TRIAL_OK) {
+        gb_trial_result_free(t);
+        *t = again; /* moved */
+        r->gpu_shared = t->measurement.contended;
+    } else {
+        gb_trial_result_free(&again);
+    }
+    return rc;
+}
+
 /* Runs a compiled variant on the GPU, under the watchdog and behind the
  * write-ahead record. */
 static int try_variant(run *r, const gb_record_id *id, pending *p, const gb_compile_out *out,
                        gb_trial_result *t)
 {
     gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], p->launch};
-    if (!r->bench) gb_history_in_flight(r, id, &p->config);
+    if (!r->bench) gb_history_in_flight(r, id, &p->config, gb_compile_job_key(p->job));
     double start = gb_now_ms() / 1e3;
     /* A benchmark measures to the full criterion; a tuning run screens. */
-    int rc = gb_exec_trial(r->opts->exec, &v, &r->check, r->bench ? &r->full : &r->screen,
-                           gb_explore_timeout_s(r), t, r->err);
+    int rc = gb_explore_trial(r, &v, r->bench ? &r->full : &r->screen, t);
     double took = gb_now_ms() / 1e3 - start;
     r->result->timing.screening_s += took;
     r->result->timing.n_trials++;
     if (rc == GB_EINTR && !r->bench) gb_history_forget(r, id, &p->config);
     if (rc) return rc;
     if (t->status == GB_TRIAL_OK) note_trial_time(r, took);
-    if (!r->bench) gb_history_trial(r, id, &p->config, t, out->resources.registers, NULL);
+    if (!r->bench)
+        gb_history_trial(r, id, &p->config, t, out->resources.registers, NULL,
+                         gb_compile_job_key(p->job));
     return GB_OK;
 }
 
@@ -244,7 +268,7 @@ static int finish(run *r, const gb_record_id *id, pending *p, gb_shape_result *r
     } else {
         t.status = GB_TRIAL_COMPILE_ERROR;
         gb_strlcpy(t.reason, cerr.msg, sizeof t.reason);
-        if (!r->bench) gb_history_trial(r, id, &p->config, &t, -1, out ? out->log : NULL);
+        if (!r->bench) gb_history_trial(r, id, &p->config, &t, -1, out ? out->log : NULL, NULL);
     }
     if (rc == GB_OK && !r->opts->compile_only) rc = tally(r, p, &t, res, best);
     gb_trial_result_free(&t);
@@ -289,6 +313,7 @@ int gb_explore(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_
     gb_space_iter_init(&it, &r->k->space);
     r->n_trial_s = 0;
     r->n_ok = 0;
+    r->gpu_shared = false;
     double t0 = gb_now_ms() / 1e3;
     while (rc == GB_OK) {
         while (rc == GB_OK && !exhausted && count < window && budget_left(r, started, t0)) {

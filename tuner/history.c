@@ -84,7 +84,8 @@ static void boot_id(char out[40])
     fclose(f);
 }
 
-void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config)
+void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config,
+                          const gb_key *cubin)
 {
     gb_trial_record rec = {.in_flight = true,
                            .status = GB_TRIAL_CRASHED,
@@ -92,6 +93,7 @@ void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *confi
                            .registers = -1,
                            .owner_pid = getpid()};
     boot_id(rec.owner_boot);
+    gb_key_hex(cubin, rec.cubin);
     put_trial(r, id, config, &rec);
 }
 
@@ -107,7 +109,7 @@ static bool owner_alive(const gb_trial_record *rec)
 }
 
 void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
-                      const gb_trial_result *t, int registers, const char *log)
+                      const gb_trial_result *t, int registers, const char *log, const gb_key *cubin)
 {
     gb_trial_record rec = {
         .status = t->status,
@@ -116,13 +118,14 @@ void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
         .has_stats = t->status == GB_TRIAL_OK,
         .stats = t->measurement.stats,
         .clock_mhz = t->measurement.clock_mhz_median,
+        .contended = t->status == GB_TRIAL_OK && t->measurement.contended,
         .samples_ms = t->measurement.samples_ms,
         .n_samples = t->measurement.n_samples,
         .registers = registers,
         .log = (char *)log,
-        .contended = t->measurement.contended,
     };
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
+    if (cubin) gb_key_hex(cubin, rec.cubin); /* what `cache gc` keeps */
     put_trial(r, id, config, &rec);
 }
 
@@ -154,8 +157,10 @@ bool gb_history_resume(run *r, const gb_record_id *id, const gb_config *config,
     gb_trial_record rec;
     if (r->opts->force || !read_trial(r, id, config, &rec)) return false;
     bool lost = rec.in_flight || rec.status == GB_TRIAL_CRASHED || rec.status == GB_TRIAL_TIMEOUT;
-    /* A timing is reused only in the mode it was taken in; failures are kept. */
-    bool timed_alike = rec.has_stats && strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0;
+    /* A timing is reused only in the mode it was taken in, and only when no other
+     * process shared the GPU then; failures are kept. */
+    bool timed_alike = rec.has_stats && strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0 &&
+                       !rec.contended;
     bool reuse = !(lost && r->opts->retry_crashed) && !(rec.in_flight && owner_alive(&rec)) &&
                  !(rec.status == GB_TRIAL_OK && !timed_alike);
     if (reuse) {
@@ -190,12 +195,14 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .clock_mhz = res->best_measurement.clock_mhz_median,
         .n_throttled = res->best_measurement.n_throttled,
         .capped = res->best_measurement.capped,
+        .contended = res->contended,
         .samples_ms = res->best_measurement.samples_ms,
         .n_samples = res->best_measurement.n_samples,
         .tie = res->tie,
         .n_tie = res->n_tie,
         .n_leaders = res->n_leaders,
-        .contended = res->best_measurement.contended,
+        .sources = r->sources,
+        .n_sources = r->n_sources,
     };
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
     gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
@@ -235,7 +242,7 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
     bool hit;
     /* A winner of a search cut short by a budget answers only budgeted requests. */
     bool budgeted = r->req->max_evals > 0 || r->req->max_seconds > 0;
-    hit = strcmp(rec.space_fp, r->space_fp) == 0 && (rec.complete || budgeted) &&
+    hit = strcmp(rec.space_fp, r->space_fp) == 0 && (rec.complete || budgeted) && !rec.contended &&
           strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0 && /* cold is not hot */
           gb_fields_copy(&rec.config, &res->best_config) == GB_OK;
     if (hit) {

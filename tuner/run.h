@@ -20,6 +20,8 @@ typedef struct run {
     const gb_tune_request *req;
     gb_compiler *compiler;
     gb_key source_fp;
+    gb_record_source *sources; /* the source closure's files, for the best records */
+    int n_sources;
     char space_fp[33];
     gb_device_info dev;
     const char *arch;
@@ -37,6 +39,8 @@ typedef struct run {
     int n_ok;
     int cap_ok;
     bool warned_cache;
+    bool gpu_shared; /* this shape: a contended trial stayed contended when measured again,
+                        so later ones are not measured twice */
     gb_err *err;
 } run;
 
@@ -45,9 +49,14 @@ typedef struct leader {
     bool has;
     gb_config config;
     gb_stats stats;
+    bool contended; /* its measurement saw other processes on the GPU */
 } leader;
 
 void gb_run_log(const run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The pause before a contended measurement is taken again (opts->contended_pause_s);
+ * GB_EINTR, with r->err set, when the user interrupts it. */
+int gb_run_pause_for_contention(run *r);
 
 /* ---- history.c ---------------------------------------------------------- */
 
@@ -67,12 +76,15 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
 bool gb_history_resume(run *r, const gb_record_id *id, const gb_config *config,
                        gb_trial_result *out);
 
-/* The write-ahead record, committed before a trial reaches the GPU. */
-void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config);
+/* The write-ahead record, committed before a trial reaches the GPU; cubin is the
+ * key of the cubin it runs. */
+void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config,
+                          const gb_key *cubin);
 /* The trial's outcome, replacing the write-ahead record; log is NVRTC's for a
- * compile error, else NULL. */
+ * compile error, else NULL; cubin is NULL when there is none. */
 void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
-                      const gb_trial_result *t, int registers, const char *log);
+                      const gb_trial_result *t, int registers, const char *log,
+                      const gb_key *cubin);
 /* Drops the write-ahead record of a trial the user interrupted. */
 void gb_history_forget(run *r, const gb_record_id *id, const gb_config *config);
 
@@ -88,6 +100,12 @@ int gb_explore(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_
 
 /* The watchdog's deadline for the next trial, from the shape's trials so far. */
 double gb_explore_timeout_s(const run *r);
+
+/* Runs a trial of v with opts. An ok trial whose measurement was contended is run
+ * once more after a pause, and that second result stands (unless it failed); once
+ * a second one stays contended too, the GPU is taken as shared for the rest of the
+ * shape and later trials are not run twice. */
+int gb_explore_trial(run *r, const gb_variant *v, const gb_measure_opts *opts, gb_trial_result *t);
 
 /* ---- race.c ------------------------------------------------------------- */
 

@@ -10,11 +10,22 @@
 
 #include "base/error.h"
 #include "cache/key.h"
+#include "cache/record.h"
 
 /* Hashes source and every local header it reaches. A header that is not found is
  * hashed by name only (NVRTC will say it is missing when it compiles). */
 int gb_source_fingerprint(const char *source, const char *const *include_dirs, int n_dirs,
                           gb_key *out, gb_err *err);
+
+/* gb_source_fingerprint, also listing the closure's files with the hashes of their
+ * content (absolute paths, each once), for telling later whether the kernel's
+ * templates changed. The source itself is listed when source_name names a file that
+ * holds exactly source. out_files may be NULL; free the list with
+ * gb_source_files_free. */
+int gb_source_closure(const char *source, const char *source_name, const char *const *include_dirs,
+                      int n_dirs, gb_key *out_fp, gb_record_source **out_files, int *out_n,
+                      gb_err *err);
+void gb_source_files_free(gb_record_source *files, int n);
 
 /* Reads a whole file into a NUL-terminated buffer; GB_EIO naming the path. */
 int gb_read_file(const char *path, char **out, size_t *out_len, gb_err *err);

@@ -1,11 +1,17 @@
 #include "tuner/tune.h"
 
 #include "tuner/run.h"
+#include "tuner/source.h"
 #include "tuner/variant.h"
+
+#include "engine/interrupt.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define CONTENDED_PAUSE_S 1.0 /* long enough for a short burst of someone else's work */
 
 void gb_run_log(const run *r, const char *fmt, ...)
 {
@@ -15,6 +21,62 @@ void gb_run_log(const run *r, const char *fmt, ...)
     vfprintf(r->opts->log, fmt, ap);
     va_end(ap);
     fflush(r->opts->log);
+}
+
+int gb_run_pause_for_contention(run *r)
+{
+    double pause_s =
+        r->opts->contended_pause_s > 0 ? r->opts->contended_pause_s : CONTENDED_PAUSE_S;
+    double end_ms = gb_now_ms() + pause_s * 1e3, left_ms;
+    while (!gb_interrupted() && (left_ms = end_ms - gb_now_ms()) > 0) {
+        long ms = left_ms < 50 ? (long)left_ms + 1 : 50; /* so Ctrl-C is seen at once */
+        nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000L}, NULL);
+    }
+    return gb_interrupted() ? gb_err_set(r->err, GB_EINTR, "interrupted") : GB_OK;
+}
+
+/* ---- the GPU's lease ------------------------------------------------------ */
+
+void gb_tuner_lease_end(gb_tuner_lease *lease)
+{
+    if (!lease) return;
+    gb_lease_release(lease->held);
+    lease->held = NULL;
+}
+
+/* Takes the GPU's lease, or says again what the session holds it for. A wait
+ * comes only after ending this process's worker, so the holder does not see it
+ * on the GPU; *out_waited says another process had the lease. A lease that cannot
+ * be taken at all (its directory is unusable) is warned about once, not fatal. */
+static int take_lease(run *r, bool *out_waited)
+{
+    gb_tuner_lease *l = r->opts->lease;
+    char name[320], activity[320];
+    *out_waited = false;
+    if (!l || l->broken) return GB_OK;
+    snprintf(activity, sizeof activity, "%s %s", r->bench ? "benchmarking" : "tuning", r->k->name);
+    if (l->held) {
+        gb_lease_set_activity(l->held, activity);
+        return GB_OK;
+    }
+    gb_lease_name(&r->dev, name, sizeof name);
+    gb_err e = {0};
+    int rc = gb_lease_acquire_as(name, 0, activity, NULL, &l->held, &e);
+    if (rc == GB_EBUSY && l->wait_s != 0) {
+        gb_exec_stop_backend(r->opts->exec);
+        double start = gb_now_ms();
+        rc = gb_lease_acquire_as(name, l->wait_s, activity, r->opts->log, &l->held, &e);
+        double waited_s = (gb_now_ms() - start) / 1e3;
+        r->result->timing.lease_wait_s += waited_s;
+        l->waited_s += waited_s;
+        *out_waited = true;
+    }
+    if (rc == GB_EIO || rc == GB_EINVAL) {
+        l->broken = true;
+        gb_run_log(r, "gpubench: warning: measuring without the GPU's lease: %s\n", e.msg);
+        return GB_OK;
+    }
+    return rc ? gb_err_copy(r->err, &e) : GB_OK;
 }
 
 /* ---- identities and records -------------------------------------------- */
@@ -79,7 +141,8 @@ static int run_reference(run *r, const gb_fields *shape, gb_shape_result *res)
     return GB_OK;
 }
 
-/* Times the reference with the full criterion, for the "vs ref" column. */
+/* Times the reference with the full criterion, for the "vs ref" column; a timing
+ * that stays contended is not kept. */
 static int time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_compile_job *job = NULL;
@@ -88,9 +151,10 @@ static int time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
     gb_trial_result t = {0};
     int rc = reference_variant(r, shape, &job, &v, &e);
     if (rc == GB_OK && !e.code) {
-        rc = gb_exec_trial(r->opts->exec, &v, &r->check, &r->full, gb_explore_timeout_s(r), &t,
-                           r->err);
-        res->has_baseline = rc == GB_OK && t.status == GB_TRIAL_OK;
+        rc = gb_explore_trial(r, &v, &r->full, &t);
+        bool timed = rc == GB_OK && t.status == GB_TRIAL_OK;
+        res->baseline_contended = timed && t.measurement.contended;
+        res->has_baseline = timed && !res->baseline_contended;
         if (res->has_baseline) res->baseline = t.measurement.stats;
     }
     gb_trial_result_free(&t);
@@ -237,17 +301,19 @@ static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
 
 /* ---- shapes ------------------------------------------------------------- */
 
-/* The best of what finished: stored unless the run was interrupted or only
- * benchmarked (a search cut short by a budget is stored, marked incomplete). */
+/* The best of what finished: stored unless the run was interrupted, only
+ * benchmarked, or measured while another process used the GPU (a search cut short
+ * by a budget is stored, marked incomplete). */
 static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res, int rc)
 {
     res->interrupted = rc == GB_EINTR;
     if ((rc && rc != GB_EINTR) || !best->has) return rc;
     res->has_best = true;
     res->best = best->stats;
+    res->contended = best->contended; /* shown, never stored */
     if (gb_config_to_fields(&best->config, &res->best_config))
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    if (rc == GB_OK && !r->bench) gb_history_store_best(r, id, res);
+    if (rc == GB_OK && !r->bench && !res->contended) gb_history_store_best(r, id, res);
     return rc;
 }
 
@@ -255,7 +321,11 @@ static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
                          gb_shape_result *res)
 {
     leader best = {0};
-    int rc = set_problem(r, shape, res);
+    bool waited = false;
+    int rc = take_lease(r, &waited);
+    /* Whoever had the GPU may have tuned this very shape meanwhile. */
+    if (rc == GB_OK && waited && !r->bench && gb_history_cached_best(r, id, res)) return GB_OK;
+    if (rc == GB_OK) rc = set_problem(r, shape, res);
     if (rc == GB_OK && !res->failure && r->k->reference) rc = run_reference(r, shape, res);
     if (rc || res->failure) return rc;
     rc = gb_explore(r, shape, id, res, &best);
@@ -326,7 +396,8 @@ static int start_run(run *r)
 {
     const gb_tuner_opts *o = r->opts;
     int rc = gb_tune_kernel_fingerprint(r->k, r->result->kernel_fp, r->err);
-    if (rc == GB_OK) rc = gb_variant_source_fp(r->k, &r->source_fp, r->err);
+    if (rc == GB_OK)
+        rc = gb_variant_source_files(r->k, &r->source_fp, &r->sources, &r->n_sources, r->err);
     if (rc) return rc;
     gb_variant_space_fp(&r->k->space, r->space_fp);
     r->arch = o->arch ? o->arch : "sm_90a";
@@ -361,8 +432,12 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
             gb_run_log(&r, "gpubench: %s [%s]: %s\n", kernel->name, out->shapes[i].key_text,
                        out->shapes[i].failure);
     }
+    /* A session that measures with leases keeps no idle context on the GPU without
+     * the lease: another process's contention check would count it. */
+    if (opts->lease && !opts->lease->held && opts->exec) gb_exec_stop_backend(opts->exec);
     if (r.compiler) gb_history_warn(&r, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);
+    gb_source_files_free(r.sources, r.n_sources);
     free(r.trial_s);
     free(r.ok);
     free(r.ok_ms);

@@ -7,6 +7,12 @@
  * The tuner knows nothing of Lua: the script's functions reach it as hooks. A hook
  * that fails returns GB_ESCRIPT with the script's file:line in the message; that
  * stops the run (it is a bug in the script, not in a variant).
+ *
+ * Only one process measures on a GPU at a time: before a run first touches the
+ * GPU for a shape it must measure, it takes the GPU's lease (engine/lease.h), and
+ * the session keeps it until it ends. A measurement that still saw another
+ * process on the GPU (contended, engine/measure.h) is measured again once after a
+ * pause; a best whose race stays contended is reported as such and never stored.
  */
 #ifndef GB_TUNER_TUNE_H
 #define GB_TUNER_TUNE_H
@@ -16,6 +22,7 @@
 #include "cache/cache.h"
 #include "cache/key.h"
 #include "engine/exec.h"
+#include "engine/lease.h"
 #include "engine/measure.h"
 #include "engine/nvrtc.h"
 #include "engine/spec.h"
@@ -68,23 +75,42 @@ struct gb_kernel_def {
 
 void gb_kernel_def_free(gb_kernel_def *def);
 
+/* The GPU's lease for a session (a gpubench-tune process). The first run that
+ * must measure a shape takes it, just before it sets the shape up on the GPU (a
+ * run answered from the cache, or compiling only, never does), and the session
+ * holds it until gb_tuner_lease_end(), which its owner calls after the executor
+ * is gone: so a process waiting for the lease, which ends its own worker first,
+ * and a process holding it never both have a context on the GPU. */
+typedef struct gb_tuner_lease {
+    double wait_s;   /* how long to wait for another process's lease: < 0 for ever, 0 not */
+    gb_lease *held;  /* NULL until taken */
+    bool broken;     /* the lease could not be taken (its directory is unusable): measuring
+                        goes on without it, after one warning */
+    double waited_s; /* spent waiting for it, every run of the session together */
+} gb_tuner_lease;
+
+/* Releases the session's lease; NULL is a no-op. */
+void gb_tuner_lease_end(gb_tuner_lease *lease);
+
 /* What every tuning run of a session shares. */
 typedef struct gb_tuner_opts {
-    gb_cache *cache;         /* NULL: remember nothing */
-    gb_exec *exec;           /* NULL with compile_only */
-    const char *arch;        /* compile target when there is no device ("sm_90a") */
-    int jobs;                /* compile threads (0: compile on the tuner's thread) */
-    bool force;              /* re-tune shapes that have a cached best */
-    bool compile_only;       /* compile every variant, time nothing */
-    bool verbose;            /* a line per trial on log */
-    bool retry_crashed;      /* run again trials an earlier run recorded as crashed or timeout */
-    double trial_timeout_s;  /* the watchdog's cap for one trial (0: 60 s) */
-    uint64_t seed;           /* for the argument buffers */
-    gb_measure_opts measure; /* the full criterion; each variant is screened with
-                                gb_measure_screening() of it, the leaders race with it */
-    double race_margin;      /* leaders: within this of the fastest screened (0: 0.10) */
-    int race_leaders;        /* at most this many leaders (0: 8) */
-    FILE *log;               /* progress and warnings; NULL for silence */
+    gb_cache *cache;          /* NULL: remember nothing */
+    gb_exec *exec;            /* NULL with compile_only */
+    const char *arch;         /* compile target when there is no device ("sm_90a") */
+    int jobs;                 /* compile threads (0: compile on the tuner's thread) */
+    bool force;               /* re-tune shapes that have a cached best */
+    bool compile_only;        /* compile every variant, time nothing */
+    bool verbose;             /* a line per trial on log */
+    bool retry_crashed;       /* run again trials an earlier run recorded as crashed or timeout */
+    double trial_timeout_s;   /* the watchdog's cap for one trial (0: 60 s) */
+    uint64_t seed;            /* for the argument buffers */
+    gb_measure_opts measure;  /* the full criterion; each variant is screened with
+                                 gb_measure_screening() of it, the leaders race with it */
+    double race_margin;       /* leaders: within this of the fastest screened (0: 0.10) */
+    int race_leaders;         /* at most this many leaders (0: 8) */
+    gb_tuner_lease *lease;    /* the GPU's lease, taken before measuring; NULL: none taken */
+    double contended_pause_s; /* the pause before measuring a contended result again (0: 1 s) */
+    FILE *log;                /* progress and warnings; NULL for silence */
 } gb_tuner_opts;
 
 typedef struct gb_tune_request {
@@ -143,9 +169,13 @@ typedef struct gb_shape_result {
     int n_resumed;           /* trials taken from an earlier run's records */
     gb_trial_note *failures; /* every trial that did not end ok */
     int n_failures;
-    bool interrupted; /* the run stopped during this shape: best is of what finished */
-    bool complete;    /* every accepted configuration was tried */
-    char *failure;    /* why the shape has no result (e.g. the reference failed) */
+    bool contended;          /* the best's measurement saw other processes on the GPU, again when
+                                measured a second time: reported, never stored as the best */
+    int n_contended;         /* ok trials whose screening stayed contended (kept, marked so) */
+    bool baseline_contended; /* the reference's timing stayed contended: not kept */
+    bool interrupted;        /* the run stopped during this shape: best is of what finished */
+    bool complete;           /* every accepted configuration was tried */
+    char *failure;           /* why the shape has no result (e.g. the reference failed) */
 } gb_shape_result;
 
 /* Where a tuning run's wall time went. */
@@ -155,6 +185,7 @@ typedef struct gb_tune_timing {
     double racing_s;       /* the leaders' races */
     double compile_wait_s; /* waiting for a compile the GPU needed */
     double compile_cpu_s;  /* NVRTC's own time, summed over the compile threads */
+    double lease_wait_s;   /* waiting for another process to let go of the GPU's lease */
     int n_trials;          /* trials run (not resumed) */
 } gb_tune_timing;
 

@@ -95,6 +95,13 @@ int gb_variant_source_fp(const gb_kernel_def *k, gb_key *out, gb_err *err)
                                  out, err);
 }
 
+int gb_variant_source_files(const gb_kernel_def *k, gb_key *out_fp, gb_record_source **out_files,
+                            int *out_n, gb_err *err)
+{
+    return gb_source_closure(k->source, k->source_name, (const char *const *)k->include_dirs,
+                             k->n_include_dirs, out_fp, out_files, out_n, err);
+}
+
 int gb_variant_space_fp(const gb_space *space, char out[33])
 {
     gb_keybuf kb;

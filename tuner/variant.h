@@ -7,6 +7,7 @@
 #define GB_TUNER_VARIANT_H
 
 #include "cache/key.h"
+#include "cache/record.h"
 #include "tuner/compiler.h"
 #include "tuner/tune.h"
 
@@ -17,6 +18,9 @@ int gb_variant_job(const gb_kernel_def *kernel, const gb_key *source_fp, const c
 
 /* The source closure hash of a kernel (its text and local headers). */
 int gb_variant_source_fp(const gb_kernel_def *kernel, gb_key *out, gb_err *err);
+/* The same, also listing the closure's files (gb_source_closure). */
+int gb_variant_source_files(const gb_kernel_def *kernel, gb_key *out_fp,
+                            gb_record_source **out_files, int *out_n, gb_err *err);
 
 /* Hex hash of the space's parameters and values. */
 int gb_variant_space_fp(const gb_space *space, char out[33]);
