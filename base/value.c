@@ -96,39 +96,36 @@ void gb_value_append_canonical(gb_strbuf *sb, const gb_value *v)
         gb_value_append_source(sb, v);
 }
 
-void gb_value_write_json(gb_jw *w, const gb_value *v)
+json_t *gb_value_to_json(const gb_value *v)
 {
     switch (v->kind) {
     case GB_VAL_INT:
-        gb_jw_int(w, v->i);
-        break;
+        return json_integer(v->i);
     case GB_VAL_NUM:
-        gb_jw_num(w, v->num);
-        break;
+        return gb_json_real(v->num);
     case GB_VAL_STR:
-        gb_jw_str(w, v->str);
-        break;
+        return gb_json_text(v->str, 0);
     default:
-        gb_jw_bool(w, v->b);
-        break;
+        return json_boolean(v->b);
     }
 }
 
-int gb_value_from_json(const gb_json *j, gb_value *out)
+int gb_value_from_json(const json_t *j, gb_value *out)
 {
-    if (!j) return GB_EINVAL;
-    switch (j->type) {
-    case GB_JSON_NUMBER:
-        *out = gb_value_num(j->number);
+    if (json_is_integer(j)) {
+        *out = gb_value_int(json_integer_value(j));
         return GB_OK;
-    case GB_JSON_BOOL:
-        *out = gb_value_bool(j->boolean);
-        return GB_OK;
-    case GB_JSON_STRING:
-        return gb_value_str(j->string, out);
-    default:
-        return GB_EINVAL;
     }
+    if (json_is_real(j)) {
+        *out = gb_value_num(json_real_value(j));
+        return GB_OK;
+    }
+    if (json_is_boolean(j)) {
+        *out = gb_value_bool(json_is_true(j));
+        return GB_OK;
+    }
+    if (json_is_string(j)) return gb_value_str(json_string_value(j), out);
+    return GB_EINVAL;
 }
 
 /* ---- fields ------------------------------------------------------------- */
@@ -246,29 +243,34 @@ void gb_fields_append_canonical(gb_strbuf *sb, const gb_fields *f, const char *c
     }
 }
 
-void gb_fields_write_json(gb_jw *w, const gb_fields *f)
+json_t *gb_fields_to_json(const gb_fields *f)
 {
-    gb_jw_obj_begin(w);
-    for (int i = 0; i < f->n; i++) {
-        gb_jw_key(w, f->names[i]);
-        gb_value_write_json(w, &f->values[i]);
+    json_t *obj = json_object();
+    for (int i = 0; obj && i < f->n; i++) {
+        if (gb_json_set(obj, f->names[i], gb_value_to_json(&f->values[i])) != GB_OK) {
+            json_decref(obj);
+            return NULL;
+        }
     }
-    gb_jw_obj_end(w);
+    return obj;
 }
 
-int gb_fields_from_json(const gb_json *obj, gb_fields *out, gb_err *err)
+int gb_fields_from_json(const json_t *obj, gb_fields *out, gb_err *err)
 {
     *out = (gb_fields){0};
-    if (!obj || obj->type != GB_JSON_OBJECT)
-        return gb_err_set(err, GB_EINVAL, "expected a JSON object of fields");
-    for (size_t i = 0; i < obj->n_items; i++) {
+    if (!json_is_object(obj)) return gb_err_set(err, GB_EINVAL, "expected a JSON object of fields");
+    const char *name;
+    json_t *item;
+    json_object_foreach((json_t *)obj, name, item)
+    {
         gb_value v;
-        if (gb_value_from_json(obj->items[i], &v) != GB_OK) {
+        int rc = gb_value_from_json(item, &v);
+        if (rc == GB_EINVAL) {
             gb_fields_free(out);
             return gb_err_set(err, GB_EINVAL, "field '%s' is not a number, string or boolean",
-                              obj->keys[i]);
+                              name);
         }
-        int rc = gb_fields_set(out, obj->keys[i], &v);
+        if (rc == GB_OK) rc = gb_fields_set(out, name, &v);
         gb_value_free(&v);
         if (rc) {
             gb_fields_free(out);

@@ -44,9 +44,11 @@ void gb_value_append_source(gb_strbuf *sb, const gb_value *v);
 /* Appends the value unambiguously: strings quoted as JSON strings. */
 void gb_value_append_canonical(gb_strbuf *sb, const gb_value *v);
 
-void gb_value_write_json(gb_jw *w, const gb_value *v);
-/* Numbers, strings and booleans; GB_EINVAL for anything else. */
-int gb_value_from_json(const gb_json *j, gb_value *out);
+/* The value as JSON: an integer, a real (null when not finite), a string or a
+ * boolean; NULL on ENOMEM. */
+json_t *gb_value_to_json(const gb_value *v);
+/* Numbers, strings and booleans; GB_EINVAL for anything else, GB_ENOMEM. */
+int gb_value_from_json(const json_t *j, gb_value *out);
 
 /* A list of named values, kept sorted by name; names are unique. */
 typedef struct gb_fields {
@@ -66,8 +68,11 @@ bool gb_fields_equal(const gb_fields *a, const gb_fields *b);
  * canonical order); a named field that is missing is skipped. */
 void gb_fields_append_canonical(gb_strbuf *sb, const gb_fields *f, const char *const *only,
                                 int n_only);
-/* The fields as a JSON object (values as JSON numbers, strings, booleans). */
-void gb_fields_write_json(gb_jw *w, const gb_fields *f);
-int gb_fields_from_json(const gb_json *obj, gb_fields *out, gb_err *err);
+/* The fields as a JSON object (values as JSON numbers, strings, booleans), in
+ * the canonical order; NULL on ENOMEM. */
+json_t *gb_fields_to_json(const gb_fields *f);
+/* An object of numbers, strings and booleans; GB_EINVAL naming the first field
+ * that is something else. */
+int gb_fields_from_json(const json_t *obj, gb_fields *out, gb_err *err);
 
 #endif

@@ -502,8 +502,7 @@ int gb_cache_del(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_err *err
 
 /* ---- JSON and cubin records --------------------------------------------- */
 
-int gb_cache_get_json(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_json **out,
-                      gb_err *err)
+int gb_cache_get_json(gb_cache *cache, gb_cache_db db, const gb_key *key, json_t **out, gb_err *err)
 {
     void *text = NULL;
     size_t len = 0;
@@ -520,11 +519,15 @@ int gb_cache_get_json(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_jso
     return rc;
 }
 
-int gb_cache_put_json(gb_cache *cache, gb_cache_db db, const gb_key *key, const char *json,
+int gb_cache_put_json(gb_cache *cache, gb_cache_db db, const gb_key *key, const json_t *json,
                       gb_err *err)
 {
     if (!json) return gb_err_set(err, GB_EINVAL, "cache %s: no JSON to store", cache->dir);
-    return gb_cache_put(cache, db, key, json, strlen(json), err);
+    char *text = gb_json_dump(json, false);
+    if (!text) return gb_err_set(err, GB_ENOMEM, "cache %s: out of memory", cache->dir);
+    int rc = gb_cache_put(cache, db, key, text, strlen(text), err);
+    free(text);
+    return rc;
 }
 
 int gb_cache_split_cubin(const void *payload, size_t len, const char **out_meta,

@@ -66,10 +66,11 @@ int gb_cache_put(gb_cache *cache, gb_cache_db db, const gb_key *key, const void 
                  gb_err *err);
 int gb_cache_del(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_err *err);
 
-/* JSON records (best, trials). get parses; a record that does not parse is GB_ECACHE. */
-int gb_cache_get_json(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_json **out,
+/* JSON records (best, trials). get parses (*out is the caller's: json_decref); a
+ * record that does not parse is GB_ECACHE. put stores json as compact text. */
+int gb_cache_get_json(gb_cache *cache, gb_cache_db db, const gb_key *key, json_t **out,
                       gb_err *err);
-int gb_cache_put_json(gb_cache *cache, gb_cache_db db, const gb_key *key, const char *json,
+int gb_cache_put_json(gb_cache *cache, gb_cache_db db, const gb_key *key, const json_t *json,
                       gb_err *err);
 
 /* Cubin records. meta_json is the JSON half; both outputs are malloc'd. */

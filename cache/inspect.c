@@ -109,10 +109,9 @@ int gb_cache_parse_shape(const char *text, gb_fields *out, gb_err *err)
 
 static int load(const void *value, size_t len, json_t **out, gb_err *err)
 {
-    json_error_t jerr;
-    *out = value ? json_loadb(value, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
-    if (*out) return GB_OK;
-    return gb_err_set(err, GB_ECACHE, "%s", value ? jerr.text : "bad header");
+    *out = NULL;
+    if (!value) return gb_err_set(err, GB_ECACHE, "bad header");
+    return gb_json_parse(value, len, out, err);
 }
 
 int gb_cache_read_best(const void *value, size_t len, gb_best_record *out, gb_err *err)

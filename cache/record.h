@@ -6,16 +6,24 @@
  * identity in readable form, so `gpubench cache ls` and the header exporter need
  * nothing but the cache. Every value carries the cache schema in its header
  * (cache.h); fields added later are optional, so old records stay readable.
+ *
+ * Both records are wire types (base/wire.h), described by the X-macros below and
+ * nesting the engine's statistics and check result: reading one checks every
+ * field's type and range, and that the record makes sense as a whole (a kernel
+ * name, a hex fingerprint, a device, a shape), so records from another machine
+ * (cache import) or a damaged file (cache verify) can be read without trust.
  */
 #ifndef GB_CACHE_RECORD_H
 #define GB_CACHE_RECORD_H
 
 #include "base/error.h"
 #include "base/json.h"
+#include "base/wire.h"
 #include "base/value.h"
 #include "cache/key.h"
 #include "engine/exec.h"
 #include "engine/stats.h"
+#include "engine/wire_types.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -27,6 +35,20 @@ typedef struct gb_record_id {
     char *device;    /* device fingerprint, gb_device_fingerprint() */
     gb_fields shape; /* the shape's key fields only */
 } gb_record_id;
+
+/* The identity's fields sit in the record's own object. */
+#define GB_RECORD_ID_WIRE(X)                                                                       \
+    X(kernel, STRING, "kernel", .max_len = GB_RECORD_MAX_NAME)                                     \
+    X(kernel_fp, STRING, "kernel_fp", .max_len = 64)                                               \
+    X(device, STRING, "device", .max_len = GB_RECORD_MAX_NAME)                                     \
+    X(shape, FIELDS, "shape")
+
+/* Limits on what a record may hold. */
+#define GB_RECORD_MAX_NAME    ((size_t)1 << 16) /* kernel name, device fingerprint, a tie's config */
+#define GB_RECORD_MAX_LOG     16384             /* a trial's compiler log, cut to this on writing */
+#define GB_RECORD_MAX_TEXT    ((size_t)1 << 16) /* a trial's reason */
+#define GB_RECORD_MAX_PATH    4096              /* a source file's path */
+#define GB_RECORD_MAX_SOURCES 4096              /* files in a best's source closure */
 
 int gb_record_id_copy(const gb_record_id *src, gb_record_id *out);
 void gb_record_id_free(gb_record_id *id);
@@ -40,6 +62,10 @@ typedef struct gb_record_source {
     char *path; /* absolute */
     char hash[33];
 } gb_record_source;
+
+#define GB_RECORD_SOURCE_WIRE(X)                                                                   \
+    X(path, STRING, "path", .max_len = GB_RECORD_MAX_PATH)                                         \
+    X(hash, CHARS, "hash")
 
 /* The winner for one shape. */
 typedef struct gb_best_record {
@@ -75,8 +101,55 @@ typedef struct gb_best_record {
     int n_sources;
 } gb_best_record;
 
-void gb_best_record_write(gb_jw *w, const gb_best_record *rec);
-int gb_best_record_read(const gb_json *json, gb_best_record *out, gb_err *err);
+/* The fields added after the first release are optional: a record without them
+ * reads as before they existed (mode "cold", no samples or tie, complete). */
+#define GB_BEST_RECORD_WIRE(X)                                                                     \
+    X(id, STRUCT, "id", .type = &gb_wire_record_id, .flags = GB_WIRE_INLINE_STRUCT)                \
+    X(space_fp, STRING, "space_fp", .max_len = 64, .flags = GB_WIRE_OPTIONAL, .dflt_str = "")      \
+    X(config, FIELDS, "config")                                                                    \
+    X(stats, STRUCT, "stats", .type = &gb_wire_stats)                                              \
+    X(mode, CHARS, "mode", .flags = GB_WIRE_OPTIONAL, .dflt_str = "cold")                          \
+    X(clock_mhz, DOUBLE, "clock_mhz", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_OPTIONAL)       \
+    X(n_throttled, INT, "n_throttled", GB_RECORD_COUNT)                                            \
+    X(capped, BOOL, "capped", .flags = GB_WIRE_OPTIONAL)                                           \
+    X(contended, BOOL, "contended", .flags = GB_WIRE_OPTIONAL)                                     \
+    X(samples_ms, DOUBLE, "samples_ms", .arity = GB_WIRE_OWNED,                                    \
+      .count = offsetof(gb_best_record, n_samples), .max_items = GB_MEASURE_MAX_SAMPLES,           \
+      GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_OPTIONAL)                                       \
+    X(tie, STRING, "tie", .arity = GB_WIRE_OWNED, .count = offsetof(gb_best_record, n_tie),        \
+      .max_items = GB_MAX_RACE, .max_len = GB_RECORD_MAX_NAME, .flags = GB_WIRE_OPTIONAL)          \
+    X(n_leaders, INT, "n_leaders", GB_RECORD_COUNT)                                                \
+    X(flops, DOUBLE, "flops", .flags = GB_WIRE_OPTIONAL | GB_WIRE_NULL_NAN)                        \
+    X(bytes, DOUBLE, "bytes", .flags = GB_WIRE_OPTIONAL | GB_WIRE_NULL_NAN)                        \
+    X(baseline, STRUCT, "baseline", .type = &gb_wire_stats, .flags = GB_WIRE_NULLABLE,             \
+      .present = offsetof(gb_best_record, has_baseline))                                           \
+    X(complete, BOOL, "complete", .flags = GB_WIRE_OPTIONAL, .dflt = 1)                            \
+    X(n_configs, INT, "n_configs", GB_RECORD_COUNT)                                                \
+    X(n_rejected, INT, "n_rejected", GB_RECORD_COUNT)                                              \
+    X(n_timed, INT, "n_timed", GB_RECORD_COUNT)                                                    \
+    X(n_failed, INT, "n_failed", GB_RECORD_COUNT)                                                  \
+    X(when, INT64, "when", .flags = GB_WIRE_OPTIONAL)                                              \
+    X(engine_version, CHARS, "engine", .flags = GB_WIRE_OPTIONAL)                                  \
+    X(nvrtc_version, CHARS, "nvrtc", .flags = GB_WIRE_OPTIONAL)                                    \
+    X(driver_version, INT, "driver", GB_RECORD_COUNT)                                              \
+    X(sources, STRUCT, "sources", .type = &gb_wire_record_source, .arity = GB_WIRE_OWNED,          \
+      .count = offsetof(gb_best_record, n_sources), .max_items = GB_RECORD_MAX_SOURCES,            \
+      .flags = GB_WIRE_OPTIONAL)
+
+/* An optional count: an integer >= 0, 0 when absent. */
+#define GB_RECORD_COUNT GB_WIRE_RANGE(0, INT_MAX), .flags = GB_WIRE_OPTIONAL
+
+extern const gb_wire_type gb_wire_record_id;     /* gb_record_id (inline in the records) */
+extern const gb_wire_type gb_wire_record_source; /* gb_record_source (a best's sources) */
+extern const gb_wire_type gb_wire_best_record;   /* gb_best_record */
+extern const gb_wire_type gb_wire_trial_record;  /* gb_trial_record */
+
+/* The record as JSON; NULL on ENOMEM. */
+json_t *gb_best_record_to_json(const gb_best_record *rec);
+/* Reads a record (out zeroed first; free it with gb_best_record_free). GB_ECACHE
+ * with err naming the field ("best_record.stats.median_ms: expected a number >= 0
+ * or null") when it does not read or does not make sense; GB_ENOMEM. */
+int gb_best_record_from_json(const json_t *json, gb_best_record *out, gb_err *err);
 void gb_best_record_free(gb_best_record *rec);
 
 /* One measured (or failed) configuration. A record written before the trial is
@@ -95,7 +168,7 @@ typedef struct gb_trial_record {
     gb_stats stats;     /* the screening measurement's */
     char mode[8];       /* how it was timed: "cold" or "hot" (with stats) */
     double clock_mhz;   /* its median SM clock; 0 when unknown */
-    bool contended;     /* other processes used the GPU during its measurement */
+    bool contended;     /* other processes used the GPU during its measurement (with stats) */
     double *samples_ms; /* its samples (NULL, 0 when none); owned when read */
     int n_samples;
     int registers;
@@ -104,19 +177,35 @@ typedef struct gb_trial_record {
     int64_t when;
 } gb_trial_record;
 
-void gb_trial_record_write(gb_jw *w, const gb_trial_record *rec);
-int gb_trial_record_read(const gb_json *json, gb_trial_record *out, gb_err *err);
-void gb_trial_record_free(gb_trial_record *rec);
+/* The owner is written only for a record in flight; the timing's mode, clock and
+ * samples only with its statistics. */
+#define GB_TRIAL_RECORD_WIRE(X)                                                                    \
+    X(id, STRUCT, "id", .type = &gb_wire_record_id, .flags = GB_WIRE_INLINE_STRUCT)                \
+    X(config, FIELDS, "config")                                                                    \
+    X(status, ENUM, "status", .enumeration = &gb_wire_enum_trial_status)                           \
+    X(in_flight, BOOL, "in_flight", .flags = GB_WIRE_OPTIONAL)                                     \
+    X(owner_pid, INT64, "owner_pid", GB_WIRE_RANGE(0, INT64_MAX), .when = trial_in_flight)         \
+    X(owner_boot, CHARS, "owner_boot", .when = trial_in_flight)                                    \
+    X(reason, STRING, "reason", .max_len = GB_RECORD_MAX_TEXT, .flags = GB_WIRE_OPTIONAL,          \
+      .dflt_str = "")                                                                              \
+    X(check, STRUCT, "check", .type = &gb_wire_check_result)                                       \
+    X(stats, STRUCT, "stats", .type = &gb_wire_stats, .flags = GB_WIRE_NULLABLE,                   \
+      .present = offsetof(gb_trial_record, has_stats))                                             \
+    X(mode, CHARS, "mode", .when = trial_timed, .dflt_str = "cold")                                \
+    X(clock_mhz, DOUBLE, "clock_mhz", GB_WIRE_RANGE(0, INFINITY), .when = trial_timed)             \
+    X(contended, BOOL, "contended", .when = trial_timed)                                           \
+    X(samples_ms, DOUBLE, "samples_ms", .arity = GB_WIRE_OWNED,                                    \
+      .count = offsetof(gb_trial_record, n_samples), .max_items = GB_MEASURE_MAX_SAMPLES,          \
+      GB_WIRE_RANGE(0, INFINITY), .when = trial_timed)                                             \
+    X(registers, INT, "registers", GB_WIRE_RANGE(-1, INT_MAX), .flags = GB_WIRE_OPTIONAL,          \
+      .dflt = -1)                                                                                  \
+    X(cubin, CHARS, "cubin", .when = trial_has_cubin)                                              \
+    X(log, STRING, "log", .max_len = GB_RECORD_MAX_LOG, .flags = GB_WIRE_OPTIONAL)                 \
+    X(when, INT64, "when", .flags = GB_WIRE_OPTIONAL)
 
-/* Records as jansson values (new reference; NULL when out of memory) and back.
- * Until base/json moves to jansson these four live in cache/record_bridge.c. */
-json_t *gb_best_record_to_json(const gb_best_record *rec);
-int gb_best_record_from_json(const json_t *json, gb_best_record *out, gb_err *err);
+/* As for the best record; GB_ECACHE for a record that does not read. */
 json_t *gb_trial_record_to_json(const gb_trial_record *rec);
 int gb_trial_record_from_json(const json_t *json, gb_trial_record *out, gb_err *err);
-
-/* Statistics as a JSON object and back (missing fields read as NaN). */
-void gb_stats_write_json(gb_jw *w, const gb_stats *stats);
-void gb_stats_read_json(const gb_json *obj, gb_stats *out);
+void gb_trial_record_free(gb_trial_record *rec);
 
 #endif

@@ -6,9 +6,13 @@ if(GB_WERROR)
   list(APPEND GB_WARNING_FLAGS -Werror)
 endif()
 
-if(GB_SANITIZE)
+if(GB_SANITIZE OR GB_FUZZ)
   set(GB_SANITIZE_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
                         -fno-sanitize-recover=undefined)
+endif()
+if(GB_FUZZ)
+  # Coverage for libFuzzer in every library; only the fuzz targets link its main.
+  list(APPEND GB_SANITIZE_FLAGS -fsanitize=fuzzer-no-link)
 endif()
 
 function(gb_target_defaults target)

@@ -34,6 +34,30 @@ typedef struct gb_device_info {
     char pci_bus_id[32];  /* "0000:3B:00.0" (cuDeviceGetPCIBusId); "" when unknown */
 } gb_device_info;
 
+/* The wire description (base/wire.h; gb_wire_device_info): the worker's DEVICE
+ * message and gb.device()'s table (which adds cc, sm_clock_mhz, mem_clock_mhz). */
+#define GB_DEVICE_INFO_WIRE(X)                                                                     \
+    X(name, CHARS, "name")                                                                         \
+    X(ordinal, INT, "ordinal", GB_WIRE_RANGE(0, INT_MAX))                                          \
+    X(cc_major, INT, "cc_major", GB_WIRE_RANGE(0, INT_MAX))                                        \
+    X(cc_minor, INT, "cc_minor", GB_WIRE_RANGE(0, INT_MAX))                                        \
+    X(sms, INT, "sms", GB_WIRE_RANGE(0, INT_MAX))                                                  \
+    X(smem_per_block_optin, INT, "smem_per_block_optin", GB_WIRE_RANGE(0, INT_MAX))                \
+    X(smem_per_sm, INT, "smem_per_sm", GB_WIRE_RANGE(0, INT_MAX))                                  \
+    X(regs_per_sm, INT, "regs_per_sm", GB_WIRE_RANGE(0, INT_MAX))                                  \
+    X(max_threads_per_block, INT, "max_threads_per_block", GB_WIRE_RANGE(0, INT_MAX))              \
+    X(l2_bytes, INT64, "l2_bytes", GB_WIRE_RANGE(0, INT64_MAX))                                    \
+    X(mem_bytes, INT64, "mem_bytes", GB_WIRE_RANGE(0, INT64_MAX))                                  \
+    X(mem_clock_khz, INT, "mem_clock_khz", GB_WIRE_RANGE(0, INT_MAX))                              \
+    X(bus_width_bits, INT, "bus_width_bits", GB_WIRE_RANGE(0, INT_MAX))                            \
+    X(sm_clock_khz, INT, "sm_clock_khz", GB_WIRE_RANGE(0, INT_MAX))                                \
+    X(peak_gbps, DOUBLE, "peak_gbps", GB_WIRE_RANGE(0, INFINITY))                                  \
+    X(driver_version, INT, "driver", GB_WIRE_RANGE(0, INT_MAX))                                    \
+    X(arch, CHARS, "arch")                                                                         \
+    X(clock_source, CHARS, "clock_source")                                                         \
+    X(uuid, CHARS, "uuid", .flags = GB_WIRE_OPTIONAL)                                              \
+    X(pci_bus_id, CHARS, "pci_bus_id", .flags = GB_WIRE_OPTIONAL)
+
 /* Reads the properties of device ordinal. The driver must be loaded. */
 int gb_device_query(int ordinal, gb_device_info *out, gb_err *err);
 

@@ -54,6 +54,14 @@ typedef struct gb_trial_result {
     gb_measurement measurement; /* only for ok trials */
 } gb_trial_result;
 
+/* The wire description (base/wire.h; gb_wire_trial_result): the measurement is
+ * sent for ok trials only, and an ok trial must have one. */
+#define GB_TRIAL_RESULT_WIRE(X)                                                                    \
+    X(status, ENUM, "status", .enumeration = &gb_wire_enum_trial_status)                           \
+    X(reason, CHARS, "reason")                                                                     \
+    X(check, STRUCT, "check", .type = &gb_wire_check_result)                                       \
+    X(measurement, STRUCT, "measurement", .type = &gb_wire_measurement, .when = gb_wire_trial_ok)
+
 void gb_trial_result_free(gb_trial_result *result);
 
 /* What a backend must do. Each call returns GB_OK, or a failure code with err set;

@@ -121,7 +121,7 @@ static void stop_worker(supervisor *s)
 {
     gb_err ignored;
     int status;
-    if (s->fd >= 0) gb_proto_send(s->fd, GB_MSG_QUIT, "{}", NULL, 0, &ignored);
+    if (s->fd >= 0) gb_proto_send(s->fd, GB_MSG_QUIT, NULL, NULL, 0, &ignored);
     if (s->pid > 0 && reap(s, &status) == s->pid) s->pid = 0;
     kill_worker(s);
 }
@@ -151,14 +151,12 @@ static int lost(supervisor *s, int rc, double timeout_s, gb_err *err)
 
 /* Sends a request and waits for its answer, which must be one of the expected
  * type or ERROR. An ERROR's code comes back as the result. */
-static int exchange(supervisor *s, gb_msg_type type, gb_strbuf *json, const void *blob,
+static int exchange(supervisor *s, gb_msg_type type, const void *payload, const void *blob,
                     size_t blob_bytes, gb_msg_type expect, double timeout_s, gb_msg *reply,
                     gb_err *err)
 {
     memset(reply, 0, sizeof *reply);
-    int rc = gb_sb_status(json) ? gb_err_set(err, GB_ENOMEM, "out of memory") : GB_OK;
-    if (rc == GB_OK) rc = gb_proto_send(s->fd, type, gb_sb_str(json), blob, blob_bytes, err);
-    gb_sb_free(json);
+    int rc = gb_proto_send(s->fd, type, payload, blob, blob_bytes, err);
     double deadline = timeout_s > 0 ? gb_now_ms() + timeout_s * 1e3 : -1;
     if (rc == GB_OK) rc = gb_proto_recv(s->fd, deadline, reply, err);
     if (rc == GB_ENOMEM) { /* the stream is mid-message: this worker cannot go on */
@@ -167,25 +165,24 @@ static int exchange(supervisor *s, gb_msg_type type, gb_strbuf *json, const void
     }
     if (rc) return lost(s, rc, timeout_s, err);
     if (reply->type == GB_MSG_ERROR) {
-        long long code = (long long)gb_json_num(gb_json_get(reply->json, "code"), GB_EPROTO);
-        const char *msg = gb_json_str(gb_json_get(reply->json, "message"), "(no message)");
-        rc = gb_err_set(err, code ? (int)code : GB_EPROTO, "%s", msg);
+        gb_proto_error e;
+        rc = gb_proto_decode(reply, &e, err);
+        if (rc == GB_OK) rc = gb_err_set(err, e.code, "%s", e.message);
         if (rc == GB_EFAULT || rc == GB_EPROTO) stop_worker(s); /* it is ending anyway */
     } else if (reply->type != expect) {
-        rc = gb_err_set(err, GB_EPROTO,
-                        "malformed message: answer of type %d to a request of "
-                        "type %d",
-                        (int)reply->type, (int)type);
+        rc = gb_err_set(err, GB_EPROTO, "malformed message: a %s answer to a %s request",
+                        gb_msg_type_name(reply->type), gb_msg_type_name(type));
         rc = lost(s, rc, timeout_s, err);
     }
     if (rc) gb_msg_free(reply);
     return rc;
 }
 
-static void begin(gb_jw *w, gb_strbuf *sb)
+/* Reads an answer's payload; one that does not read means the worker is lost. */
+static int read_answer(supervisor *s, const gb_msg *reply, void *out, double timeout_s, gb_err *err)
 {
-    gb_jw_init(w, sb, false);
-    gb_jw_obj_begin(w);
+    int rc = gb_proto_decode(reply, out, err);
+    return rc ? lost(s, rc, timeout_s, err) : GB_OK;
 }
 
 static int worker_open(void *self, gb_device_info *out, gb_err *err)
@@ -193,16 +190,11 @@ static int worker_open(void *self, gb_device_info *out, gb_err *err)
     supervisor *s = self;
     int rc = spawn(s, err);
     if (rc) return rc;
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
+    gb_proto_open open = {.ordinal = s->opts.ordinal};
     gb_msg reply;
-    begin(&w, &json);
-    gb_jw_key(&w, "ordinal");
-    gb_jw_int(&w, s->opts.ordinal);
-    gb_jw_obj_end(&w);
-    rc = exchange(s, GB_MSG_OPEN, &json, NULL, 0, GB_MSG_DEVICE, s->opts.start_timeout_s, &reply,
+    rc = exchange(s, GB_MSG_OPEN, &open, NULL, 0, GB_MSG_DEVICE, s->opts.start_timeout_s, &reply,
                   err);
-    if (rc == GB_OK) rc = gb_proto_read_device(reply.json, out, err);
+    if (rc == GB_OK) rc = gb_proto_decode(&reply, out, err);
     gb_msg_free(&reply);
     if (rc) stop_worker(s);
     return rc;
@@ -212,39 +204,29 @@ static int worker_set_problem(void *self, const gb_arg *args, int n_args, uint64
                               gb_err *err)
 {
     supervisor *s = self;
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
+    gb_proto_problem problem = {.seed = seed, .n_args = n_args};
     gb_msg reply;
-    begin(&w, &json);
-    gb_jw_key(&w, "seed");
-    gb_proto_write_u64(&w, seed);
-    gb_jw_key(&w, "args");
-    gb_proto_write_args(&w, args, n_args);
-    gb_jw_obj_end(&w);
-    int rc =
-        exchange(s, GB_MSG_PROBLEM, &json, NULL, 0, GB_MSG_OK, s->opts.op_timeout_s, &reply, err);
+    if (n_args < 0 || n_args > GB_MAX_ARGS)
+        return gb_err_set(err, GB_EINVAL, "%d arguments: at most %d", n_args, GB_MAX_ARGS);
+    memcpy(problem.args, args, (size_t)n_args * sizeof *args);
+    int rc = exchange(s, GB_MSG_PROBLEM, &problem, NULL, 0, GB_MSG_OK, s->opts.op_timeout_s, &reply,
+                      err);
     gb_msg_free(&reply);
     return rc;
 }
 
-static void write_variant(gb_jw *w, const gb_variant *v)
+/* The payload form of a variant; the name is borrowed, not copied. */
+static gb_proto_variant payload_of(const gb_variant *v)
 {
-    gb_jw_key(w, "name");
-    gb_jw_str(w, v->lowered_name);
-    gb_jw_key(w, "launch");
-    gb_proto_write_launch(w, &v->launch);
+    return (gb_proto_variant){.name = (char *)v->lowered_name, .launch = v->launch};
 }
 
 static int worker_reference(void *self, const gb_variant *ref, gb_err *err)
 {
     supervisor *s = self;
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
+    gb_proto_variant payload = payload_of(ref);
     gb_msg reply;
-    begin(&w, &json);
-    write_variant(&w, ref);
-    gb_jw_obj_end(&w);
-    int rc = exchange(s, GB_MSG_REFERENCE, &json, ref->cubin, ref->cubin_bytes, GB_MSG_OK,
+    int rc = exchange(s, GB_MSG_REFERENCE, &payload, ref->cubin, ref->cubin_bytes, GB_MSG_OK,
                       s->opts.op_timeout_s, &reply, err);
     gb_msg_free(&reply);
     return rc;
@@ -255,20 +237,11 @@ static int worker_trial(void *self, const gb_variant *v, const gb_check_spec *ch
                         gb_err *err)
 {
     supervisor *s = self;
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
+    gb_proto_trial trial = {.variant = payload_of(v), .check = *check, .measure = *opts};
     gb_msg reply;
-    begin(&w, &json);
-    write_variant(&w, v);
-    gb_jw_key(&w, "check");
-    gb_proto_write_check(&w, check);
-    gb_jw_key(&w, "measure");
-    gb_proto_write_measure(&w, opts);
-    gb_jw_obj_end(&w);
-    int rc = exchange(s, GB_MSG_TRIAL, &json, v->cubin, v->cubin_bytes, GB_MSG_RESULT, timeout_s,
+    int rc = exchange(s, GB_MSG_TRIAL, &trial, v->cubin, v->cubin_bytes, GB_MSG_RESULT, timeout_s,
                       &reply, err);
-    if (rc == GB_OK && (rc = gb_proto_read_result(reply.json, out, err)) != GB_OK)
-        rc = lost(s, rc, timeout_s, err);
+    if (rc == GB_OK) rc = read_answer(s, &reply, out, timeout_s, err);
     gb_msg_free(&reply);
     return rc;
 }
@@ -281,29 +254,27 @@ static int race_blob(const gb_variant *vs, int n, void **out, size_t *out_bytes)
         total += vs[i].cubin_bytes;
     char *blob = malloc(total ? total : 1);
     if (!blob) return GB_ENOMEM;
-    for (int i = 0, at = 0; i < n; at += (int)vs[i].cubin_bytes, i++)
+    for (size_t i = 0, at = 0; i < (size_t)n; at += vs[i].cubin_bytes, i++)
         memcpy(blob + at, vs[i].cubin, vs[i].cubin_bytes);
     *out = blob;
     *out_bytes = total;
     return GB_OK;
 }
 
+/* The RACED answer must measure every variant raced. */
 static int read_raced(supervisor *s, const gb_msg *reply, int n, gb_measurement *out,
                       double timeout_s, gb_err *err)
 {
-    const gb_json *list = gb_json_get(reply->json, "measurements");
-    int rc = gb_json_len(list) == (size_t)n
-                 ? GB_OK
-                 : gb_err_set(err, GB_EPROTO,
-                              "malformed message: %zu measurements for a race of "
-                              "%d",
-                              gb_json_len(list), n);
-    for (int i = 0; rc == GB_OK && i < n; i++)
-        rc = gb_proto_read_measurement(gb_json_at(list, (size_t)i), &out[i], err);
-    if (rc)
-        for (int i = 0; i < n; i++)
-            gb_measurement_free(&out[i]);
-    return rc ? lost(s, rc, timeout_s, err) : GB_OK;
+    gb_proto_raced raced;
+    int rc = gb_proto_decode(reply, &raced, err);
+    if (rc == GB_OK && raced.n_measurements != n) {
+        rc = gb_err_set(err, GB_EPROTO, "malformed message: %d measurements for a race of %d",
+                        raced.n_measurements, n);
+        gb_proto_free(GB_MSG_RACED, &raced);
+    }
+    if (rc) return lost(s, rc, timeout_s, err);
+    memcpy(out, raced.measurements, (size_t)n * sizeof *out); /* the arrays move to out */
+    return GB_OK;
 }
 
 static int worker_race(void *self, const gb_variant *vs, int n, const gb_measure_opts *opts,
@@ -311,28 +282,18 @@ static int worker_race(void *self, const gb_variant *vs, int n, const gb_measure
 {
     supervisor *s = self;
     memset(out, 0, (size_t)n * sizeof *out);
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
-    gb_msg reply;
+    if (n < 1 || n > GB_MAX_RACE)
+        return gb_err_set(err, GB_EINVAL, "a race of %d variants: 1 to %d", n, GB_MAX_RACE);
+    gb_proto_race race = {.n_variants = n, .measure = *opts};
+    for (int i = 0; i < n; i++)
+        race.variants[i] = (gb_proto_race_variant){.variant = payload_of(&vs[i]),
+                                                   .cubin_bytes = (int64_t)vs[i].cubin_bytes};
     void *blob = NULL;
     size_t blob_bytes = 0;
     if (race_blob(vs, n, &blob, &blob_bytes)) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    begin(&w, &json);
-    gb_jw_key(&w, "variants");
-    gb_jw_arr_begin(&w);
-    for (int i = 0; i < n; i++) {
-        gb_jw_obj_begin(&w);
-        write_variant(&w, &vs[i]);
-        gb_jw_key(&w, "bytes");
-        gb_jw_int(&w, (int64_t)vs[i].cubin_bytes);
-        gb_jw_obj_end(&w);
-    }
-    gb_jw_arr_end(&w);
-    gb_jw_key(&w, "measure");
-    gb_proto_write_measure(&w, opts);
-    gb_jw_obj_end(&w);
+    gb_msg reply;
     int rc =
-        exchange(s, GB_MSG_RACE, &json, blob, blob_bytes, GB_MSG_RACED, timeout_s, &reply, err);
+        exchange(s, GB_MSG_RACE, &race, blob, blob_bytes, GB_MSG_RACED, timeout_s, &reply, err);
     free(blob);
     if (rc == GB_OK) rc = read_raced(s, &reply, n, out, timeout_s, err);
     gb_msg_free(&reply);

@@ -61,6 +61,23 @@ typedef struct gb_measure_opts {
     double hot_min_ms;      /* hot mode: one graph replay lasts at least this */
 } gb_measure_opts;
 
+/* The most samples one measurement may hold (and a worker may send). */
+#define GB_MEASURE_MAX_SAMPLES 10000000
+
+/* The wire description (base/wire.h; gb_wire_measure_opts); the type's check is
+ * gb_measure_check. */
+#define GB_MEASURE_OPTS_WIRE(X)                                                                    \
+    X(mode, ENUM, "mode", .enumeration = &gb_wire_enum_mode)                                       \
+    X(noise, DOUBLE, "noise")                                                                      \
+    X(min_samples, INT, "min_samples", GB_WIRE_RANGE(1, GB_MEASURE_MAX_SAMPLES))                   \
+    X(max_samples, INT, "max_samples", GB_WIRE_RANGE(1, GB_MEASURE_MAX_SAMPLES))                   \
+    X(max_ms, DOUBLE, "max_ms")                                                                    \
+    X(warmup_ms, DOUBLE, "warmup_ms")                                                              \
+    X(warmup_max_ms, DOUBLE, "warmup_max_ms")                                                      \
+    X(clock_tolerance, DOUBLE, "clock_tolerance")                                                  \
+    X(throttle_drop, DOUBLE, "throttle_drop")                                                      \
+    X(hot_min_ms, DOUBLE, "hot_min_ms")
+
 /* The full criterion: cold, ±0.5%, 10..100000 samples, 1 s cap, 20..1000 ms warm-up,
  * clock steady within ±1%, throttled 5% below it, hot replays of at least 0.1 ms. */
 gb_measure_opts gb_measure_defaults(void);
@@ -109,6 +126,41 @@ typedef struct gb_measurement {
     bool contended;          /* other processes used the GPU before or after the samples */
     int n_other_procs;       /* the most of them seen (0: none, or unknown without NVML) */
 } gb_measurement;
+
+/* A per-sample array of gb_measurement: n_samples long, values >= 0. */
+#define GB_WIRE_SAMPLES(min)                                                                       \
+    .arity = GB_WIRE_OWNED, .count = offsetof(gb_measurement, n_samples), .min_items = (min),      \
+    .max_items = GB_MEASURE_MAX_SAMPLES, GB_WIRE_RANGE(0, INFINITY)
+
+/* The wire description (base/wire.h; gb_wire_measurement). The statistics, the
+ * throttled count and the median clock are not sent: the reader computes them from
+ * the samples (gb_measurement_summarise), so they always agree with them. Lua sees
+ * the fields a results table's `best` has: samples, clock_mhz (the median),
+ * n_throttled, capped, mode, launches_per_sample, contended, n_other_procs. */
+#define GB_MEASUREMENT_WIRE(X)                                                                     \
+    X(mode, ENUM, "mode", .enumeration = &gb_wire_enum_mode)                                       \
+    X(stats, STRUCT, "stats", .type = &gb_wire_stats, .flags = GB_WIRE_DERIVED | GB_WIRE_NO_LUA)   \
+    X(samples_ms, DOUBLE, "samples_ms", .lua = "samples", GB_WIRE_SAMPLES(1),                      \
+      .flags = GB_WIRE_LUA_OMIT_ZERO)                                                              \
+    X(clock_mhz, DOUBLE, "clocks_mhz", GB_WIRE_SAMPLES(0), .flags = GB_WIRE_NO_LUA)                \
+    X(throttled, BOOL, "throttled", .arity = GB_WIRE_OWNED,                                        \
+      .count = offsetof(gb_measurement, n_samples), .max_items = GB_MEASURE_MAX_SAMPLES,           \
+      .flags = GB_WIRE_NO_LUA)                                                                     \
+    X(n_throttled, INT, "n_throttled", .flags = GB_WIRE_DERIVED)                                   \
+    X(all_throttled, BOOL, "all_throttled", .flags = GB_WIRE_DERIVED | GB_WIRE_NO_LUA)             \
+    X(clock_mhz_median, DOUBLE, "clock_mhz_median", .lua = "clock_mhz",                            \
+      .flags = GB_WIRE_DERIVED | GB_WIRE_LUA_OMIT_ZERO)                                            \
+    X(steady_clock_mhz, DOUBLE, "steady_clock_mhz", GB_WIRE_RANGE(0, INFINITY),                    \
+      .flags = GB_WIRE_NO_LUA)                                                                     \
+    X(clock_steady, BOOL, "clock_steady", .flags = GB_WIRE_NO_LUA)                                 \
+    X(n_warmup, INT, "n_warmup", GB_WIRE_RANGE(0, INT_MAX), .flags = GB_WIRE_NO_LUA)               \
+    X(warmup_ms, DOUBLE, "warmup_ms", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_NO_LUA)         \
+    X(wall_ms, DOUBLE, "wall_ms", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_NO_LUA)             \
+    X(capped, BOOL, "capped")                                                                      \
+    X(launches_per_sample, INT, "launches_per_sample", GB_WIRE_RANGE(0, INT_MAX),                  \
+      .flags = GB_WIRE_LUA_OMIT_ZERO)                                                              \
+    X(contended, BOOL, "contended", .flags = GB_WIRE_OPTIONAL)                                     \
+    X(n_other_procs, INT, "n_other_procs", GB_WIRE_RANGE(0, INT_MAX), .flags = GB_WIRE_OPTIONAL)
 
 void gb_measurement_free(gb_measurement *m);
 

@@ -10,21 +10,22 @@
  *   8  u32         JSON length in bytes
  *  12  u32         blob length in bytes
  *
- * Requests and their answers:
+ * Requests and their answers, each JSON object a payload struct below described
+ * by a wire type (base/wire.h), so both sides read and write it the same way:
  *
- *   OPEN {ordinal}                         -> DEVICE {device} | ERROR
- *   PROBLEM {seed, args}                   -> OK | ERROR
- *   REFERENCE {name, launch} + cubin       -> OK | ERROR
- *   TRIAL {name, launch, check, measure} + cubin -> RESULT {trial result} | ERROR
- *   RACE {variants: [{name, launch, bytes}], measure} + the cubins one after
- *        another                           -> RACED {measurements} | ERROR
+ *   OPEN gb_proto_open                     -> DEVICE gb_device_info | ERROR
+ *   PROBLEM gb_proto_problem               -> OK | ERROR
+ *   REFERENCE gb_proto_variant + cubin     -> OK | ERROR
+ *   TRIAL gb_proto_trial + cubin           -> RESULT gb_trial_result | ERROR
+ *   RACE gb_proto_race + the cubins one after another
+ *                                          -> RACED gb_proto_raced | ERROR
  *   QUIT {}                                -> (the worker exits)
  *
- * ERROR carries {code, message}; a code of GB_EFAULT means the worker's CUDA
- * context is gone and the worker exits after sending it. Both sides check the
- * magic, the version, the type, the lengths against limits, and every field they
- * read; anything else is GB_EPROTO. 64-bit integers travel as decimal strings so
- * no precision is lost to JSON's doubles.
+ * ERROR is gb_proto_error {code, message}; a code of GB_EFAULT means the worker's
+ * CUDA context is gone and the worker exits after sending it. Both sides check the
+ * magic, the version, the type, the lengths against limits, and every field of a
+ * payload (gb_wire_decode); anything else is GB_EPROTO. Version 2: 64-bit integers
+ * are plain JSON integers (version 1 sent them as decimal strings).
  */
 #ifndef GB_ENGINE_PROTO_H
 #define GB_ENGINE_PROTO_H
@@ -32,16 +33,18 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/json.h"
+#include "base/wire.h"
 #include "engine/device.h"
 #include "engine/exec.h"
 #include "engine/gpu.h"
 #include "engine/spec.h"
+#include "engine/wire_types.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define GB_PROTO_VERSION      1
+#define GB_PROTO_VERSION      2
 #define GB_PROTO_HEADER_BYTES 16
 #define GB_PROTO_MAX_JSON     (16u << 20)
 #define GB_PROTO_MAX_BLOB     (256u << 20)
@@ -61,18 +64,113 @@ typedef enum gb_msg_type {
     GB_MSG_TYPE_END,
 } gb_msg_type;
 
+/* "OPEN", "DEVICE", ...; "?" for a value that is not a type. */
+const char *gb_msg_type_name(gb_msg_type type);
+
 typedef struct gb_msg {
     gb_msg_type type;
-    gb_json *json; /* an object */
+    json_t *json; /* an object */
     void *blob;
     size_t blob_bytes;
 } gb_msg;
 
 void gb_msg_free(gb_msg *msg);
 
-/* Writes one message; a reader that is gone gives GB_ECLOSED. */
-int gb_proto_send(int fd, gb_msg_type type, const char *json, const void *blob, size_t blob_bytes,
-                  gb_err *err);
+/* ---- payloads ----------------------------------------------------------- */
+
+typedef struct gb_proto_open {
+    int ordinal;
+} gb_proto_open;
+#define GB_PROTO_OPEN_WIRE(X) X(ordinal, INT, "ordinal", GB_WIRE_RANGE(0, INT_MAX))
+
+typedef struct gb_proto_problem {
+    uint64_t seed;
+    int n_args;
+    gb_arg args[GB_MAX_ARGS];
+} gb_proto_problem;
+#define GB_PROTO_PROBLEM_WIRE(X)                                                                   \
+    X(seed, UINT64, "seed")                                                                        \
+    X(args, STRUCT, "args", .type = &gb_wire_arg, .arity = GB_WIRE_INLINE,                         \
+      .count = offsetof(gb_proto_problem, n_args))
+
+/* A kernel to launch (REFERENCE; part of TRIAL and RACE); its cubin is the blob.
+ * name is owned when decoded, borrowed when sent. */
+typedef struct gb_proto_variant {
+    char *name; /* the lowered (mangled) name */
+    gb_launch launch;
+} gb_proto_variant;
+#define GB_PROTO_VARIANT_WIRE(X)                                                                   \
+    X(name, STRING, "name")                                                                        \
+    X(launch, STRUCT, "launch", .type = &gb_wire_launch)
+
+typedef struct gb_proto_trial {
+    gb_proto_variant variant; /* its fields sit in the message itself */
+    gb_check_spec check;
+    gb_measure_opts measure;
+} gb_proto_trial;
+#define GB_PROTO_TRIAL_WIRE(X)                                                                     \
+    X(variant, STRUCT, "variant", .type = &gb_wire_proto_variant, .flags = GB_WIRE_INLINE_STRUCT)  \
+    X(check, STRUCT, "check", .type = &gb_wire_check_spec)                                         \
+    X(measure, STRUCT, "measure", .type = &gb_wire_measure_opts)
+
+typedef struct gb_proto_race_variant {
+    gb_proto_variant variant;
+    int64_t cubin_bytes; /* its cubin's share of the blob */
+} gb_proto_race_variant;
+#define GB_PROTO_RACE_VARIANT_WIRE(X)                                                              \
+    X(variant, STRUCT, "variant", .type = &gb_wire_proto_variant, .flags = GB_WIRE_INLINE_STRUCT)  \
+    X(cubin_bytes, INT64, "cubin_bytes", GB_WIRE_RANGE(1, GB_PROTO_MAX_BLOB))
+
+typedef struct gb_proto_race {
+    int n_variants;
+    gb_proto_race_variant variants[GB_MAX_RACE];
+    gb_measure_opts measure;
+} gb_proto_race;
+#define GB_PROTO_RACE_WIRE(X)                                                                      \
+    X(variants, STRUCT, "variants", .type = &gb_wire_proto_race_variant, .arity = GB_WIRE_INLINE,  \
+      .count = offsetof(gb_proto_race, n_variants), .min_items = 1)                                \
+    X(measure, STRUCT, "measure", .type = &gb_wire_measure_opts)
+
+typedef struct gb_proto_raced {
+    int n_measurements;
+    gb_measurement measurements[GB_MAX_RACE];
+} gb_proto_raced;
+#define GB_PROTO_RACED_WIRE(X)                                                                     \
+    X(measurements, STRUCT, "measurements", .type = &gb_wire_measurement, .arity = GB_WIRE_INLINE, \
+      .count = offsetof(gb_proto_raced, n_measurements), .min_items = 1)
+
+typedef struct gb_proto_error {
+    int code; /* a gpubench status (never 0) */
+    char message[GB_ERR_MSG_BYTES];
+} gb_proto_error;
+#define GB_PROTO_ERROR_WIRE(X)                                                                     \
+    X(code, INT, "code")                                                                           \
+    X(message, CHARS, "message")
+
+extern const gb_wire_type gb_wire_proto_open;
+extern const gb_wire_type gb_wire_proto_problem;
+extern const gb_wire_type gb_wire_proto_variant;
+extern const gb_wire_type gb_wire_proto_trial;
+extern const gb_wire_type gb_wire_proto_race_variant;
+extern const gb_wire_type gb_wire_proto_race;
+extern const gb_wire_type gb_wire_proto_raced;
+extern const gb_wire_type gb_wire_proto_error;
+
+/* The payload of each message type: OPEN gb_wire_proto_open, DEVICE
+ * gb_wire_device_info, ..., RESULT gb_wire_trial_result; NULL for OK and QUIT,
+ * whose payload is an empty object. */
+const gb_wire_type *gb_proto_payload(gb_msg_type type);
+
+/* ---- sending and receiving ---------------------------------------------- */
+
+/* Sends one message whose payload is the struct gb_proto_payload(type) describes
+ * (NULL for OK and QUIT), and the blob. A reader that is gone gives GB_ECLOSED. */
+int gb_proto_send(int fd, gb_msg_type type, const void *payload, const void *blob,
+                  size_t blob_bytes, gb_err *err);
+
+/* Sends a JSON object as it is (NULL: {}): for messages made by hand in tests. */
+int gb_proto_send_json(int fd, gb_msg_type type, const json_t *json, const void *blob,
+                       size_t blob_bytes, gb_err *err);
 
 /* Reads one message. deadline_ms is an absolute gb_now_ms() time in
  * milliseconds, or a negative number to wait for ever. Returns GB_ETIMEOUT when
@@ -80,32 +178,12 @@ int gb_proto_send(int fd, gb_msg_type type, const char *json, const void *blob, 
  * GB_ECLOSED at end of file, GB_EPROTO for a malformed message. */
 int gb_proto_recv(int fd, double deadline_ms, gb_msg *out, gb_err *err);
 
-/* ---- payloads ----------------------------------------------------------- */
+/* Reads msg's payload into out, the struct of its type (zeroed first; free it with
+ * gb_proto_free). GB_EPROTO "malformed TYPE message: FIELD: expected ..." for a
+ * payload that does not read, GB_ENOMEM. */
+int gb_proto_decode(const gb_msg *msg, void *out, gb_err *err);
 
-void gb_proto_write_args(gb_jw *w, const gb_arg *args, int n_args);
-int gb_proto_read_args(const gb_json *arr, gb_arg *out, int *out_n, gb_err *err);
-
-void gb_proto_write_launch(gb_jw *w, const gb_launch *launch);
-int gb_proto_read_launch(const gb_json *obj, gb_launch *out, gb_err *err);
-
-void gb_proto_write_check(gb_jw *w, const gb_check_spec *check);
-int gb_proto_read_check(const gb_json *obj, gb_check_spec *out, gb_err *err);
-
-void gb_proto_write_measure(gb_jw *w, const gb_measure_opts *opts);
-int gb_proto_read_measure(const gb_json *obj, gb_measure_opts *out, gb_err *err);
-
-void gb_proto_write_device(gb_jw *w, const gb_device_info *info);
-int gb_proto_read_device(const gb_json *obj, gb_device_info *out, gb_err *err);
-
-void gb_proto_write_measurement(gb_jw *w, const gb_measurement *m);
-/* Statistics are recomputed from the samples, so they always agree with them. */
-int gb_proto_read_measurement(const gb_json *obj, gb_measurement *out, gb_err *err);
-
-void gb_proto_write_result(gb_jw *w, const gb_trial_result *result);
-int gb_proto_read_result(const gb_json *obj, gb_trial_result *out, gb_err *err);
-
-/* 64-bit integers as decimal strings. */
-void gb_proto_write_u64(gb_jw *w, uint64_t v);
-int gb_proto_read_u64(const gb_json *j, uint64_t *out);
+/* Frees what gb_proto_decode allocated in a payload of this type. */
+void gb_proto_free(gb_msg_type type, void *payload);
 
 #endif

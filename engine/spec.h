@@ -66,6 +66,19 @@ typedef struct gb_arg {
     double float_value; /* floating scalar */
 } gb_arg;
 
+/* The wire description (base/wire.h; gb_wire_arg): every field is sent whatever
+ * the kind; the type's check refuses a tensor without dims or a scalar with some. */
+#define GB_ARG_WIRE(X)                                                                             \
+    X(kind, ENUM, "kind", .enumeration = &gb_wire_enum_arg_kind)                                   \
+    X(dtype, ENUM, "dtype", .enumeration = &gb_wire_enum_dtype)                                    \
+    X(dims, INT64, "dims", .arity = GB_WIRE_INLINE, .count = offsetof(gb_arg, n_dims),             \
+      GB_WIRE_RANGE(0, 9.0e15))                                                                    \
+    X(init, ENUM, "init", .enumeration = &gb_wire_enum_init)                                       \
+    X(init_value, DOUBLE, "init_value", .flags = GB_WIRE_NULL_NAN)                                 \
+    X(checked, BOOL, "checked")                                                                    \
+    X(int_value, INT64, "int_value")                                                               \
+    X(float_value, DOUBLE, "float_value", .flags = GB_WIRE_NULL_NAN)
+
 /* Elements of a tensor argument (product of its dims). */
 int64_t gb_arg_elements(const gb_arg *arg);
 /* Bytes of a tensor argument. */
@@ -77,6 +90,11 @@ typedef struct gb_launch {
     uint32_t smem_bytes; /* dynamic shared memory */
 } gb_launch;
 
+#define GB_LAUNCH_WIRE(X)                                                                          \
+    X(grid, UINT32, "grid", .arity = GB_WIRE_FIXED, GB_WIRE_RANGE(1, UINT32_MAX))                  \
+    X(block, UINT32, "block", .arity = GB_WIRE_FIXED, GB_WIRE_RANGE(1, UINT32_MAX))                \
+    X(smem_bytes, UINT32, "smem_bytes")
+
 /* Which arguments are compared with the reference, and how closely:
  * |x - r| <= atol + rtol * |r|, and NaN never passes. */
 typedef struct gb_check_spec {
@@ -85,6 +103,12 @@ typedef struct gb_check_spec {
     double rtol;
     double atol;
 } gb_check_spec;
+
+#define GB_CHECK_SPEC_WIRE(X)                                                                      \
+    X(outputs, INT, "outputs", .arity = GB_WIRE_INLINE,                                            \
+      .count = offsetof(gb_check_spec, n_outputs), GB_WIRE_RANGE(0, GB_MAX_ARGS - 1))              \
+    X(rtol, DOUBLE, "rtol", GB_WIRE_RANGE(0, INFINITY))                                            \
+    X(atol, DOUBLE, "atol", GB_WIRE_RANGE(0, INFINITY))
 
 /* The outcome of comparing one variant's outputs with the reference's. */
 typedef struct gb_check_result {
@@ -96,5 +120,18 @@ typedef struct gb_check_result {
     int first_bad_output; /* argument position of the first failing output, or -1 */
     int64_t first_bad_index;
 } gb_check_result;
+
+/* The wire description (gb_wire_check_result): the trial records' "check" and the
+ * worker's results. The first bad element is optional: older records lack it. */
+#define GB_CHECK_RESULT_WIRE(X)                                                                    \
+    X(checked, BOOL, "checked")                                                                    \
+    X(n_bad, INT64, "n_bad", GB_WIRE_RANGE(0, INT64_MAX))                                          \
+    X(n_compared, INT64, "n_compared", GB_WIRE_RANGE(0, INT64_MAX))                                \
+    X(max_abs_err, DOUBLE, "max_abs_err", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_NULL_NAN)   \
+    X(max_rel_err, DOUBLE, "max_rel_err", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_NULL_NAN)   \
+    X(first_bad_output, INT, "first_bad_output", GB_WIRE_RANGE(-1, GB_MAX_ARGS - 1),               \
+      .flags = GB_WIRE_OPTIONAL, .dflt = -1)                                                       \
+    X(first_bad_index, INT64, "first_bad_index", GB_WIRE_RANGE(-1, INT64_MAX),                     \
+      .flags = GB_WIRE_OPTIONAL, .dflt = -1)
 
 #endif

@@ -20,6 +20,21 @@ typedef struct gb_stats {
     double ci_hi;
 } gb_stats;
 
+/* The wire description (base/wire.h; the table is engine/wire_types.c's
+ * gb_wire_stats): the JSON names are the cache records', in milliseconds; Lua's
+ * results tables use the short names. Times are >= 0; null stands for NaN. */
+#define GB_STATS_WIRE(X)                                                                           \
+    X(n, INT, "n", GB_WIRE_RANGE(0, INT_MAX))                                                      \
+    X(min, DOUBLE, "min_ms", .lua = "min", GB_WIRE_TIME)                                           \
+    X(max, DOUBLE, "max_ms", .lua = "max", GB_WIRE_TIME)                                           \
+    X(mean, DOUBLE, "mean_ms", .lua = "mean", GB_WIRE_TIME)                                        \
+    X(stddev, DOUBLE, "stddev_ms", .lua = "stddev", GB_WIRE_TIME)                                  \
+    X(median, DOUBLE, "median_ms", .lua = "median", GB_WIRE_TIME)                                  \
+    X(q1, DOUBLE, "q1_ms", .lua = "q1", GB_WIRE_TIME)                                              \
+    X(q3, DOUBLE, "q3_ms", .lua = "q3", GB_WIRE_TIME)                                              \
+    X(ci_lo, DOUBLE, "ci_lo_ms", .lua = "ci_lo", GB_WIRE_TIME)                                     \
+    X(ci_hi, DOUBLE, "ci_hi_ms", .lua = "ci_hi", GB_WIRE_TIME)
+
 /* Summarises n samples (n >= 1; the array is not modified). GB_EINVAL for n < 1,
  * GB_ENOMEM when the sorted copy cannot be made. */
 int gb_stats_compute(const double *samples, int n, gb_stats *out);

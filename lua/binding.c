@@ -3,6 +3,7 @@
 #include "cache/record.h"
 #include "engine/interrupt.h"
 #include "lua/internal.h"
+#include "lua/wire.h"
 #include "report/table.h"
 
 #include <lauxlib.h>
@@ -359,35 +360,17 @@ static int core_bench(lua_State *L)
     return rc ? gb_lua_raise(L, &err) : 1;
 }
 
-static void set_int(lua_State *L, const char *k, lua_Integer v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, k);
-}
-
+/* The device's wire fields, and the forms scripts have used from the start: cc
+ * as "9.0" and the peak clocks in MHz. */
 static void push_device(lua_State *L, const gb_device_info *d)
 {
-    lua_createtable(L, 0, 16);
-    lua_pushstring(L, d->name);
-    lua_setfield(L, -2, "name");
+    gb_lua_push_wire(L, &gb_wire_device_info, d);
     lua_pushfstring(L, "%d.%d", d->cc_major, d->cc_minor);
     lua_setfield(L, -2, "cc");
-    lua_pushstring(L, d->arch);
-    lua_setfield(L, -2, "arch");
-    set_int(L, "cc_major", d->cc_major);
-    set_int(L, "cc_minor", d->cc_minor);
-    set_int(L, "sms", d->sms);
-    set_int(L, "smem_per_block_optin", d->smem_per_block_optin);
-    set_int(L, "smem_per_sm", d->smem_per_sm);
-    set_int(L, "regs_per_sm", d->regs_per_sm);
-    set_int(L, "l2_bytes", d->l2_bytes);
-    set_int(L, "mem_bytes", d->mem_bytes);
-    set_int(L, "sm_clock_mhz", d->sm_clock_khz / 1000);
-    set_int(L, "mem_clock_mhz", d->mem_clock_khz / 1000);
-    set_int(L, "bus_width_bits", d->bus_width_bits);
-    set_int(L, "driver", d->driver_version);
-    lua_pushnumber(L, d->peak_gbps);
-    lua_setfield(L, -2, "peak_gbps");
+    lua_pushinteger(L, d->sm_clock_khz / 1000);
+    lua_setfield(L, -2, "sm_clock_mhz");
+    lua_pushinteger(L, d->mem_clock_khz / 1000);
+    lua_setfield(L, -2, "mem_clock_mhz");
 }
 
 /* core.device() -> table, or nil and the reason when there is no GPU */
@@ -414,7 +397,7 @@ static int read_best(gb_lua_host *host, const gb_kernel_def *def, gb_fields *sha
     gb_record_id id = {.kernel = def->name, .shape = *shape};
     char fp[33], device[320];
     gb_key key;
-    gb_json *json = NULL;
+    json_t *json = NULL;
     int rc = ensure_gpu(host, &info, err);
     if (rc == GB_OK) rc = gb_tune_kernel_fingerprint(def, fp, err);
     if (rc) return rc;
@@ -424,8 +407,8 @@ static int read_best(gb_lua_host *host, const gb_kernel_def *def, gb_fields *sha
     if (gb_record_best_key(&id, &key)) return gb_err_set(err, GB_ENOMEM, "out of memory");
     if (!host->tuner.cache) return GB_ENOTFOUND;
     rc = gb_cache_get_json(host->tuner.cache, GB_DB_BEST, &key, &json, err);
-    if (rc == GB_OK) rc = gb_best_record_read(json, out, err);
-    gb_json_free(json);
+    if (rc == GB_OK) rc = gb_best_record_from_json(json, out, err);
+    json_decref(json);
     return rc;
 }
 

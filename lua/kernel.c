@@ -1,6 +1,8 @@
 /* A script's kernel as the tuner sees it: the fields the prelude checked, turned
  * into a gb_kernel_def, and hooks that call the script's functions. */
+#include "engine/wire_types.h"
 #include "lua/internal.h"
+#include "lua/wire.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -411,30 +413,6 @@ static void set_integer(lua_State *L, const char *key, lua_Integer v)
     lua_setfield(L, -2, key);
 }
 
-static void push_stats(lua_State *L, const gb_stats *s)
-{
-    lua_createtable(L, 0, 10);
-    set_integer(L, "n", s->n);
-    set_number(L, "min", s->min);
-    set_number(L, "max", s->max);
-    set_number(L, "mean", s->mean);
-    set_number(L, "stddev", s->stddev);
-    set_number(L, "median", s->median);
-    set_number(L, "q1", s->q1);
-    set_number(L, "q3", s->q3);
-    set_number(L, "ci_lo", s->ci_lo);
-    set_number(L, "ci_hi", s->ci_hi);
-}
-
-static void push_samples(lua_State *L, const gb_measurement *m)
-{
-    lua_createtable(L, m->n_samples, 0);
-    for (int i = 0; i < m->n_samples; i++) {
-        lua_pushnumber(L, m->samples_ms[i]);
-        lua_rawseti(L, -2, i + 1);
-    }
-}
-
 static void push_tie(lua_State *L, const gb_shape_result *r)
 {
     lua_createtable(L, r->n_tie, 0);
@@ -454,22 +432,11 @@ static void push_best(lua_State *L, const gb_shape_result *r)
     set_number(L, "ms", r->best.median);
     if (r->flops > 0) set_number(L, "tflops", r->flops / seconds / 1e12);
     if (r->bytes > 0) set_number(L, "gbps", r->bytes / seconds / 1e9);
-    push_stats(L, &r->best);
+    /* The measurement's fields (samples, clock_mhz, mode, ...) and, apart, the
+     * statistics the best was chosen by: a cached best has no measurement of its own. */
+    gb_lua_set_wire(L, &gb_wire_measurement, m);
+    gb_lua_push_wire(L, &gb_wire_stats, &r->best);
     lua_setfield(L, -2, "stats");
-    if (m->clock_mhz_median > 0) set_number(L, "clock_mhz", m->clock_mhz_median);
-    set_integer(L, "n_throttled", m->n_throttled);
-    lua_pushboolean(L, m->capped);
-    lua_setfield(L, -2, "capped");
-    lua_pushboolean(L, r->contended);
-    lua_setfield(L, -2, "contended");
-    if (r->contended) set_integer(L, "n_other_procs", m->n_other_procs);
-    lua_pushstring(L, gb_measure_mode_name(m->mode));
-    lua_setfield(L, -2, "mode");
-    if (m->n_samples) {
-        push_samples(L, m);
-        lua_setfield(L, -2, "samples");
-    }
-    if (m->launches_per_sample) set_integer(L, "launches_per_sample", m->launches_per_sample);
     if (r->n_tie > 1) {
         push_tie(L, r);
         lua_setfield(L, -2, "tie");
@@ -501,7 +468,7 @@ static void push_shape_result(lua_State *L, const gb_shape_result *r)
         lua_setfield(L, -2, "best");
     }
     if (r->has_baseline) {
-        push_stats(L, &r->baseline);
+        gb_lua_push_wire(L, &gb_wire_stats, &r->baseline);
         lua_setfield(L, -2, "baseline");
         if (r->has_best) set_number(L, "speedup", r->baseline.median / r->best.median);
     }

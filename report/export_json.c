@@ -26,115 +26,121 @@ static const char *type_name(gb_value_kind kind)
     }
 }
 
-static void write_columns(gb_jw *w, const char *key, const gb_export_column *c, int n)
+/* The columns as [{"name": ..., "type": ...}]; NULL on ENOMEM. */
+static json_t *columns_json(const gb_export_column *c, int n)
 {
-    gb_jw_key(w, key);
-    gb_jw_arr_begin(w);
-    for (int i = 0; i < n; i++) {
-        gb_jw_obj_begin(w);
-        gb_jw_key(w, "name");
-        gb_jw_str(w, c[i].name);
-        gb_jw_key(w, "type");
-        gb_jw_str(w, type_name(c[i].kind));
-        gb_jw_obj_end(w);
+    json_t *arr = json_array();
+    for (int i = 0; arr && i < n; i++) {
+        json_t *col = json_pack("{s:o, s:s}", "name", gb_json_text(c[i].name, 0), "type",
+                                type_name(c[i].kind));
+        if (json_array_append_new(arr, col)) {
+            json_decref(arr);
+            arr = NULL;
+        }
     }
-    gb_jw_arr_end(w);
+    return arr;
 }
 
 /* Values as their column's type: a NUM column's integers are written as doubles. */
-static void write_values(gb_jw *w, const gb_export_column *c, int n, const gb_value *v)
+static json_t *values_json(const gb_export_column *c, int n, const gb_value *v)
 {
-    gb_jw_obj_begin(w);
-    for (int i = 0; i < n; i++) {
-        gb_jw_key(w, c[i].name);
-        if (c[i].kind == GB_VAL_NUM)
-            gb_jw_num(w, gb_value_as_number(&v[i]));
-        else
-            gb_value_write_json(w, &v[i]);
+    json_t *obj = json_object();
+    for (int i = 0; obj && i < n; i++) {
+        json_t *value = c[i].kind == GB_VAL_NUM ? gb_json_real(gb_value_as_number(&v[i]))
+                                                : gb_value_to_json(&v[i]);
+        if (gb_json_set(obj, c[i].name, value)) {
+            json_decref(obj);
+            obj = NULL;
+        }
     }
-    gb_jw_obj_end(w);
+    return obj;
 }
 
-static void write_entry(gb_jw *w, const gb_export_table *t, const gb_export_row *r)
+static json_t *entry_json(const gb_export_table *t, const gb_export_row *r)
 {
     char when[32] = "";
     time_t tt = (time_t)r->when;
     struct tm tm;
     if (r->when > 0 && gmtime_r(&tt, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    gb_jw_obj_begin(w);
-    gb_jw_key(w, "shape");
-    write_values(w, t->keys, t->n_keys, r->key);
-    gb_jw_key(w, "config");
-    write_values(w, t->params, t->n_params, r->config);
-    gb_jw_key(w, "config_id");
-    gb_jw_int(w, r->config_id);
-    gb_jw_key(w, "median_ms");
-    gb_jw_num(w, r->median_ms);
-    gb_jw_key(w, "when");
-    gb_jw_int(w, r->when);
-    gb_jw_key(w, "tuned");
-    if (*when)
-        gb_jw_str(w, when);
-    else
-        gb_jw_null(w);
-    gb_jw_key(w, "engine");
-    gb_jw_str(w, r->engine);
-    gb_jw_key(w, "kernel_fp");
-    gb_jw_str(w, r->kernel_fp);
-    gb_jw_obj_end(w);
+    /* "o" takes the references, also when the pack fails. */
+    return json_pack("{s:o, s:o, s:i, s:o, s:I, s:o, s:o, s:o}", "shape",
+                     values_json(t->keys, t->n_keys, r->key), "config",
+                     values_json(t->params, t->n_params, r->config), "config_id", r->config_id,
+                     "median_ms", gb_json_real(r->median_ms), "when", (json_int_t)r->when, "tuned",
+                     *when ? json_string(when) : json_null(), "engine",
+                     gb_json_text(r->engine ? r->engine : "", 0), "kernel_fp",
+                     gb_json_text(r->kernel_fp ? r->kernel_fp : "", 0));
 }
 
-static void write_str_field(gb_jw *w, const char *key, const char *value)
+static json_t *configs_json(const gb_export_table *t)
 {
-    gb_jw_key(w, key);
-    gb_jw_str(w, value);
+    json_t *arr = json_array();
+    for (int c = 0; arr && c < t->n_configs; c++) {
+        if (json_array_append_new(
+                arr, values_json(t->params, t->n_params, &t->configs[c * t->n_params]))) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    return arr;
+}
+
+static json_t *entries_json(const gb_export_table *t)
+{
+    json_t *arr = json_array();
+    for (int r = 0; arr && r < t->n_rows; r++) {
+        if (json_array_append_new(arr, entry_json(t, &t->rows[r]))) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    return arr;
+}
+
+/* The table as a JSON object, in the order docs/export.md shows; NULL on ENOMEM. */
+static json_t *table_json(const gb_export_table *t, const char *version)
+{
+    json_t *root =
+        json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "format", FORMAT_NAME, "version", 1,
+                  "kernel", gb_json_text(t->kernel, 0), "prefix", gb_json_text(t->prefix, 0),
+                  "device", gb_json_text(t->device, 0), "hash", gb_json_text(t->hash, 0),
+                  "gpubench", gb_json_text(version, 0), "source", gb_json_text(t->source, 0));
+    int rc = root ? GB_OK : GB_ENOMEM;
+    if (!rc && t->note) rc = gb_json_set(root, "note", gb_json_text(t->note, 0));
+    if (!rc) rc = gb_json_set(root, "keys", columns_json(t->keys, t->n_keys));
+    if (!rc) rc = gb_json_set(root, "params", columns_json(t->params, t->n_params));
+    if (!rc) rc = gb_json_set(root, "configs", configs_json(t));
+    if (!rc)
+        rc = gb_json_set(root, "max_distance",
+                         t->max_distance >= 0 ? gb_json_real(t->max_distance) : json_null());
+    if (!rc) rc = gb_json_set(root, "default_id", json_integer(t->default_id));
+    if (!rc) rc = gb_json_set(root, "default_given", json_boolean(t->default_given));
+    if (!rc)
+        rc = gb_json_set(
+            root, "default",
+            values_json(t->params, t->n_params, &t->configs[t->default_id * t->n_params]));
+    if (!rc) rc = gb_json_set(root, "entries", entries_json(t));
+    if (!rc) rc = gb_json_set(root, "older_left_out", json_integer(t->n_older));
+    if (rc) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
 }
 
 int gb_export_write_json(const gb_export_table *t, const char *version, gb_strbuf *out, gb_err *err)
 {
     if (!t->finished)
         return gb_err_set(err, GB_EINVAL, "kernel %s: the table is not finished", t->kernel);
-    gb_jw w;
-    gb_jw_init(&w, out, true);
-    gb_jw_obj_begin(&w);
-    write_str_field(&w, "format", FORMAT_NAME);
-    gb_jw_key(&w, "version");
-    gb_jw_int(&w, 1);
-    write_str_field(&w, "kernel", t->kernel);
-    write_str_field(&w, "prefix", t->prefix);
-    write_str_field(&w, "device", t->device);
-    write_str_field(&w, "hash", t->hash);
-    write_str_field(&w, "gpubench", version);
-    write_str_field(&w, "source", t->source);
-    if (t->note) write_str_field(&w, "note", t->note);
-    write_columns(&w, "keys", t->keys, t->n_keys);
-    write_columns(&w, "params", t->params, t->n_params);
-    gb_jw_key(&w, "configs");
-    gb_jw_arr_begin(&w);
-    for (int c = 0; c < t->n_configs; c++)
-        write_values(&w, t->params, t->n_params, &t->configs[c * t->n_params]);
-    gb_jw_arr_end(&w);
-    gb_jw_key(&w, "max_distance");
-    if (t->max_distance >= 0)
-        gb_jw_num(&w, t->max_distance);
-    else
-        gb_jw_null(&w);
-    gb_jw_key(&w, "default_id");
-    gb_jw_int(&w, t->default_id);
-    gb_jw_key(&w, "default_given");
-    gb_jw_bool(&w, t->default_given);
-    gb_jw_key(&w, "default");
-    write_values(&w, t->params, t->n_params, &t->configs[t->default_id * t->n_params]);
-    gb_jw_key(&w, "entries");
-    gb_jw_arr_begin(&w);
-    for (int r = 0; r < t->n_rows; r++)
-        write_entry(&w, t, &t->rows[r]);
-    gb_jw_arr_end(&w);
-    gb_jw_key(&w, "older_left_out");
-    gb_jw_int(&w, t->n_older);
-    gb_jw_obj_end(&w);
-    gb_sb_putc(out, '\n');
-    if (gb_sb_status(out)) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    json_t *root = table_json(t, version);
+    char *text = root ? gb_json_dump(root, true) : NULL;
+    json_decref(root);
+    if (text) {
+        gb_sb_puts(out, text);
+        gb_sb_putc(out, '\n');
+    }
+    free(text);
+    if (!text || gb_sb_status(out)) return gb_err_set(err, GB_ENOMEM, "out of memory");
     return GB_OK;
 }
 
@@ -172,18 +178,18 @@ static int64_t unix_time(double v)
     return v >= 0 && v < 253402300800.0 ? (int64_t)v : 0; /* before the year 10000 */
 }
 
-static int read_entry(const gb_json *e, gb_export_table *t, size_t i, gb_err *err)
+static int read_entry(const json_t *e, gb_export_table *t, size_t i, gb_err *err)
 {
     gb_fields shape = {0}, config = {0};
-    const gb_json *median = gb_json_get(e, "median_ms");
+    const json_t *median = gb_json_get(e, "median_ms");
     int rc = gb_fields_from_json(gb_json_get(e, "shape"), &shape, err);
     if (rc) gb_err_prefix(err, "entry %zu: shape", i + 1);
     if (!rc && (rc = gb_fields_from_json(gb_json_get(e, "config"), &config, err)))
         gb_err_prefix(err, "entry %zu: config", i + 1);
-    if (!rc && (!median || median->type != GB_JSON_NUMBER))
+    if (!rc && !json_is_number(median))
         rc = gb_err_set(err, GB_EINVAL, "entry %zu: no median_ms number", i + 1);
     if (!rc)
-        rc = gb_export_table_add(t, &shape, &config, median->number,
+        rc = gb_export_table_add(t, &shape, &config, json_number_value(median),
                                  unix_time(gb_json_num(gb_json_get(e, "when"), 0)),
                                  gb_json_str(gb_json_get(e, "engine"), ""),
                                  gb_json_str(gb_json_get(e, "kernel_fp"), ""), err);
@@ -194,7 +200,7 @@ static int read_entry(const gb_json *e, gb_export_table *t, size_t i, gb_err *er
 
 /* The default as "k=v,..." text, which gb_export_table_finish parses like --default.
  * A string value with a comma cannot travel that way and is refused. */
-static int default_text(const gb_json *obj, char **out, gb_err *err)
+static int default_text(const json_t *obj, char **out, gb_err *err)
 {
     gb_fields f = {0};
     int rc = gb_fields_from_json(obj, &f, err);
@@ -220,13 +226,13 @@ static int default_text(const gb_json *obj, char **out, gb_err *err)
     return rc;
 }
 
-static int read_table(const gb_json *root, const char *path, gb_export_table *out,
+static int read_table(const json_t *root, const char *path, gb_export_table *out,
                       char **out_default, gb_err *err)
 {
     const char *kernel = gb_json_str(gb_json_get(root, "kernel"), NULL);
     const char *device = gb_json_str(gb_json_get(root, "device"), NULL);
-    const gb_json *entries = gb_json_get(root, "entries");
-    if (!kernel || !device || !entries || entries->type != GB_JSON_ARRAY)
+    const json_t *entries = gb_json_get(root, "entries");
+    if (!kernel || !device || !json_is_array(entries))
         return gb_err_set(err, GB_EINVAL, "needs \"kernel\", \"device\" and an \"entries\" array");
     char source[4200];
     snprintf(source, sizeof source, "table %s", path);
@@ -236,16 +242,16 @@ static int read_table(const gb_json *root, const char *path, gb_export_table *ou
     const char *note = gb_json_str(gb_json_get(root, "note"), NULL);
     if (!rc && note && !(out->note = strdup(note)))
         rc = gb_err_set(err, GB_ENOMEM, "out of memory");
-    const gb_json *max = gb_json_get(root, "max_distance");
-    if (!rc && max && max->type != GB_JSON_NULL) {
-        if (max->type != GB_JSON_NUMBER || !(max->number >= 0))
+    const json_t *max = gb_json_get(root, "max_distance");
+    if (!rc && max && !json_is_null(max)) {
+        if (!json_is_number(max) || !(json_number_value(max) >= 0))
             rc = gb_err_set(err, GB_EINVAL, "max_distance is not a number >= 0");
         else
-            out->max_distance = max->number;
+            out->max_distance = json_number_value(max);
     }
-    const gb_json *def = gb_json_get(root, "default");
+    const json_t *def = gb_json_get(root, "default");
     bool given = gb_json_bool(gb_json_get(root, "default_given"), true);
-    if (!rc && def && def->type != GB_JSON_NULL && given) rc = default_text(def, out_default, err);
+    if (!rc && def && !json_is_null(def) && given) rc = default_text(def, out_default, err);
     return rc;
 }
 
@@ -253,13 +259,13 @@ int gb_export_read_json(const char *path, gb_export_table *out, char **out_defau
 {
     char *text = NULL;
     size_t len = 0;
-    gb_json *root = NULL;
+    json_t *root = NULL;
     *out_default = NULL;
     memset(out, 0, sizeof *out);
     int rc = read_text(path, &text, &len, err);
     if (rc) return rc;
     if ((rc = gb_json_parse(text, len, &root, err)) == GB_OK) {
-        if (root->type != GB_JSON_OBJECT)
+        if (!json_is_object(root))
             rc = gb_err_set(err, GB_EINVAL, "not a JSON object");
         else
             rc = read_table(root, path, out, out_default, err);
@@ -271,7 +277,7 @@ int gb_export_read_json(const char *path, gb_export_table *out, char **out_defau
         free(*out_default);
         *out_default = NULL;
     }
-    gb_json_free(root);
+    json_decref(root);
     free(text);
     return rc;
 }

@@ -6,7 +6,8 @@
  *
  * Run as `fake_worker --worker`, it serves engine/proto.h on fd 3: OPEN gets a
  * fake device, PROBLEM and REFERENCE get OK once their fields read back, and TRIAL
- * gets an ok result whose samples all equal launch.grid[0] milliseconds.
+ * gets an ok result whose samples all equal launch.grid[0] milliseconds. Each
+ * ordinal is a GPU of its own: its UUID and PCI bus id end in the ordinal.
  *
  * GB_FAKE_WORKER lists misbehaviours, comma-separated (see `options` below).
  * GB_FAKE_STATE names a file to which every message received is appended as a
@@ -32,6 +33,7 @@ static struct {
     int crash_on_trial, hang_on_trial, garbage_on_trial, fault_on_trial, wrong_type_on_trial;
     int exit_on_open; /* -1: answer OPEN */
     int no_gpu, bad_version;
+    int others; /* other processes every measurement sees on the GPU (contended when > 0) */
 } bad = {.exit_on_open = -1};
 
 static const char *state_path;
@@ -51,6 +53,7 @@ static int parse_misbehaviour(const char *spec)
         {"exit_on_open", &bad.exit_on_open, true},
         {"no_gpu", &bad.no_gpu, false},
         {"bad_version", &bad.bad_version, false},
+        {"others", &bad.others, true},
     };
     const size_t n_options = sizeof options / sizeof *options;
     char *copy = strdup(spec), *save = NULL;
@@ -121,48 +124,40 @@ static void write_raw(const void *bytes, size_t n)
     }
 }
 
-/* Sends json as a message of the given type (a lost parent shows up as end of
- * file on the next read, so errors are not looked at here). */
-static void reply(gb_msg_type type, const char *json)
+/* Sends a message of the given type with its payload struct (a lost parent shows
+ * up as end of file on the next read, so errors are not looked at here). */
+static void reply(gb_msg_type type, const void *payload)
 {
     gb_err ignored;
     if (!bad.bad_version) {
-        gb_proto_send(WORKER_FD, type, json, NULL, 0, &ignored);
+        gb_proto_send(WORKER_FD, type, payload, NULL, 0, &ignored);
         return;
     }
-    uint32_t json_bytes = (uint32_t)strlen(json);
+    const gb_wire_type *t = gb_proto_payload(type);
+    json_t *json = t ? gb_wire_encode(t, payload) : json_object();
+    char *text = gb_json_dump(json, false);
+    json_decref(json);
+    if (!text) return;
+    uint32_t json_bytes = (uint32_t)strlen(text);
     uint8_t header[GB_PROTO_HEADER_BYTES] = {'G', 'B', 'W', 'P', 0, 99, 0, (uint8_t)type};
     for (int i = 0; i < 4; i++) /* the JSON length, big-endian; no blob */
         header[8 + i] = (uint8_t)(json_bytes >> (24 - 8 * i));
     write_raw(header, sizeof header);
-    write_raw(json, json_bytes);
-}
-
-/* Sends what the writer built and frees it. */
-static void reply_built(gb_msg_type type, gb_strbuf *json)
-{
-    reply(type, gb_sb_str(json));
-    gb_sb_free(json);
+    write_raw(text, json_bytes);
+    free(text);
 }
 
 static int reply_ok(void)
 {
-    reply(GB_MSG_OK, "{}");
+    reply(GB_MSG_OK, NULL);
     return SERVE_ON;
 }
 
 static int reply_error(int code, const char *message)
 {
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
-    gb_jw_init(&w, &json, false);
-    gb_jw_obj_begin(&w);
-    gb_jw_key(&w, "code");
-    gb_jw_int(&w, code);
-    gb_jw_key(&w, "message");
-    gb_jw_str(&w, message);
-    gb_jw_obj_end(&w);
-    reply_built(GB_MSG_ERROR, &json);
+    gb_proto_error e = {.code = code};
+    snprintf(e.message, sizeof e.message, "%s", message);
+    reply(GB_MSG_ERROR, &e);
     return SERVE_ON;
 }
 
@@ -173,8 +168,11 @@ static int on_open(const gb_msg *m)
     if (bad.exit_on_open >= 0) return bad.exit_on_open;
     if (bad.no_gpu)
         return reply_error(GB_ENODRIVER, "no CUDA driver: libcuda.so.1 could not be loaded");
+    gb_proto_open open;
+    gb_err err;
+    if (gb_proto_decode(m, &open, &err)) return reply_error(err.code, err.msg);
     gb_device_info device = {
-        .ordinal = (int)gb_json_num(gb_json_get(m->json, "ordinal"), 0),
+        .ordinal = open.ordinal,
         .cc_major = 9,
         .cc_minor = 0,
         .sms = 7,
@@ -192,40 +190,36 @@ static int on_open(const gb_msg *m)
     };
     strcpy(device.name, "Fake GPU");
     strcpy(device.arch, "sm_90a");
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
-    gb_jw_init(&w, &json, false);
-    gb_proto_write_device(&w, &device);
-    reply_built(GB_MSG_DEVICE, &json);
+    /* One fake GPU per ordinal: each its own UUID (so its own lease) and bus id. */
+    snprintf(device.uuid, sizeof device.uuid, "GPU-00000000-0000-0000-0000-%012d",
+             open.ordinal % 1000000);
+    snprintf(device.pci_bus_id, sizeof device.pci_bus_id, "0000:%02X:00.0",
+             (0x3B + open.ordinal) % 256);
+    reply(GB_MSG_DEVICE, &device);
     return SERVE_ON;
+}
+
+/* Reads a request's payload, or answers with why it does not read. */
+static bool decoded(const gb_msg *m, void *payload)
+{
+    gb_err err = {0};
+    if (gb_proto_decode(m, payload, &err) == GB_OK) return true;
+    reply_error(err.code, err.msg);
+    return false;
 }
 
 static int on_problem(const gb_msg *m)
 {
-    gb_arg args[GB_MAX_ARGS];
-    int n_args = 0;
-    uint64_t seed = 0;
-    gb_err err = {0};
-    int rc = gb_proto_read_args(gb_json_get(m->json, "args"), args, &n_args, &err);
-    if (rc == GB_OK && gb_proto_read_u64(gb_json_get(m->json, "seed"), &seed))
-        rc = gb_err_set(&err, GB_EPROTO, "PROBLEM needs a seed");
-    return rc ? reply_error(rc, err.msg) : reply_ok();
-}
-
-/* The launch of a REFERENCE or TRIAL, which must also carry a name and a cubin. */
-static int read_variant(const gb_msg *m, gb_launch *launch, gb_err *err)
-{
-    if (!gb_json_str(gb_json_get(m->json, "name"), NULL) || !m->blob_bytes)
-        return gb_err_set(err, GB_EPROTO, "a variant needs a name and a cubin");
-    return gb_proto_read_launch(gb_json_get(m->json, "launch"), launch, err);
+    gb_proto_problem problem;
+    return decoded(m, &problem) ? reply_ok() : SERVE_ON;
 }
 
 static int on_reference(const gb_msg *m)
 {
-    gb_launch launch;
-    gb_err err = {0};
-    int rc = read_variant(m, &launch, &err);
-    return rc ? reply_error(rc, err.msg) : reply_ok();
+    gb_proto_variant ref;
+    if (!decoded(m, &ref)) return SERVE_ON;
+    gb_proto_free(GB_MSG_REFERENCE, &ref);
+    return m->blob_bytes ? reply_ok() : reply_error(GB_EPROTO, "a variant needs a cubin");
 }
 
 /* A constant measurement of grid[0] milliseconds at a steady 1980 MHz. */
@@ -244,7 +238,9 @@ static gb_measurement fake_measurement(const gb_launch *launch, double *samples_
                             .wall_ms = N_SAMPLES * samples_ms[0],
                             .launches_per_sample = 1,
                             .steady_clock_mhz = 1980,
-                            .clock_steady = true};
+                            .clock_steady = true,
+                            .contended = bad.others > 0,
+                            .n_other_procs = bad.others};
 }
 
 static int answer_trial(const gb_launch *launch)
@@ -259,11 +255,7 @@ static int answer_trial(const gb_launch *launch)
                   .first_bad_index = -1},
         .measurement = fake_measurement(launch, samples_ms, clocks, throttled),
     };
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
-    gb_jw_init(&w, &json, false);
-    gb_proto_write_result(&w, &result);
-    reply_built(GB_MSG_RESULT, &json);
+    reply(GB_MSG_RESULT, &result);
     return SERVE_ON;
 }
 
@@ -287,53 +279,32 @@ static int on_trial(const gb_msg *m, int trial)
         return 3;
     }
     if (trial == bad.wrong_type_on_trial) return reply_ok();
-    gb_launch launch;
-    gb_check_spec check;
-    gb_measure_opts opts;
-    gb_err err = {0};
-    int rc = read_variant(m, &launch, &err);
-    if (rc == GB_OK) rc = gb_proto_read_check(gb_json_get(m->json, "check"), &check, &err);
-    if (rc == GB_OK) rc = gb_proto_read_measure(gb_json_get(m->json, "measure"), &opts, &err);
-    return rc ? reply_error(rc, err.msg) : answer_trial(&launch);
+    gb_proto_trial request;
+    if (!decoded(m, &request)) return SERVE_ON;
+    gb_launch launch = request.variant.launch;
+    gb_proto_free(GB_MSG_TRIAL, &request);
+    return m->blob_bytes ? answer_trial(&launch) : reply_error(GB_EPROTO, "a trial needs a cubin");
 }
 
 /* RACE: a measurement per variant, each as a trial of it would give. */
 static int on_race(const gb_msg *m)
 {
-    const gb_json *variants = gb_json_get(m->json, "variants");
-    int n = (int)gb_json_len(variants);
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
-    gb_jw_init(&w, &json, false);
-    gb_jw_obj_begin(&w);
-    gb_jw_key(&w, "measurements");
-    gb_jw_arr_begin(&w);
-    for (int i = 0; i < n; i++) {
-        gb_launch launch;
-        gb_err err;
-        double samples_ms[N_SAMPLES], clocks[N_SAMPLES];
-        bool throttled[N_SAMPLES];
-        if (gb_proto_read_launch(gb_json_get(gb_json_at(variants, (size_t)i), "launch"), &launch,
-                                 &err) != GB_OK) {
-            gb_sb_free(&json);
-            return reply_error(GB_EPROTO, err.msg);
-        }
-        gb_measurement ms = fake_measurement(&launch, samples_ms, clocks, throttled);
-        gb_proto_write_measurement(&w, &ms);
-    }
-    gb_jw_arr_end(&w);
-    gb_jw_obj_end(&w);
-    reply_built(GB_MSG_RACED, &json);
+    gb_proto_race race;
+    if (!decoded(m, &race)) return SERVE_ON;
+    static double samples_ms[GB_MAX_RACE][N_SAMPLES], clocks[GB_MAX_RACE][N_SAMPLES];
+    static bool throttled[GB_MAX_RACE][N_SAMPLES];
+    gb_proto_raced raced = {.n_measurements = race.n_variants};
+    for (int i = 0; i < race.n_variants; i++)
+        raced.measurements[i] = fake_measurement(&race.variants[i].variant.launch, samples_ms[i],
+                                                 clocks[i], throttled[i]);
+    gb_proto_free(GB_MSG_RACE, &race);
+    reply(GB_MSG_RACED, &raced);
     return SERVE_ON;
 }
 
 static int serve(const gb_msg *m)
 {
-    static const char *const names[GB_MSG_TYPE_END] = {
-        [GB_MSG_OPEN] = "OPEN",   [GB_MSG_PROBLEM] = "PROBLEM", [GB_MSG_REFERENCE] = "REFERENCE",
-        [GB_MSG_TRIAL] = "TRIAL", [GB_MSG_QUIT] = "QUIT",       [GB_MSG_RACE] = "RACE",
-    };
-    record(names[m->type] ? names[m->type] : "OTHER");
+    record(gb_msg_type_name(m->type));
     switch (m->type) {
     case GB_MSG_OPEN:
         return on_open(m);

@@ -276,7 +276,8 @@ static void test_cache_ls_and_path(void **state)
 }
 
 /* An export file as docs/cache.md describes it: two bests on two devices, a gemm
- * trial that passed and one that did not compile. */
+ * trial that passed and one that did not compile. Records are whole, as in the
+ * cache: their statistics and check have every field. */
 static const char EXPORT[] =
     "{\"format\":\"gpubench-cache-export\",\"version\":1,\"engine\":\"0.1.0\",\"schema\":1,"
     "\"exported\":1795300000,\n\"best\":[\n"
@@ -292,18 +293,24 @@ static const char EXPORT[] =
     "\"sources\":[]},\n"
     "{\"kernel\":\"scale\",\"kernel_fp\":\"d28ba93103b67ceed123e2472417c395\","
     "\"device\":\"NVIDIA H100 80GB HBM3/sm_90/132\",\"shape\":{\"n\":4096},\"space_fp\":\"\","
-    "\"config\":{\"B\":256},\"stats\":{\"n\":1,\"median_ms\":0.01},\"mode\":\"cold\","
+    "\"config\":{\"B\":256},\"stats\":{\"n\":1,\"min_ms\":0.01,\"max_ms\":0.01,"
+    "\"mean_ms\":0.01,\"stddev_ms\":0,\"median_ms\":0.01,\"q1_ms\":0.01,\"q3_ms\":0.01,"
+    "\"ci_lo_ms\":0.01,\"ci_hi_ms\":0.01},\"mode\":\"cold\","
     "\"complete\":true,\"n_timed\":1,\"when\":1795300000}\n],\n\"trials\":[\n"
     "{\"kernel\":\"gemm\",\"kernel_fp\":\"0b74386f143d60936c49694fb8c0a7f6\","
     "\"device\":\"NVIDIA H200/sm_90/132\",\"shape\":{\"K\":1024,\"M\":1024,\"N\":1024},"
     "\"config\":{\"BK\":32,\"BM\":64},\"status\":\"ok\",\"in_flight\":false,\"reason\":\"\","
-    "\"check\":{\"checked\":true,\"n_bad\":0,\"n_compared\":1048576},"
-    "\"stats\":{\"n\":1,\"median_ms\":0.093},\"mode\":\"cold\",\"samples_ms\":[0.093],"
+    "\"check\":{\"checked\":true,\"n_bad\":0,\"n_compared\":1048576,\"max_abs_err\":0,"
+    "\"max_rel_err\":0},\"stats\":{\"n\":1,\"min_ms\":0.093,\"max_ms\":0.093,"
+    "\"mean_ms\":0.093,\"stddev_ms\":0,\"median_ms\":0.093,\"q1_ms\":0.093,\"q3_ms\":0.093,"
+    "\"ci_lo_ms\":0.093,\"ci_hi_ms\":0.093},\"mode\":\"cold\",\"samples_ms\":[0.093],"
     "\"registers\":40,\"when\":1795300000},\n"
     "{\"kernel\":\"gemm\",\"kernel_fp\":\"0b74386f143d60936c49694fb8c0a7f6\","
     "\"device\":\"NVIDIA H200/sm_90/132\",\"shape\":{\"K\":1024,\"M\":1024,\"N\":1024},"
     "\"config\":{\"BK\":8,\"BM\":64},\"status\":\"compile_error\",\"in_flight\":false,"
-    "\"reason\":\"e.cu:2: error: too many resources\",\"stats\":null,\"registers\":-1,"
+    "\"reason\":\"e.cu:2: error: too many resources\",\"check\":{\"checked\":false,"
+    "\"n_bad\":0,\"n_compared\":0,\"max_abs_err\":null,\"max_rel_err\":null},"
+    "\"stats\":null,\"registers\":-1,"
     "\"when\":1795300000}\n]}\n";
 
 static json_t *run_json(fixture *f)
@@ -431,10 +438,11 @@ static void test_cache_export_and_import_round_trip_between_caches(void **state)
 static void test_cache_import_skips_a_bad_record_by_index_and_exits_1(void **state)
 {
     fixture *f = *state;
-    write_script(
-        f, "bad.json",
-        "{\"format\":\"gpubench-cache-export\",\"version\":1,\"best\":[{\"kernel\":"
-        "\"$(reboot)\",\"kernel_fp\":\"ab\",\"device\":\"d\",\"shape\":{},\"config\":{}}]}");
+    write_script(f, "bad.json",
+                 "{\"format\":\"gpubench-cache-export\",\"version\":1,\"best\":[{\"kernel\":"
+                 "\"$(reboot)\",\"kernel_fp\":\"ab\",\"device\":\"d\",\"shape\":{},\"config\":{},"
+                 "\"stats\":{\"n\":1,\"min_ms\":1,\"max_ms\":1,\"mean_ms\":1,\"stddev_ms\":0,"
+                 "\"median_ms\":1,\"q1_ms\":1,\"q3_ms\":1,\"ci_lo_ms\":1,\"ci_hi_ms\":1}}]}");
     run(f, "gpubench", "cache", "import", "bad.json", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 1);
     assert_non_null(strstr(f->r.err, "best[0]: kernel name is not"));

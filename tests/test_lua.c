@@ -50,8 +50,10 @@ static int fake_open(void *self, gb_device_info *out, gb_err *err)
                             .l2_bytes = 50 << 20,
                             .mem_bytes = 80LL << 30,
                             .peak_gbps = 3352.0,
+                            .sm_clock_khz = 1980000,
                             .driver_version = 12040};
     snprintf(out->name, sizeof out->name, "Fake H100");
+    snprintf(out->uuid, sizeof out->uuid, "GPU-12345678-9abc-def0-1234-56789abcdef0");
     snprintf(out->arch, sizeof out->arch, "sm_90a");
     return GB_OK;
 }
@@ -864,6 +866,10 @@ static void test_device_describes_the_gpu(void **state)
                                 "assert(d.name == 'Fake H100' and d.cc == '9.0' and d.sms == 132)\n"
                                 "assert(d.arch == 'sm_90a' and d.l2_bytes == 50 << 20)\n"
                                 "assert(d.smem_per_block_optin == 232448 and d.peak_gbps == 3352)\n"
+                                "assert(d.sm_clock_mhz == 1980 and d.sm_clock_khz == 1980000)\n"
+                                "assert(d.mem_clock_mhz == 0 and d.driver == 12040)\n"
+                                "assert(d.uuid == 'GPU-12345678-9abc-def0-1234-56789abcdef0')\n"
+                                "assert(math.type(d.mem_bytes) == 'integer')\n"
                                 "assert(gb.device().name == d.name)\n"));
     assert_int_equal(f->gpu.n_opened, 1);
 }
@@ -1097,6 +1103,11 @@ static void test_tune_with_a_gpu_picks_and_caches_the_best(void **state)
         "assert(math.abs(r.speedup - 2) < 1e-12, r.speedup)\n"
         "assert(r.cached == (arg[1] == 'again'))\n"
         "assert(#r.best.samples == 10 and r.best.mode == 'cold', 'samples, cached or not')\n"
+        "assert(r.best.stats.median == r.best.ms and r.best.stats.median_ms == nil, 'lua names')\n"
+        "assert(math.type(r.best.stats.n) == 'integer' and r.best.stats.ci_lo <= r.best.ms)\n"
+        "assert(r.baseline.median and r.best.n_throttled == 0 and r.best.capped ~= nil)\n"
+        "assert(r.best.contended == false and r.best.n_other_procs == 0)\n"
+        "assert(r.best.clocks_mhz == nil and r.best.throttled == nil, 'not for Lua')\n"
         "assert((r.best.launches_per_sample == 1) == not r.cached, 'known when measured')\n"
         "if not r.cached then\n"
         "  assert(r.counts.timed == 3 and r.counts.ok == 3)\n"

@@ -69,39 +69,20 @@ static void refused_at(int rc, const gb_err *err, const char *what, const char *
 
 /* ---- payloads through the socket ---------------------------------------- */
 
-/* A payload in transit: {"v": <written by a gb_proto_write_*>} and what arrived. */
-typedef struct payload {
-    gb_strbuf text;
-    gb_jw w;
-    gb_msg msg;
-} payload;
-
-static gb_jw *payload_begin(payload *p)
-{
-    memset(p, 0, sizeof *p);
-    gb_jw_init(&p->w, &p->text, false);
-    gb_jw_obj_begin(&p->w);
-    gb_jw_key(&p->w, "v");
-    return &p->w;
-}
-
-/* Sends the payload through the socket pair; returns the value that arrived. */
-static const gb_json *payload_deliver(payload *p, const int *fds)
+/* Sends payload as a message of this type from [0] to [1] and decodes what
+ * arrived into out; returns the text that went over the wire (free it). */
+static char *deliver(const int *fds, gb_msg_type type, const void *payload, void *out)
 {
     gb_err err;
-    gb_jw_obj_end(&p->w);
-    assert_int_equal(gb_sb_status(&p->text), GB_OK);
-    assert_int_equal(gb_proto_send(fds[0], GB_MSG_PROBLEM, gb_sb_str(&p->text), NULL, 0, &err),
-                     GB_OK);
-    assert_int_equal(gb_proto_recv(fds[1], gb_now_ms() + 5000, &p->msg, &err), GB_OK);
-    assert_int_equal(p->msg.type, GB_MSG_PROBLEM);
-    return gb_json_get(p->msg.json, "v");
-}
-
-static void payload_free(payload *p)
-{
-    gb_sb_free(&p->text);
-    gb_msg_free(&p->msg);
+    gb_msg m;
+    assert_int_equal(gb_proto_send(fds[0], type, payload, NULL, 0, &err), GB_OK);
+    assert_int_equal(gb_proto_recv(fds[1], gb_now_ms() + 5000, &m, &err), GB_OK);
+    assert_int_equal(m.type, type);
+    if (gb_proto_decode(&m, out, &err))
+        fail_msg("decoding a %s: %s", gb_msg_type_name(type), err.msg);
+    char *text = gb_json_dump(m.json, false);
+    gb_msg_free(&m);
+    return text;
 }
 
 static void assert_same_arg(const gb_arg *got, const gb_arg *want)
@@ -118,6 +99,7 @@ static void assert_same_arg(const gb_arg *got, const gb_arg *want)
         assert_true(got->dims[d] == want->dims[d]);
     assert_string_equal(gb_init_name(got->init), gb_init_name(want->init));
     assert_true(got->init_value == want->init_value);
+    assert_int_equal(got->checked, want->checked);
 }
 
 static gb_arg tensor(gb_dtype dtype, gb_init init, int n_dims, const int64_t *dims)
@@ -137,7 +119,7 @@ static gb_arg float_scalar(gb_dtype dtype, double v)
     return (gb_arg){.kind = GB_ARG_SCALAR, .dtype = dtype, .float_value = v};
 }
 
-static void test_args_of_every_init_and_extreme_scalars_round_trip(void **state)
+static void test_problem_args_of_every_init_and_extreme_scalars_round_trip(void **state)
 {
     gb_arg sent[] = {
         tensor(GB_DT_F32, GB_INIT_RANDN, 2, (int64_t[]){2, 3}),
@@ -154,139 +136,121 @@ static void test_args_of_every_init_and_extreme_scalars_round_trip(void **state)
         float_scalar(GB_DT_F64, -1e300),
     };
     sent[5].init_value = -2.5;
-    gb_arg got[GB_MAX_ARGS];
-    int n_got = -1;
-    gb_err err;
-    payload p;
-    gb_proto_write_args(payload_begin(&p), sent, N_OF(sent));
-    assert_int_equal(gb_proto_read_args(payload_deliver(&p, *state), got, &n_got, &err), GB_OK);
-    payload_free(&p);
-    assert_int_equal(n_got, N_OF(sent));
-    for (int i = 0; i < n_got; i++)
-        assert_same_arg(&got[i], &sent[i]);
+    sent[4].checked = true;
+    gb_proto_problem problem = {.seed = UINT64_MAX, .n_args = N_OF(sent)}, got;
+    memcpy(problem.args, sent, sizeof sent);
+    char *text = deliver(*state, GB_MSG_PROBLEM, &problem, &got);
+    /* 64-bit integers are JSON integers, exact; the seed travels as its int64 bits */
+    assert_contains(text, "\"int_value\":-9223372036854775808");
+    assert_contains(text, "\"int_value\":9223372036854775807");
+    assert_contains(text, "\"seed\":-1");
+    free(text);
+    assert_true(got.seed == UINT64_MAX);
+    assert_int_equal(got.n_args, N_OF(sent));
+    for (int i = 0; i < got.n_args; i++)
+        assert_same_arg(&got.args[i], &sent[i]);
 }
 
-static void test_no_args_round_trip(void **state)
+static void test_a_problem_without_args_round_trips(void **state)
 {
-    gb_arg got[GB_MAX_ARGS];
-    int n_got = -1;
-    gb_err err;
-    payload p;
-    gb_proto_write_args(payload_begin(&p), NULL, 0);
-    assert_int_equal(gb_proto_read_args(payload_deliver(&p, *state), got, &n_got, &err), GB_OK);
-    payload_free(&p);
-    assert_int_equal(n_got, 0);
+    gb_proto_problem problem = {.seed = 7}, got;
+    free(deliver(*state, GB_MSG_PROBLEM, &problem, &got));
+    assert_int_equal(got.n_args, 0);
+    assert_true(got.seed == 7);
 }
 
-static void test_launch_round_trips(void **state)
+static void test_reference_variant_round_trips(void **state)
 {
-    const gb_launch sent = {.grid = {UINT32_MAX, 2, 3}, .block = {128, 2, 1}, .smem_bytes = 232448};
-    gb_launch got;
-    gb_err err;
-    payload p;
-    gb_proto_write_launch(payload_begin(&p), &sent);
-    assert_int_equal(gb_proto_read_launch(payload_deliver(&p, *state), &got, &err), GB_OK);
-    payload_free(&p);
+    gb_proto_variant sent = {.name = "_Z5sgemmILi64EEvPKfS1_Pf",
+                             .launch = {.grid = {UINT32_MAX, 2, 3},
+                                        .block = {128, 2, 1},
+                                        .smem_bytes = 232448}},
+                     got;
+    free(deliver(*state, GB_MSG_REFERENCE, &sent, &got));
+    assert_string_equal(got.name, sent.name);
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(got.grid[i], sent.grid[i]);
-        assert_int_equal(got.block[i], sent.block[i]);
+        assert_int_equal(got.launch.grid[i], sent.launch.grid[i]);
+        assert_int_equal(got.launch.block[i], sent.launch.block[i]);
     }
-    assert_int_equal(got.smem_bytes, sent.smem_bytes);
+    assert_int_equal(got.launch.smem_bytes, sent.launch.smem_bytes);
+    gb_proto_free(GB_MSG_REFERENCE, &got);
 }
 
-static void test_check_round_trips(void **state)
+static void test_trial_check_and_measure_options_round_trip(void **state)
 {
-    const gb_check_spec sent = {.n_outputs = 3, .outputs = {1, 4, 31}, .rtol = 1e-3, .atol = 1e-7};
-    gb_check_spec got;
-    gb_err err;
-    payload p;
-    gb_proto_write_check(payload_begin(&p), &sent);
-    assert_int_equal(gb_proto_read_check(payload_deliver(&p, *state), &got, &err), GB_OK);
-    payload_free(&p);
-    assert_int_equal(got.n_outputs, 3);
+    gb_proto_trial
+        sent =
+            {
+                .variant = {.name = "k", .launch = {.grid = {1, 1, 1}, .block = {32, 1, 1}}},
+                .check = {.n_outputs = 3, .outputs = {1, 4, 31}, .rtol = 1e-3, .atol = 1e-7},
+                .measure = gb_measure_defaults(),
+            },
+        got;
+    sent.measure.mode = GB_MODE_HOT;
+    sent.measure.warmup_ms = 20.5;
+    sent.measure.min_samples = 3;
+    sent.measure.max_samples = 70000;
+    sent.measure.max_ms = 1234.25;
+    sent.measure.noise = 0.0125;
+    sent.measure.hot_min_ms = 0.25;
+    char *text = deliver(*state, GB_MSG_TRIAL, &sent, &got);
+    assert_contains(text, "{\"name\":\"k\",\"launch\":"); /* the variant inline */
+    free(text);
+    assert_string_equal(got.variant.name, "k");
+    assert_int_equal(got.check.n_outputs, 3);
     for (int i = 0; i < 3; i++)
-        assert_int_equal(got.outputs[i], sent.outputs[i]);
-    assert_true(got.rtol == sent.rtol);
-    assert_true(got.atol == sent.atol);
-}
-
-static void test_measure_options_round_trip(void **state)
-{
-    gb_measure_opts sent = gb_measure_defaults();
-    sent.mode = GB_MODE_HOT;
-    sent.warmup_ms = 20.5;
-    sent.min_samples = 3;
-    sent.max_samples = 70000;
-    sent.max_ms = 1234.25;
-    sent.noise = 0.0125;
-    sent.hot_min_ms = 0.25;
-    gb_measure_opts got;
-    gb_err err;
-    payload p;
-    gb_proto_write_measure(payload_begin(&p), &sent);
-    assert_int_equal(gb_proto_read_measure(payload_deliver(&p, *state), &got, &err), GB_OK);
-    payload_free(&p);
-    /* field by field: the struct has padding */
-    assert_int_equal(got.mode, sent.mode);
-    assert_int_equal(got.min_samples, sent.min_samples);
-    assert_int_equal(got.max_samples, sent.max_samples);
-    const double *d[][2] = {
-        {&got.noise, &sent.noise},
-        {&got.max_ms, &sent.max_ms},
-        {&got.warmup_ms, &sent.warmup_ms},
-        {&got.warmup_max_ms, &sent.warmup_max_ms},
-        {&got.clock_tolerance, &sent.clock_tolerance},
-        {&got.throttle_drop, &sent.throttle_drop},
-        {&got.hot_min_ms, &sent.hot_min_ms},
-    };
-    for (size_t i = 0; i < sizeof d / sizeof *d; i++)
-        assert_true(*d[i][0] == *d[i][1]);
+        assert_int_equal(got.check.outputs[i], sent.check.outputs[i]);
+    assert_true(got.check.rtol == sent.check.rtol);
+    assert_true(got.check.atol == sent.check.atol);
+    assert_true(gb_wire_equal(&gb_wire_measure_opts, &got.measure, &sent.measure));
+    assert_int_equal(got.measure.mode, GB_MODE_HOT);
+    assert_int_equal(got.measure.max_samples, 70000);
+    assert_true(got.measure.hot_min_ms == 0.25);
+    gb_proto_free(GB_MSG_TRIAL, &got);
 }
 
 static void test_device_round_trips(void **state)
 {
-    gb_device_info sent = {
-        .ordinal = 3,
-        .cc_major = 9,
-        .cc_minor = 0,
-        .sms = 132,
-        .smem_per_block_optin = 232448,
-        .smem_per_sm = 233472,
-        .regs_per_sm = 65536,
-        .max_threads_per_block = 1024,
-        .l2_bytes = 52428800,
-        .mem_bytes = 150754820096,
-        .mem_clock_khz = 3201000,
-        .bus_width_bits = 6144,
-        .sm_clock_khz = 1980000,
-        .peak_gbps = 4915.2,
-        .driver_version = 13000,
-    };
+    gb_device_info sent =
+                       {
+                           .ordinal = 3,
+                           .cc_major = 9,
+                           .cc_minor = 0,
+                           .sms = 132,
+                           .smem_per_block_optin = 232448,
+                           .smem_per_sm = 233472,
+                           .regs_per_sm = 65536,
+                           .max_threads_per_block = 1024,
+                           .l2_bytes = 52428800,
+                           .mem_bytes = 150754820096,
+                           .mem_clock_khz = 3201000,
+                           .bus_width_bits = 6144,
+                           .sm_clock_khz = 1980000,
+                           .peak_gbps = 4915.2,
+                           .driver_version = 13000,
+                       },
+                   got;
     strcpy(sent.name, "NVIDIA \"H200\" \\ test");
     strcpy(sent.arch, "sm_90a");
-    gb_device_info got;
-    gb_err err;
-    payload p;
-    gb_proto_write_device(payload_begin(&p), &sent);
-    assert_int_equal(gb_proto_read_device(payload_deliver(&p, *state), &got, &err), GB_OK);
-    payload_free(&p);
+    strcpy(sent.clock_source, "nvml");
+    strcpy(sent.uuid, "GPU-5b4e3c2a-1f0e-4d3c-9b8a-7f6e5d4c3b2a");
+    strcpy(sent.pci_bus_id, "0000:3B:00.0");
+    free(deliver(*state, GB_MSG_DEVICE, &sent, &got));
+    assert_true(gb_wire_equal(&gb_wire_device_info, &got, &sent));
     assert_string_equal(got.name, sent.name);
-    assert_string_equal(got.arch, sent.arch);
-    assert_int_equal(got.ordinal, sent.ordinal);
-    assert_int_equal(got.cc_major, sent.cc_major);
-    assert_int_equal(got.cc_minor, sent.cc_minor);
-    assert_int_equal(got.sms, sent.sms);
-    assert_int_equal(got.smem_per_block_optin, sent.smem_per_block_optin);
-    assert_int_equal(got.smem_per_sm, sent.smem_per_sm);
-    assert_int_equal(got.regs_per_sm, sent.regs_per_sm);
-    assert_int_equal(got.max_threads_per_block, sent.max_threads_per_block);
-    assert_true(got.l2_bytes == sent.l2_bytes);
+    assert_string_equal(got.uuid, sent.uuid);
+    assert_string_equal(got.pci_bus_id, sent.pci_bus_id);
     assert_true(got.mem_bytes == sent.mem_bytes);
-    assert_int_equal(got.mem_clock_khz, sent.mem_clock_khz);
-    assert_int_equal(got.bus_width_bits, sent.bus_width_bits);
-    assert_int_equal(got.sm_clock_khz, sent.sm_clock_khz);
     assert_true(got.peak_gbps == sent.peak_gbps);
-    assert_int_equal(got.driver_version, sent.driver_version);
+}
+
+static void test_error_round_trips(void **state)
+{
+    gb_proto_error sent = {.code = GB_EFAULT}, got;
+    strcpy(sent.message, "cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS");
+    free(deliver(*state, GB_MSG_ERROR, &sent, &got));
+    assert_int_equal(got.code, GB_EFAULT);
+    assert_string_equal(got.message, sent.message);
 }
 
 /* ---- trial results ------------------------------------------------------ */
@@ -311,39 +275,32 @@ static void test_ok_result_brings_its_samples_and_recomputes_the_statistics(void
                         .wall_ms = 20.5,
                         .capped = true,
                         .launches_per_sample = 1,
+                        .contended = true,
+                        .n_other_procs = 2,
                         .stats = {.median = 999}}, /* wrong on purpose: not sent */
     };
     gb_stats want; /* of the samples not throttled */
     assert_int_equal(gb_stats_compute(samples_ms, N_OF(samples_ms) - 1, &want), GB_OK);
     gb_trial_result got;
-    gb_err err;
-    payload p;
-    gb_proto_write_result(payload_begin(&p), &sent);
-    assert_int_equal(gb_proto_read_result(payload_deliver(&p, *state), &got, &err), GB_OK);
-    payload_free(&p);
+    char *text = deliver(*state, GB_MSG_RESULT, &sent, &got);
+    assert_null(strstr(text, "median")); /* derived, never sent */
+    free(text);
     assert_string_equal(gb_trial_status_name(got.status), "ok");
     assert_string_equal(got.reason, "");
-    assert_true(got.check.checked);
-    assert_int_equal(got.check.n_bad, 0);
+    assert_true(gb_wire_equal(&gb_wire_check_result, &got.check, &sent.check));
     assert_true(got.check.n_compared == sent.check.n_compared);
-    assert_true(got.check.max_abs_err == 1e-6);
-    assert_true(got.check.max_rel_err == 2e-4);
-    assert_int_equal(got.check.first_bad_output, -1);
-    assert_true(got.check.first_bad_index == -1);
     const gb_measurement *m = &got.measurement;
     assert_int_equal(m->n_samples, N_OF(samples_ms));
     for (int i = 0; i < m->n_samples; i++)
-        assert_true(m->samples_ms[i] == samples_ms[i]);
+        assert_true(m->samples_ms[i] == samples_ms[i] && m->clock_mhz[i] == clocks[i]);
     assert_true(m->wall_ms == 20.5);
     assert_true(m->capped);
+    assert_true(m->contended);
+    assert_int_equal(m->n_other_procs, 2);
     assert_int_equal(m->n_throttled, 1);
     assert_true(m->throttled[10] && !m->throttled[0]);
     assert_true(m->clock_mhz_median == 1980);
-    assert_int_equal(m->stats.n, want.n);
-    assert_true(m->stats.median == want.median);
-    assert_true(m->stats.mean == want.mean);
-    assert_true(m->stats.min == want.min && m->stats.max == want.max);
-    assert_true(m->stats.ci_lo == want.ci_lo && m->stats.ci_hi == want.ci_hi);
+    assert_true(gb_wire_equal(&gb_wire_stats, &m->stats, &want));
     gb_trial_result_free(&got);
 }
 
@@ -363,14 +320,10 @@ static void test_wrong_result_has_no_measurement_and_nan_errors_travel_as_null(v
     };
     strcpy(sent.reason, "3 of 1024 elements differ");
     gb_trial_result got;
-    gb_err err;
-    payload p;
-    gb_proto_write_result(payload_begin(&p), &sent);
-    const gb_json *v = payload_deliver(&p, *state);
-    assert_contains(gb_sb_str(&p.text), "\"max_abs_err\":null");
-    assert_null(gb_json_get(v, "measurement"));
-    assert_int_equal(gb_proto_read_result(v, &got, &err), GB_OK);
-    payload_free(&p);
+    char *text = deliver(*state, GB_MSG_RESULT, &sent, &got);
+    assert_contains(text, "\"max_abs_err\":null");
+    assert_null(strstr(text, "measurement"));
+    free(text);
     assert_string_equal(gb_trial_status_name(got.status), "wrong");
     assert_string_equal(got.reason, "3 of 1024 elements differ");
     assert_int_equal(got.check.n_bad, 3);
@@ -389,15 +342,63 @@ static void test_launch_error_result_has_no_measurement(void **state)
                             .check = {.first_bad_output = -1, .first_bad_index = -1}};
     strcpy(sent.reason, "cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
     gb_trial_result got;
-    gb_err err;
-    payload p;
-    gb_proto_write_result(payload_begin(&p), &sent);
-    assert_int_equal(gb_proto_read_result(payload_deliver(&p, *state), &got, &err), GB_OK);
-    payload_free(&p);
+    free(deliver(*state, GB_MSG_RESULT, &sent, &got));
     assert_string_equal(gb_trial_status_name(got.status), "launch_error");
     assert_string_equal(got.reason, sent.reason);
     assert_false(got.check.checked);
     assert_null(got.measurement.samples_ms);
+}
+
+static void test_a_race_and_its_measurements_round_trip(void **state)
+{
+    gb_proto_race race = {.n_variants = 2, .measure = gb_measure_defaults()}, got_race;
+    race.variants[0] = (gb_proto_race_variant){
+        .variant = {.name = "a", .launch = {.grid = {1, 1, 1}, .block = {1, 1, 1}}},
+        .cubin_bytes = 10};
+    race.variants[1] = (gb_proto_race_variant){
+        .variant = {.name = "b", .launch = {.grid = {2, 1, 1}, .block = {64, 1, 1}}},
+        .cubin_bytes = 20};
+    free(deliver(*state, GB_MSG_RACE, &race, &got_race));
+    assert_int_equal(got_race.n_variants, 2);
+    assert_string_equal(got_race.variants[1].variant.name, "b");
+    assert_true(got_race.variants[1].cubin_bytes == 20);
+    gb_proto_free(GB_MSG_RACE, &got_race);
+
+    double a_ms[] = {1, 2, 3}, b_ms[] = {4}, a_clk[] = {0, 0, 0}, b_clk[] = {1500};
+    bool a_thr[] = {0, 0, 0}, b_thr[] = {1};
+    gb_proto_raced raced = {.n_measurements = 2}, got;
+    raced.measurements[0] = (gb_measurement){
+        .samples_ms = a_ms, .clock_mhz = a_clk, .throttled = a_thr, .n_samples = 3};
+    raced.measurements[1] = (gb_measurement){.mode = GB_MODE_HOT,
+                                             .samples_ms = b_ms,
+                                             .clock_mhz = b_clk,
+                                             .throttled = b_thr,
+                                             .n_samples = 1,
+                                             .launches_per_sample = 40,
+                                             .contended = true,
+                                             .n_other_procs = 3};
+    free(deliver(*state, GB_MSG_RACED, &raced, &got));
+    assert_int_equal(got.n_measurements, 2);
+    assert_true(got.measurements[0].stats.median == 2);
+    assert_true(got.measurements[1].all_throttled && got.measurements[1].stats.median == 4);
+    assert_int_equal(got.measurements[1].mode, GB_MODE_HOT);
+    assert_int_equal(got.measurements[1].launches_per_sample, 40);
+    assert_false(got.measurements[0].contended);
+    assert_true(got.measurements[1].contended);
+    assert_int_equal(got.measurements[1].n_other_procs, 3);
+    gb_proto_free(GB_MSG_RACED, &got);
+}
+
+/* Every message type's table is well formed. */
+static void test_every_payload_table_checks_out(void **state)
+{
+    for (int type = GB_MSG_OPEN; type < GB_MSG_TYPE_END; type++) {
+        const gb_wire_type *t = gb_proto_payload((gb_msg_type)type);
+        gb_err err;
+        if (t && gb_wire_check_type(t, &err)) fail_msg("%s", err.msg);
+    }
+    assert_null(gb_proto_payload(GB_MSG_OK));
+    assert_null(gb_proto_payload(GB_MSG_QUIT));
 }
 
 /* ---- framing ------------------------------------------------------------ */
@@ -410,7 +411,7 @@ static void test_header_is_big_endian_and_the_blob_follows_the_json(void **state
         'G', 'B', 'W', 'P', 0, GB_PROTO_VERSION, 0, GB_MSG_REFERENCE, 0, 0, 0, 2, 0, 0, 0, 6};
     uint8_t raw[GB_PROTO_HEADER_BYTES + 2 + sizeof cubin];
     gb_err err;
-    assert_int_equal(gb_proto_send(fds[0], GB_MSG_REFERENCE, "{}", cubin, sizeof cubin, &err),
+    assert_int_equal(gb_proto_send_json(fds[0], GB_MSG_REFERENCE, NULL, cubin, sizeof cubin, &err),
                      GB_OK);
     assert_int_equal(read(fds[1], raw, sizeof raw), (ssize_t)sizeof raw);
     assert_memory_equal(raw, want_header, GB_PROTO_HEADER_BYTES);
@@ -424,53 +425,16 @@ static void test_blob_round_trips(void **state)
     const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 0x00, 0xff};
     gb_msg m;
     gb_err err;
-    assert_int_equal(
-        gb_proto_send(fds[0], GB_MSG_TRIAL, "{\"name\": \"k\"}", cubin, sizeof cubin, &err), GB_OK);
+    json_t *json = json_pack("{s:s}", "name", "k");
+    assert_int_equal(gb_proto_send_json(fds[0], GB_MSG_TRIAL, json, cubin, sizeof cubin, &err),
+                     GB_OK);
+    json_decref(json);
     assert_int_equal(gb_proto_recv(fds[1], -1, &m, &err), GB_OK);
     assert_int_equal(m.type, GB_MSG_TRIAL);
     assert_string_equal(gb_json_str(gb_json_get(m.json, "name"), NULL), "k");
     assert_int_equal(m.blob_bytes, sizeof cubin);
     assert_memory_equal(m.blob, cubin, sizeof cubin);
     gb_msg_free(&m);
-}
-
-static void test_u64_travels_as_a_decimal_string(void **state)
-{
-    const uint64_t values[] = {0, 1, (uint64_t)1 << 53 | 1, UINT64_MAX};
-    for (int i = 0; i < N_OF(values); i++) {
-        gb_strbuf text = GB_STRBUF_INIT;
-        gb_jw w;
-        gb_json *j = NULL;
-        uint64_t got = 0;
-        gb_jw_init(&w, &text, false);
-        gb_proto_write_u64(&w, values[i]);
-        assert_int_equal(text.data[0], '"');
-        assert_int_equal(gb_json_parse(gb_sb_str(&text), text.len, &j, NULL), GB_OK);
-        assert_int_equal(gb_proto_read_u64(j, &got), GB_OK);
-        assert_true(got == values[i]);
-        gb_json_free(j);
-        gb_sb_free(&text);
-    }
-}
-
-static void test_u64_refuses_what_is_not_a_decimal_string(void **state)
-{
-    const char *texts[] = {"5",
-                           "\"\"",
-                           "\"-1\"",
-                           "\"12x\"",
-                           "\" 12\"",
-                           "\"18446744073709551616\"",
-                           "\"123456789012345678901\"",
-                           "null"};
-    for (int i = 0; i < N_OF(texts); i++) {
-        gb_json *j = NULL;
-        uint64_t got = 0;
-        assert_int_equal(gb_json_parse(texts[i], strlen(texts[i]), &j, NULL), GB_OK);
-        if (gb_proto_read_u64(j, &got) != GB_EPROTO)
-            fail_msg("%s was read as %llu", texts[i], (unsigned long long)got);
-        gb_json_free(j);
-    }
 }
 
 /* ---- what the reader refuses -------------------------------------------- */
@@ -529,8 +493,11 @@ static void test_other_protocol_version_is_refused(void **state)
 {
     int *fds = *state;
     gb_err err;
+    char expect[64];
+    snprintf(expect, sizeof expect, "protocol version %d, expected %d", GB_PROTO_VERSION + 1,
+             GB_PROTO_VERSION);
     send_message(fds[0], "GBWP", GB_PROTO_VERSION + 1, GB_MSG_OK, "{}");
-    assert_refused(receive(fds[1], &err), &err, "protocol version 2");
+    assert_refused(receive(fds[1], &err), &err, expect);
 }
 
 static void test_unknown_types_are_refused(void **state)
@@ -604,7 +571,7 @@ static void test_peer_gone_with_unread_data_reads_as_closed(void **state)
      * of file; it is gone all the same. */
     int *fds = *state;
     gb_err err;
-    assert_int_equal(gb_proto_send(fds[0], GB_MSG_QUIT, "{}", NULL, 0, &err), GB_OK);
+    assert_int_equal(gb_proto_send(fds[0], GB_MSG_QUIT, NULL, NULL, 0, &err), GB_OK);
     hang_up(&fds[1]);
     assert_int_equal(receive(fds[0], &err), GB_ECLOSED);
 }
@@ -614,7 +581,7 @@ static void test_send_to_a_reader_that_is_gone_is_closed(void **state)
     int *fds = *state;
     gb_err err;
     hang_up(&fds[1]);
-    assert_int_equal(gb_proto_send(fds[0], GB_MSG_OK, "{}", NULL, 0, &err), GB_ECLOSED);
+    assert_int_equal(gb_proto_send(fds[0], GB_MSG_OK, NULL, NULL, 0, &err), GB_ECLOSED);
 }
 
 static void test_silence_past_the_deadline_times_out(void **state)
@@ -655,90 +622,170 @@ static void test_send_refuses_a_blob_over_the_limit(void **state)
     int *fds = *state;
     gb_err err;
     static const char byte = 0;
-    assert_int_equal(gb_proto_send(fds[0], GB_MSG_TRIAL, "{}", &byte, GB_PROTO_MAX_BLOB + 1, &err),
-                     GB_EINVAL);
+    assert_int_equal(
+        gb_proto_send_json(fds[0], GB_MSG_TRIAL, NULL, &byte, GB_PROTO_MAX_BLOB + 1, &err),
+        GB_EINVAL);
 }
 
 /* ---- field validation --------------------------------------------------- */
 
-static gb_json *parse(const char *text)
+/* Sends a message of this type with the JSON text as given; expects the payload
+ * to be refused with a message naming `what`. */
+static void expect_payload_refused_at(const int *fds, gb_msg_type type, const char *json,
+                                      const char *what, const char *file, int line)
 {
-    gb_json *j = NULL;
+    gb_msg m;
     gb_err err;
-    if (gb_json_parse(text, strlen(text), &j, &err)) fail_msg("%s: %s", text, err.msg);
-    return j;
+    send_message(fds[0], "GBWP", GB_PROTO_VERSION, type, json);
+    assert_int_equal(gb_proto_recv(fds[1], gb_now_ms() + 5000, &m, &err), GB_OK);
+    union { /* room for any payload type */
+        gb_proto_error error;
+        gb_proto_race race;
+        gb_proto_problem problem;
+        gb_proto_trial trial;
+        gb_proto_raced raced;
+        gb_trial_result result;
+    } out;
+    const gb_wire_type *t = gb_proto_payload(type);
+    assert_true(t->size <= sizeof out);
+    memset(&out, 0x5a, sizeof out);
+    int rc = gb_proto_decode(&m, &out, &err);
+    gb_msg_free(&m);
+    refused_at(rc, &err, what, file, line);
+    for (size_t i = 0; i < t->size; i++) /* nothing half-decoded is left behind */
+        if (((const unsigned char *)&out)[i]) fail_msg("byte %zu of a refused payload is set", i);
 }
+#define expect_payload_refused(fds, type, json, what)                                              \
+    expect_payload_refused_at((fds), (type), (json), (what), __FILE__, __LINE__)
 
-/* Reads a list of arguments and expects the refusal to name `what`. */
-static void expect_args_refused(const char *text, const char *what)
-{
-    gb_json *j = parse(text);
-    gb_arg args[GB_MAX_ARGS];
-    int n = 0;
-    gb_err err;
-    assert_refused(gb_proto_read_args(j, args, &n, &err), &err, what);
-    gb_json_free(j);
-}
+#define SCALAR(dtype, int_value)                                                                   \
+    "{\"kind\":\"scalar\",\"dtype\":\"" dtype                                                      \
+    "\",\"dims\":[],\"init\":\"randn\",\"init_value\":0,"                                          \
+    "\"checked\":false,\"int_value\":" int_value ",\"float_value\":0}"
+#define TENSOR(dims)                                                                               \
+    "{\"kind\":\"tensor\",\"dtype\":\"f32\",\"dims\":" dims                                        \
+    ",\"init\":\"randn\",\"init_value\":0,"                                                        \
+    "\"checked\":false,\"int_value\":0,\"float_value\":0}"
+#define TRIAL(check, measure)                                                                      \
+    "{\"name\":\"k\",\"launch\":{\"grid\":[1,1,1],\"block\":[1,1,1],\"smem_bytes\":0},"            \
+    "\"check\":" check ",\"measure\":" measure "}"
+#define CHECK_OK "{\"outputs\":[1],\"rtol\":0,\"atol\":0}"
+#define MEASURE(min, max)                                                                          \
+    "{\"mode\":\"cold\",\"noise\":0.005,\"min_samples\":" min ",\"max_samples\":" max              \
+    ",\"max_ms\":1000,\"warmup_ms\":20,\"warmup_max_ms\":1000,\"clock_tolerance\":0.01,"           \
+    "\"throttle_drop\":0.05,\"hot_min_ms\":0.1}"
+#define RESULT_OK(measurement)                                                                     \
+    "{\"status\":\"ok\",\"reason\":\"\",\"check\":{\"checked\":true,\"n_bad\":0,\"n_compared\":4," \
+    "\"max_abs_err\":0,\"max_rel_err\":0}" measurement "}"
+#define MEASUREMENT(samples, clocks, throttled)                                                    \
+    ",\"measurement\":{\"mode\":\"cold\",\"samples_ms\":" samples ",\"clocks_mhz\":" clocks        \
+    ",\"throttled\":" throttled ",\"steady_clock_mhz\":0,\"clock_steady\":true,\"n_warmup\":0,"    \
+    "\"warmup_ms\":0,\"wall_ms\":1,\"capped\":false,\"launches_per_sample\":1}"
 
 static void test_tensor_without_dims_is_refused(void **state)
 {
-    expect_args_refused("[{\"kind\": \"tensor\", \"dtype\": \"f32\", \"init\": \"randn\", "
-                        "\"value\": 0}]",
-                        "argument 1: malformed message: field 'dims'");
+    expect_payload_refused(*state, GB_MSG_PROBLEM, "{\"seed\":1,\"args\":[" TENSOR("[]") "]}",
+                           "malformed message: problem.args[0].dims: expected 1 to 8 sizes");
+    expect_payload_refused(*state, GB_MSG_PROBLEM,
+                           "{\"seed\":1,\"args\":[" TENSOR("[1,2,3,4,5,6,7,8,9]") "]}",
+                           "problem.args[0].dims: expected a list of 0 to 8 items");
 }
 
 static void test_unknown_dtype_is_refused(void **state)
 {
-    expect_args_refused("[{\"kind\": \"scalar\", \"dtype\": \"f32\", \"int\": \"0\", "
-                        "\"float\": 1}, {\"kind\": \"scalar\", \"dtype\": \"f31\", \"int\": "
-                        "\"0\", \"float\": 1}]",
-                        "argument 2: malformed message: field 'dtype'");
+    expect_payload_refused(*state, GB_MSG_PROBLEM,
+                           "{\"seed\":1,\"args\":[" SCALAR("f32", "0") "," SCALAR("f31", "0") "]}",
+                           "problem.args[1].dtype: expected one of f64, f32, f16");
 }
 
-static void test_scalar_int_that_is_not_a_decimal_string_is_refused(void **state)
+static void test_scalar_int_that_is_not_an_integer_is_refused(void **state)
 {
-    expect_args_refused("[{\"kind\": \"scalar\", \"dtype\": \"i64\", \"int\": 5, \"float\": 0}]",
-                        "field 'int' must be a decimal string");
-    expect_args_refused("[{\"kind\": \"scalar\", \"dtype\": \"i64\", \"int\": \"-5\", "
-                        "\"float\": 0}]",
-                        "field 'int' must be a decimal string");
+    expect_payload_refused(*state, GB_MSG_PROBLEM,
+                           "{\"seed\":1,\"args\":[" SCALAR("i64", "\"5\"") "]}",
+                           "problem.args[0].int_value: expected an integer");
+    expect_payload_refused(*state, GB_MSG_PROBLEM,
+                           "{\"seed\":1,\"args\":[" SCALAR("i64", "0.5") "]}",
+                           "problem.args[0].int_value: expected an integer");
 }
 
 static void test_launch_with_two_grid_sizes_is_refused(void **state)
 {
-    gb_json *j = parse("{\"grid\": [4, 1], \"block\": [128, 1, 1], \"smem\": 0}");
-    gb_launch launch;
-    gb_err err;
-    assert_refused(gb_proto_read_launch(j, &launch, &err), &err, "field 'grid'");
-    gb_json_free(j);
+    expect_payload_refused(*state, GB_MSG_REFERENCE,
+                           "{\"name\":\"k\",\"launch\":{\"grid\":[4,1],\"block\":[128,1,1],"
+                           "\"smem_bytes\":0}}",
+                           "variant.launch.grid: expected a list of 3 items");
+    expect_payload_refused(*state, GB_MSG_REFERENCE,
+                           "{\"name\":\"k\",\"launch\":{\"grid\":[4,1,0],\"block\":[128,1,1],"
+                           "\"smem_bytes\":0}}",
+                           "variant.launch.grid[2]: expected an integer from 1 to 4294967295");
 }
 
 static void test_check_of_output_40_is_refused(void **state)
 {
-    gb_json *j = parse("{\"outputs\": [1, 40], \"rtol\": 0, \"atol\": 0}");
-    gb_check_spec check;
-    gb_err err;
-    assert_refused(gb_proto_read_check(j, &check, &err), &err, "field 'outputs'");
-    gb_json_free(j);
+    expect_payload_refused(*state, GB_MSG_TRIAL,
+                           TRIAL("{\"outputs\":[1,40],\"rtol\":0,\"atol\":0}", MEASURE("1", "2")),
+                           "trial.check.outputs[1]: expected an integer from 0 to 31");
+}
+
+static void test_measure_options_that_cannot_work_are_refused(void **state)
+{
+    expect_payload_refused(*state, GB_MSG_TRIAL, TRIAL(CHECK_OK, MEASURE("10", "5")),
+                           "trial.measure: measure: max_samples (5) is below min_samples (10)");
+    expect_payload_refused(*state, GB_MSG_TRIAL, TRIAL(CHECK_OK, MEASURE("0", "5")),
+                           "trial.measure.min_samples: expected an integer from 1 to 10000000");
+}
+
+static void test_an_ok_result_without_measurement_is_refused(void **state)
+{
+    expect_payload_refused(*state, GB_MSG_RESULT, RESULT_OK(""),
+                           "trial_result.measurement: missing");
+}
+
+static void test_a_measurement_whose_lists_disagree_is_refused(void **state)
+{
+    expect_payload_refused(*state, GB_MSG_RESULT,
+                           RESULT_OK(MEASUREMENT("[1,2,3]", "[0,0]", "[false,false,false]")),
+                           "trial_result.measurement.clocks_mhz: expected a list of 3 items, as "
+                           "many as samples_ms");
+    expect_payload_refused(*state, GB_MSG_RESULT,
+                           RESULT_OK(MEASUREMENT("[1,2,3,-4]", "[0,0,0,0]", "[0,0,0,0]")),
+                           "trial_result.measurement.samples_ms[3]: expected a number >= 0");
+    expect_payload_refused(*state, GB_MSG_RESULT, RESULT_OK(MEASUREMENT("[]", "[]", "[]")),
+                           "trial_result.measurement.samples_ms: expected a list of 1 to");
+}
+
+static void test_more_bad_elements_than_compared_is_refused(void **state)
+{
+    expect_payload_refused(
+        *state, GB_MSG_RESULT,
+        "{\"status\":\"wrong\",\"reason\":\"\",\"check\":{\"checked\":true,"
+        "\"n_bad\":5,\"n_compared\":4,\"max_abs_err\":null,\"max_rel_err\":null}}",
+        "trial_result.check: n_bad (5) is more than n_compared (4)");
+}
+
+static void test_an_error_of_code_0_is_refused(void **state)
+{
+    expect_payload_refused(*state, GB_MSG_ERROR, "{\"code\":0,\"message\":\"fine\"}",
+                           "error.code: expected a failure, not 0");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
-        TEST(test_args_of_every_init_and_extreme_scalars_round_trip),
-        TEST(test_no_args_round_trip),
-        TEST(test_launch_round_trips),
-        TEST(test_check_round_trips),
-        TEST(test_measure_options_round_trip),
+        TEST(test_problem_args_of_every_init_and_extreme_scalars_round_trip),
+        TEST(test_a_problem_without_args_round_trips),
+        TEST(test_reference_variant_round_trips),
+        TEST(test_trial_check_and_measure_options_round_trip),
         TEST(test_device_round_trips),
+        TEST(test_error_round_trips),
         TEST(test_ok_result_brings_its_samples_and_recomputes_the_statistics),
         TEST(test_wrong_result_has_no_measurement_and_nan_errors_travel_as_null),
         TEST(test_launch_error_result_has_no_measurement),
+        TEST(test_a_race_and_its_measurements_round_trip),
+        TEST(test_every_payload_table_checks_out),
         TEST(test_header_is_big_endian_and_the_blob_follows_the_json),
         TEST(test_blob_round_trips),
-        TEST(test_u64_travels_as_a_decimal_string),
-        TEST(test_u64_refuses_what_is_not_a_decimal_string),
         TEST(test_bad_magic_is_refused),
         TEST(test_other_protocol_version_is_refused),
         TEST(test_unknown_types_are_refused),
@@ -755,9 +802,14 @@ int main(void)
         TEST(test_send_refuses_a_blob_over_the_limit),
         TEST(test_tensor_without_dims_is_refused),
         TEST(test_unknown_dtype_is_refused),
-        TEST(test_scalar_int_that_is_not_a_decimal_string_is_refused),
+        TEST(test_scalar_int_that_is_not_an_integer_is_refused),
         TEST(test_launch_with_two_grid_sizes_is_refused),
         TEST(test_check_of_output_40_is_refused),
+        TEST(test_measure_options_that_cannot_work_are_refused),
+        TEST(test_an_ok_result_without_measurement_is_refused),
+        TEST(test_a_measurement_whose_lists_disagree_is_refused),
+        TEST(test_more_bad_elements_than_compared_is_refused),
+        TEST(test_an_error_of_code_0_is_refused),
 #undef TEST
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -381,27 +381,29 @@ static void test_every_trial_is_recorded_with_its_status(void **state)
     gb_value v = gb_value_int(7);
     gb_fields_set(&config, "V", &v);
     gb_key key;
-    gb_json *json = NULL;
+    json_t *json = NULL;
     gb_trial_record rec;
     assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
     assert_int_equal(gb_cache_get_json(f->cache, GB_DB_TRIALS, &key, &json, NULL), GB_OK);
-    assert_int_equal(gb_trial_record_read(json, &rec, NULL), GB_OK);
+    assert_int_equal(gb_trial_record_from_json(json, &rec, NULL), GB_OK);
     assert_int_equal(rec.status, GB_TRIAL_COMPILE_ERROR);
     assert_non_null(strstr(rec.reason, "fake.cu:3: error"));
     assert_non_null(strstr(rec.log, "seven does not compile")); /* NVRTC's whole log */
     gb_trial_record_free(&rec);
-    gb_json_free(json);
+    json_decref(json);
     v = gb_value_int(2); /* an ok trial keeps its clock */
     gb_fields_set(&config, "V", &v);
     assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
     assert_int_equal(gb_cache_get_json(f->cache, GB_DB_TRIALS, &key, &json, NULL), GB_OK);
-    assert_int_equal(gb_trial_record_read(json, &rec, NULL), GB_OK);
+    assert_int_equal(gb_trial_record_from_json(json, &rec, NULL), GB_OK);
     assert_int_equal(rec.status, GB_TRIAL_OK);
     assert_float_equal(rec.clock_mhz, 1980, 0);
     assert_string_equal(rec.mode, "cold");
     assert_int_equal(gb_json_len(gb_json_get(json, "samples_ms")), 11);
+    assert_int_equal(rec.n_samples, 11); /* read back, owned by the record */
+    assert_true(rec.samples_ms[10] > rec.samples_ms[0]);
     gb_trial_record_free(&rec);
-    gb_json_free(json);
+    json_decref(json);
     gb_fields_free(&config);
 }
 
@@ -693,15 +695,11 @@ static void test_a_trial_in_flight_in_a_live_tuner_is_not_taken_for_a_crash(void
     assert_non_null(fgets(rec.owner_boot, sizeof rec.owner_boot, boot));
     fclose(boot);
     rec.owner_boot[strcspn(rec.owner_boot, "\n")] = '\0';
-    gb_strbuf json = GB_STRBUF_INIT;
-    gb_jw w;
-    gb_jw_init(&w, &json, false);
-    gb_trial_record_write(&w, &rec);
+    json_t *json = gb_trial_record_to_json(&rec);
     gb_key key;
     assert_int_equal(gb_record_trial_key(&id, &config, &key), GB_OK);
-    assert_int_equal(gb_cache_put_json(f->cache, GB_DB_TRIALS, &key, gb_sb_str(&json), NULL),
-                     GB_OK);
-    gb_sb_free(&json);
+    assert_int_equal(gb_cache_put_json(f->cache, GB_DB_TRIALS, &key, json, NULL), GB_OK);
+    json_decref(json);
     gb_fields_free(&config);
     assert_int_equal(gb_record_best_key(&id, &key), GB_OK); /* tune the shape again */
     assert_int_equal(gb_cache_del(f->cache, GB_DB_BEST, &key, NULL), GB_OK);
@@ -754,18 +752,18 @@ static void test_the_best_record_keeps_the_race_s_samples_clock_and_tie(void **s
                        .device = f->result.device,
                        .shape = f->shapes[0]};
     gb_key key;
-    gb_json *json = NULL;
+    json_t *json = NULL;
     gb_best_record rec;
     assert_int_equal(gb_record_best_key(&id, &key), GB_OK);
     assert_int_equal(gb_cache_get_json(f->cache, GB_DB_BEST, &key, &json, NULL), GB_OK);
-    assert_int_equal(gb_best_record_read(json, &rec, NULL), GB_OK);
+    assert_int_equal(gb_best_record_from_json(json, &rec, NULL), GB_OK);
     assert_int_equal(rec.n_samples, 11);
     assert_float_equal(rec.clock_mhz, 1980, 0);
     assert_string_equal(rec.mode, "cold");
     assert_int_equal(rec.n_tie, 2);
     assert_int_equal(rec.n_leaders, 2);
     gb_best_record_free(&rec);
-    gb_json_free(json);
+    json_decref(json);
     assert_int_equal(tune(f, 1), GB_OK); /* from the cache: the tie comes back too */
     assert_true(f->result.shapes[0].cached);
     assert_int_equal(f->result.shapes[0].n_tie, 2);
@@ -783,11 +781,11 @@ static int read_trial_of(fixture *f, int V, gb_trial_record *out)
     gb_value v = gb_value_int(V);
     gb_fields_set(&config, "V", &v);
     gb_key key;
-    gb_json *json = NULL;
+    json_t *json = NULL;
     int rc = gb_record_trial_key(&id, &config, &key);
     if (rc == GB_OK) rc = gb_cache_get_json(f->cache, GB_DB_TRIALS, &key, &json, NULL);
-    if (rc == GB_OK) rc = gb_trial_record_read(json, out, NULL);
-    gb_json_free(json);
+    if (rc == GB_OK) rc = gb_trial_record_from_json(json, out, NULL);
+    json_decref(json);
     gb_fields_free(&config);
     return rc;
 }
@@ -931,21 +929,18 @@ static void test_a_best_record_marked_contended_does_not_answer_from_the_cache(v
                        .device = f->result.device,
                        .shape = f->shapes[0]};
     gb_key key;
-    gb_json *json = NULL;
+    json_t *json = NULL;
     gb_best_record rec;
     assert_int_equal(gb_record_best_key(&id, &key), GB_OK);
     assert_int_equal(gb_cache_get_json(f->cache, GB_DB_BEST, &key, &json, NULL), GB_OK);
-    assert_int_equal(gb_best_record_read(json, &rec, NULL), GB_OK);
+    assert_int_equal(gb_best_record_from_json(json, &rec, NULL), GB_OK);
+    json_decref(json);
     assert_false(rec.contended);
     rec.contended = true; /* as another writer might have stored it */
-    gb_strbuf text = GB_STRBUF_INIT;
-    gb_jw w;
-    gb_jw_init(&w, &text, false);
-    gb_best_record_write(&w, &rec);
-    assert_int_equal(gb_cache_put_json(f->cache, GB_DB_BEST, &key, gb_sb_str(&text), NULL), GB_OK);
-    gb_sb_free(&text);
+    json = gb_best_record_to_json(&rec);
+    assert_int_equal(gb_cache_put_json(f->cache, GB_DB_BEST, &key, json, NULL), GB_OK);
+    json_decref(json);
     gb_best_record_free(&rec);
-    gb_json_free(json);
     assert_int_equal(tune(f, 1), GB_OK);
     assert_false(f->result.shapes[0].cached);
 }

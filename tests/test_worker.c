@@ -204,12 +204,75 @@ static void test_healthy_worker_reports_its_device_and_times_trials(void **state
     assert_string_equal(device.name, "Fake GPU");
     assert_string_equal(device.arch, "sm_90a");
     assert_int_equal(device.sms, 7);
+    assert_true(device.mem_bytes == 85520809984);
     set_up_problem(exec);
     expect_ok_trial(exec, 3);
     expect_ok_trial(exec, 5);
     assert_int_equal(gb_exec_backends_started(exec), 1);
     assert_int_equal(count_records(f, "OPEN"), 1);
     assert_int_equal(count_records(f, "TRIAL"), 2);
+}
+
+static void test_a_race_measures_every_variant_and_the_worker_serves_on(void **state)
+{
+    fixture *f = *state;
+    gb_exec *exec = start(f, NULL);
+    set_up_problem(exec);
+    gb_variant vs[] = {variant("a", 3), variant("b", 1), variant("c", 2)};
+    gb_measurement ms[3];
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_err err;
+    assert_int_equal(gb_exec_race(exec, vs, 3, &opts, 5, ms, &err), GB_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_true(ms[i].n_samples >= 10);
+        assert_true(ms[i].stats.median == vs[i].launch.grid[0]); /* recomputed by the reader */
+        assert_true(ms[i].clock_mhz_median == 1980);
+        gb_measurement_free(&ms[i]);
+    }
+    assert_int_equal(count_records(f, "RACE"), 1);
+    expect_ok_trial(exec, 4); /* the same worker goes on */
+    assert_int_equal(gb_exec_backends_started(exec), 1);
+}
+
+/* The tuner names the GPU's lease by the UUID the worker sends, and keeps no best
+ * measured while other processes used the GPU: both must cross the protocol. */
+static void test_the_worker_sends_the_gpu_s_uuid_bus_id_and_contention(void **state)
+{
+    fixture *f = *state;
+    gb_exec *exec = start(f, "others=2");
+    gb_device_info device;
+    gb_err err;
+    assert_int_equal(gb_exec_device(exec, &device, &err), GB_OK);
+    assert_string_equal(device.uuid, "GPU-00000000-0000-0000-0000-000000000000");
+    assert_string_equal(device.pci_bus_id, "0000:3B:00.0");
+    set_up_problem(exec);
+    gb_trial_result result;
+    assert_int_equal(run_trial(exec, 3, 5, &result, &err), GB_OK);
+    assert_true(result.measurement.contended);
+    assert_int_equal(result.measurement.n_other_procs, 2);
+    gb_trial_result_free(&result);
+    gb_variant vs[] = {variant("a", 3), variant("b", 1)};
+    gb_measurement ms[2];
+    gb_measure_opts opts = gb_measure_defaults();
+    assert_int_equal(gb_exec_race(exec, vs, 2, &opts, 5, ms, &err), GB_OK);
+    for (int i = 0; i < 2; i++) {
+        assert_true(ms[i].contended);
+        assert_int_equal(ms[i].n_other_procs, 2);
+        gb_measurement_free(&ms[i]);
+    }
+}
+
+static void test_a_worker_on_another_ordinal_is_another_gpu(void **state)
+{
+    fixture *f = *state;
+    gb_worker_opts opts = {.exe = f->exe, .ordinal = 1, .start_timeout_s = 10, .op_timeout_s = 10};
+    gb_device_info device;
+    gb_err err;
+    assert_int_equal(gb_exec_worker(&opts, &f->exec, &err), GB_OK);
+    assert_int_equal(gb_exec_device(f->exec, &device, &err), GB_OK);
+    assert_int_equal(device.ordinal, 1);
+    assert_string_equal(device.uuid, "GPU-00000000-0000-0000-0000-000000000001");
+    assert_string_equal(device.pci_bus_id, "0000:3C:00.0");
 }
 
 static void test_destroy_asks_a_healthy_worker_to_quit(void **state)
@@ -365,6 +428,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         TEST(test_healthy_worker_reports_its_device_and_times_trials),
+        TEST(test_a_race_measures_every_variant_and_the_worker_serves_on),
+        TEST(test_the_worker_sends_the_gpu_s_uuid_bus_id_and_contention),
+        TEST(test_a_worker_on_another_ordinal_is_another_gpu),
         TEST(test_destroy_asks_a_healthy_worker_to_quit),
         TEST(test_crash_is_a_result_and_a_fresh_worker_replays_the_problem),
         TEST(test_hang_is_ended_by_the_watchdog_and_the_next_trial_runs),

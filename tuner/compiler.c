@@ -1,5 +1,6 @@
 #include "tuner/compiler.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,41 +129,33 @@ bool gb_compile_job_cached(const gb_compile_job *job)
 
 /* ---- the cubin store ---------------------------------------------------- */
 
-static void write_meta(gb_strbuf *sb, const gb_compile_job *job)
+/* The JSON half of a cubin record: lowered names, ptxas log, compile time and
+ * resource usage. NULL on ENOMEM. */
+static json_t *meta_json(const gb_compile_job *job)
 {
-    gb_jw w;
-    gb_jw_init(&w, sb, false);
-    gb_jw_obj_begin(&w);
-    gb_jw_key(&w, "lowered");
-    gb_jw_arr_begin(&w);
-    for (int i = 0; i < job->req.n_name_exprs; i++)
-        gb_jw_str(&w, job->out.lowered[i]);
-    gb_jw_arr_end(&w);
-    gb_jw_key(&w, "log");
-    gb_jw_str(&w, job->out.log);
-    gb_jw_key(&w, "compile_ms");
-    gb_jw_num(&w, job->out.compile_ms);
-    gb_jw_key(&w, "resources");
-    gb_jw_arr_begin(&w);
+    json_t *lowered = json_array();
+    for (int i = 0; lowered && i < job->req.n_name_exprs; i++) {
+        if (json_array_append_new(lowered, gb_json_text(job->out.lowered[i], 0))) {
+            json_decref(lowered);
+            lowered = NULL;
+        }
+    }
     const gb_resources *r = &job->out.resources;
-    int fields[] = {r->registers, r->spill_store_bytes, r->spill_load_bytes, r->stack_bytes,
-                    r->smem_static_bytes};
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
-        gb_jw_int(&w, fields[i]);
-    gb_jw_arr_end(&w);
+    json_t *log = job->out.log ? gb_json_text(job->out.log, 0) : json_null();
     char nvrtc[16];
     gb_nvrtc_version(nvrtc);
-    gb_jw_key(&w, "nvrtc"); /* what `cache gc` drops when NVRTC changes */
-    gb_jw_str(&w, nvrtc);
-    gb_jw_key(&w, "arch");
-    gb_jw_str(&w, job->arch);
-    gb_jw_obj_end(&w);
+    /* "o" takes the references, also when the pack fails. "nvrtc" and "arch" are
+     * what `cache gc` drops a cubin by when NVRTC or the target changes. */
+    return json_pack("{s:o, s:o, s:o, s:[iiiii], s:s, s:s}", "lowered", lowered, "log", log,
+                     "compile_ms", gb_json_real(job->out.compile_ms), "resources", r->registers,
+                     r->spill_store_bytes, r->spill_load_bytes, r->stack_bytes,
+                     r->smem_static_bytes, "nvrtc", nvrtc, "arch", job->arch);
 }
 
-static bool read_meta(const gb_json *meta, gb_compile_job *job)
+static bool read_meta(const json_t *meta, gb_compile_job *job)
 {
-    const gb_json *lowered = gb_json_get(meta, "lowered");
-    const gb_json *res = gb_json_get(meta, "resources");
+    const json_t *lowered = gb_json_get(meta, "lowered");
+    const json_t *res = gb_json_get(meta, "resources");
     if (gb_json_len(lowered) != (size_t)job->req.n_name_exprs || gb_json_len(res) != 5)
         return false;
     for (int i = 0; i < job->req.n_name_exprs; i++)
@@ -173,15 +166,17 @@ static bool read_meta(const gb_json *meta, gb_compile_job *job)
     int *fields[] = {&job->out.resources.registers, &job->out.resources.spill_store_bytes,
                      &job->out.resources.spill_load_bytes, &job->out.resources.stack_bytes,
                      &job->out.resources.smem_static_bytes};
-    for (size_t i = 0; i < 5; i++)
-        *fields[i] = (int)gb_json_num(gb_json_at(res, i), -1);
+    for (size_t i = 0; i < 5; i++) {
+        double v = gb_json_num(gb_json_at(res, i), -1);
+        *fields[i] = v >= -1 && v <= INT_MAX ? (int)v : -1;
+    }
     return job->out.log != NULL;
 }
 
 static bool lookup(gb_cache *cache, gb_compile_job *job)
 {
     char *meta_text = NULL;
-    gb_json *meta = NULL;
+    json_t *meta = NULL;
     gb_err ignored;
     if (!cache || gb_cache_get_cubin(cache, &job->key, &meta_text, &job->out.cubin,
                                      &job->out.cubin_bytes, &ignored) != GB_OK)
@@ -189,7 +184,7 @@ static bool lookup(gb_cache *cache, gb_compile_job *job)
     bool ok = gb_json_parse(meta_text, strlen(meta_text), &meta, &ignored) == GB_OK &&
               read_meta(meta, job);
     free(meta_text);
-    gb_json_free(meta);
+    json_decref(meta);
     if (!ok) gb_compile_out_free(&job->out); /* unreadable: compile afresh */
     return ok;
 }
@@ -197,14 +192,14 @@ static bool lookup(gb_cache *cache, gb_compile_job *job)
 static void store(gb_compiler *c, gb_compile_job *job)
 {
     if (!c->cache) return;
-    gb_strbuf meta = GB_STRBUF_INIT;
-    write_meta(&meta, job);
+    json_t *meta = meta_json(job);
+    char *text = gb_json_dump(meta, false);
+    json_decref(meta);
     gb_err err = {0};
-    int rc = gb_sb_status(&meta);
-    if (rc == GB_OK)
-        rc = gb_cache_put_cubin(c->cache, &job->key, gb_sb_str(&meta), job->out.cubin,
-                                job->out.cubin_bytes, &err);
-    gb_sb_free(&meta);
+    int rc = text ? gb_cache_put_cubin(c->cache, &job->key, text, job->out.cubin,
+                                       job->out.cubin_bytes, &err)
+                  : gb_err_set(&err, GB_ENOMEM, "out of memory writing a cubin record");
+    free(text);
     if (rc == GB_OK) return;
     pthread_mutex_lock(&c->lock);
     if (c->cache_err.code == GB_OK) gb_err_copy(&c->cache_err, &err);

@@ -40,14 +40,15 @@ int gb_history_shape_id(const run *r, const gb_fields *shape, gb_record_id *out)
     return rc;
 }
 
-static void put(run *r, gb_cache_db db, const gb_key *key, gb_strbuf *json)
+/* Stores a record and drops the reference to its JSON. */
+static void put(run *r, gb_cache_db db, const gb_key *key, json_t *json)
 {
     gb_err e = {0};
-    if (!r->opts->cache) return;
-    if (gb_sb_status(json))
+    if (!json)
         gb_err_set(&e, GB_ENOMEM, "out of memory writing a record");
     else
-        gb_cache_put_json(r->opts->cache, db, key, gb_sb_str(json), &e);
+        gb_cache_put_json(r->opts->cache, db, key, json, &e);
+    json_decref(json);
     gb_history_warn(r, &e);
 }
 
@@ -63,18 +64,12 @@ static int trial_key(const gb_record_id *id, const gb_config *config, gb_key *ou
 static void put_trial(run *r, const gb_record_id *id, const gb_config *config, gb_trial_record *rec)
 {
     gb_key key;
-    gb_strbuf json = GB_STRBUF_INIT;
+    if (!r->opts->cache) return;
     rec->id = *id;
     rec->when = (int64_t)time(NULL);
-    if (gb_config_to_fields(config, &rec->config) == GB_OK &&
-        trial_key(id, config, &key) == GB_OK) {
-        gb_jw w;
-        gb_jw_init(&w, &json, false);
-        gb_trial_record_write(&w, rec);
-        put(r, GB_DB_TRIALS, &key, &json);
-    }
+    if (gb_config_to_fields(config, &rec->config) == GB_OK && trial_key(id, config, &key) == GB_OK)
+        put(r, GB_DB_TRIALS, &key, gb_trial_record_to_json(rec));
     gb_fields_free(&rec->config);
-    gb_sb_free(&json);
 }
 
 /* This machine's boot id: with a pid, it tells whether the tuner that wrote a
@@ -147,12 +142,12 @@ static bool read_trial(run *r, const gb_record_id *id, const gb_config *config,
                        gb_trial_record *out)
 {
     gb_key key;
-    gb_json *json = NULL;
+    json_t *json = NULL;
     gb_err e;
     if (!r->opts->cache || trial_key(id, config, &key) != GB_OK) return false;
     if (gb_cache_get_json(r->opts->cache, GB_DB_TRIALS, &key, &json, &e) != GB_OK) return false;
-    bool ok = gb_trial_record_read(json, out, &e) == GB_OK;
-    gb_json_free(json);
+    bool ok = gb_trial_record_from_json(json, out, &e) == GB_OK;
+    json_decref(json);
     return ok;
 }
 
@@ -213,26 +208,20 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
     gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
     gb_nvrtc_version(rec.nvrtc_version);
     gb_key key;
-    gb_strbuf json = GB_STRBUF_INIT;
-    if (gb_record_best_key(id, &key) == GB_OK) {
-        gb_jw w;
-        gb_jw_init(&w, &json, false);
-        gb_best_record_write(&w, &rec);
-        put(r, GB_DB_BEST, &key, &json);
-    }
-    gb_sb_free(&json);
+    if (r->opts->cache && gb_record_best_key(id, &key) == GB_OK)
+        put(r, GB_DB_BEST, &key, gb_best_record_to_json(&rec));
 }
 
 static int read_best(run *r, const gb_record_id *id, gb_best_record *out)
 {
     gb_key key;
-    gb_json *json = NULL;
+    json_t *json = NULL;
     gb_err e;
     if (!r->opts->cache) return GB_ENOTFOUND;
     int rc = gb_record_best_key(id, &key);
     if (rc == GB_OK) rc = gb_cache_get_json(r->opts->cache, GB_DB_BEST, &key, &json, &e);
-    if (rc == GB_OK) rc = gb_best_record_read(json, out, &e);
-    gb_json_free(json);
+    if (rc == GB_OK) rc = gb_best_record_from_json(json, out, &e);
+    json_decref(json);
     return rc == GB_ENOMEM ? rc : rc ? GB_ENOTFOUND : GB_OK;
 }
 
@@ -263,6 +252,7 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
         res->n_leaders = rec.n_leaders;
         res->best_measurement.n_throttled = rec.n_throttled;
         res->best_measurement.capped = rec.capped;
+        res->best_measurement.contended = rec.contended;
         gb_measure_mode_parse(rec.mode, &res->best_measurement.mode);
         res->tie = rec.tie; /* moved, like the samples */
         res->n_tie = rec.n_tie;

@@ -29,27 +29,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: put_best CACHE KERNEL DEVICE SHAPE CONFIG MEDIAN_MS WHEN\n");
         return 2;
     }
-    gb_best_record rec = {.id = {argv[2], "put_best", argv[3], {0}}, .space_fp = "0"};
+    gb_best_record rec = {.id = {argv[2], "0", argv[3], {0}}, .space_fp = "0"};
     rec.stats.median = strtod(argv[6], NULL);
     rec.when = strtoll(argv[7], NULL, 10);
     snprintf(rec.mode, sizeof rec.mode, "cold");
     snprintf(rec.engine_version, sizeof rec.engine_version, "test");
     gb_err err = {0};
     gb_cache *cache = NULL;
-    gb_strbuf sb = GB_STRBUF_INIT;
-    gb_jw w;
+    json_t *json = NULL;
     gb_key key;
     int rc = parse_fields(argv[4], &rec.id.shape);
     if (!rc) rc = parse_fields(argv[5], &rec.config);
     if (rc) gb_err_set(&err, rc, "bad SHAPE or CONFIG");
-    gb_jw_init(&w, &sb, false);
-    gb_best_record_write(&w, &rec);
+    if (!rc && !(json = gb_best_record_to_json(&rec)))
+        rc = gb_err_set(&err, GB_ENOMEM, "out of memory");
     if (!rc) rc = gb_record_best_key(&rec.id, &key);
     if (!rc) rc = gb_cache_open(argv[1], 0, &cache, &err);
-    if (!rc) rc = gb_cache_put_json(cache, GB_DB_BEST, &key, gb_sb_str(&sb), &err);
+    if (!rc) rc = gb_cache_put_json(cache, GB_DB_BEST, &key, json, &err);
     if (rc) fprintf(stderr, "put_best: %s\n", err.msg);
     gb_cache_close(cache);
-    gb_sb_free(&sb);
+    json_decref(json);
     gb_fields_free(&rec.id.shape);
     gb_fields_free(&rec.config);
     return rc ? 1 : 0;

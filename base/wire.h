@@ -1,0 +1,173 @@
+/*
+ * Wire types: each struct that leaves the process (to the worker, to the cache,
+ * to a Lua script) is described once, as a table of its fields, and one codec
+ * turns it into JSON, reads it back, and (lua/wire.h) pushes it to Lua. So the
+ * protocol, the cache records and the Lua tables cannot drift apart.
+ *
+ * A field names its JSON key, its kind (what the C member is), where it lives
+ * (offsetof), and how it is checked: a range for numbers, the longest string, the
+ * most items. Decoding never trusts its input: every field is type- and
+ * range-checked, strings must fit their arrays, lists their caps, and an error
+ * names the type and the path of the field: "measurement.samples_ms[3]: expected
+ * a number >= 0". Decoding fills a zeroed struct and frees what it allocated when
+ * it fails, so on error the struct is all zeros. Encoding cuts text to what its
+ * field takes (on a character boundary, after replacing invalid UTF-8), so text
+ * that was written always reads back.
+ *
+ * Tables are written with an X-macro next to each struct, one X(member, KIND,
+ * "json name", ...) per field, where the extra arguments are designated
+ * initializers of gb_wire_field (.flags = GB_WIRE_OPTIONAL, GB_WIRE_RANGE(0, 100),
+ * .lua = "min", ...):
+ *
+ *   #define GB_STATS_WIRE(X) X(n, INT, "n", GB_WIRE_RANGE(0, INT_MAX)) X(min, ...) ...
+ *
+ * and instantiated in one place (engine/wire_types.c, engine/proto.c,
+ * cache/record.c), where the macros they use must be defined:
+ *
+ *   #define GB_WIRE_T gb_stats
+ *   GB_WIRE_TABLE(gb_wire_stats, "stats", GB_STATS_WIRE, NULL)
+ *   #undef GB_WIRE_T
+ *
+ * Arrays: a member that is an array of a kind's C type is described by its arity:
+ * FIXED (every element, e.g. uint32_t grid[3]), INLINE (the first n of an array,
+ * n in an int member: .count = offsetof(T, n_dims)) or OWNED (a malloc'd pointer
+ * and an int count; gb_wire_free releases it). Several OWNED arrays may share one
+ * count (samples and their clocks): the first sets it, the others must match it.
+ */
+#ifndef GB_BASE_WIRE_H
+#define GB_BASE_WIRE_H
+
+#include "base/error.h"
+#include "base/json.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum gb_wire_kind {
+    GB_WIRE_INT,    /* int */
+    GB_WIRE_INT64,  /* int64_t: a JSON integer, exact over its whole range */
+    GB_WIRE_UINT32, /* uint32_t */
+    GB_WIRE_UINT64, /* uint64_t: the JSON integer of the int64_t with the same bits */
+    GB_WIRE_DOUBLE, /* double: NaN and infinities are written as null */
+    GB_WIRE_BOOL,   /* bool */
+    GB_WIRE_ENUM,   /* an int-sized enum, as its name (.enumeration) */
+    GB_WIRE_CHARS,  /* char[N]: a NUL-terminated string that must fit */
+    GB_WIRE_STRING, /* char *, owned (malloc'd); NULL is not written */
+    GB_WIRE_FIELDS, /* gb_fields (base/value.h): an object of numbers, strings, booleans */
+    GB_WIRE_STRUCT, /* a nested wire type (.type), by value */
+} gb_wire_kind;
+
+typedef enum gb_wire_arity {
+    GB_WIRE_ONE,    /* a single value */
+    GB_WIRE_FIXED,  /* an inline array, every element */
+    GB_WIRE_INLINE, /* the first .count elements of an inline array */
+    GB_WIRE_OWNED,  /* a malloc'd array of .count elements, at most .max_items */
+} gb_wire_arity;
+
+enum {
+    /* Absent reads as the default (.dflt, .dflt_str) instead of failing: fields
+     * added after a type first shipped, so older records still read. */
+    GB_WIRE_OPTIONAL = 1 << 0,
+    /* DOUBLE: null reads as NaN (otherwise a number is required). */
+    GB_WIRE_NULL_NAN = 1 << 1,
+    /* STRUCT with .present (a bool member): written as null when it is false;
+     * null or absent reads as false, an object as true. */
+    GB_WIRE_NULLABLE = 1 << 2,
+    /* Not in JSON at all: the type's finish hook computes it from the others. Still
+     * pushed to Lua. */
+    GB_WIRE_DERIVED = 1 << 3,
+    /* Lua: not pushed. */
+    GB_WIRE_NO_LUA = 1 << 4,
+    /* Lua: left out when zero, false, empty or NULL (a value that means unknown). */
+    GB_WIRE_LUA_OMIT_ZERO = 1 << 5,
+    /* STRUCT: its fields sit in this object, not in a nested one. */
+    GB_WIRE_INLINE_STRUCT = 1 << 6,
+};
+
+/* An enum's names: name(v) for v in [0, count), NULL for a value with no name. */
+typedef struct gb_wire_enum {
+    int count;
+    const char *(*name)(int value);
+} gb_wire_enum;
+
+typedef struct gb_wire_type gb_wire_type;
+
+typedef struct gb_wire_field {
+    const char *name; /* the JSON key */
+    const char *lua;  /* the Lua field name when it is not .name */
+    gb_wire_kind kind;
+    gb_wire_arity arity;
+    unsigned flags;
+    size_t offset; /* of the member */
+    size_t size;   /* sizeof the member */
+    size_t count;  /* INLINE, OWNED: offset of the int member holding the count */
+    int min_items; /* INLINE, OWNED: fewest items (0 unless set) */
+    int max_items; /* OWNED: most items (required); INLINE: the capacity when 0; FIELDS */
+    bool ranged;   /* numbers: [min, max] is enforced (set by GB_WIRE_RANGE) */
+    double min, max;
+    size_t max_len;           /* STRING: most bytes (0: GB_WIRE_MAX_STRING); longer text is cut */
+    double dflt;              /* OPTIONAL numbers, booleans, enums: the value when absent */
+    const char *dflt_str;     /* OPTIONAL CHARS, STRING: the value when absent */
+    const gb_wire_type *type; /* STRUCT */
+    const gb_wire_enum *enumeration; /* ENUM */
+    size_t present;                  /* NULLABLE: offset of the bool saying it is there */
+    bool (*when)(const void *obj);   /* written only when this says so; optional then */
+} gb_wire_field;
+
+struct gb_wire_type {
+    const char *name; /* "measurement": the first part of every error's path */
+    size_t size;      /* sizeof the struct */
+    const gb_wire_field *fields;
+    int n_fields;
+    /* Called when every field has decoded: checks rules between fields and fills
+     * DERIVED ones. Returns GB_OK or sets err (its message naming path) and fails. */
+    int (*finish)(void *obj, const char *path, gb_err *err);
+};
+
+/* The longest STRING a field takes unless it says otherwise. */
+#define GB_WIRE_MAX_STRING ((size_t)1 << 20)
+
+/* A field of struct T. KIND is a gb_wire_kind without its prefix (INT, DOUBLE...);
+ * the rest are designated initializers of gb_wire_field. */
+#define GB_WIRE_FIELD(T, member, KIND, json_name, ...)                                             \
+    {                                                                                              \
+        .name = (json_name), .kind = GB_WIRE_##KIND, .offset = offsetof(T, member),                \
+        .size = sizeof(((T *)0)->member), __VA_ARGS__                                              \
+    }
+/* Defines const gb_wire_type var (and its static field array) from LIST, an
+ * X-macro over the struct GB_WIRE_T, which the caller defines around it. */
+#define GB_WIRE_TABLE(var, wire_name, LIST, finish_fn)                                             \
+    static const gb_wire_field var##_fields[] = {LIST(GB_WIRE_ENTRY_)};                            \
+    const gb_wire_type var = {wire_name, sizeof(GB_WIRE_T), var##_fields,                          \
+                              GB_WIRE_N_FIELDS(var##_fields), finish_fn};
+#define GB_WIRE_ENTRY_(member, KIND, json_name, ...)                                               \
+    GB_WIRE_FIELD(GB_WIRE_T, member, KIND, json_name, __VA_ARGS__),
+#define GB_WIRE_RANGE(lo, hi)   .ranged = true, .min = (lo), .max = (hi)
+#define GB_WIRE_N_FIELDS(array) ((int)(sizeof(array) / sizeof *(array)))
+
+/* The struct as a JSON object; NULL on ENOMEM. */
+json_t *gb_wire_encode(const gb_wire_type *t, const void *obj);
+
+/* Reads j into obj (t->size bytes, zeroed first). GB_EINVAL with err naming the
+ * field path and what was expected; GB_ENOMEM. On failure obj is all zeros again. */
+int gb_wire_decode(const gb_wire_type *t, const json_t *j, void *obj, gb_err *err);
+
+/* Frees what decoding allocated in obj (OWNED arrays, STRINGs, FIELDS) and zeroes
+ * it; NULL is a no-op. */
+void gb_wire_free(const gb_wire_type *t, void *obj);
+
+/* Field by field equality, as the wire sees it: NaN equals NaN, strings by
+ * content, arrays up to their counts; DERIVED fields are compared too. */
+bool gb_wire_equal(const gb_wire_type *t, const void *a, const void *b);
+
+/* Checks a table itself: member sizes match their kinds, arrays have counts and
+ * caps, nested types exist. GB_EINVAL naming the first wrong field. (For tests: a
+ * table is static data, so one test covers every run.) */
+int gb_wire_check_type(const gb_wire_type *t, gb_err *err);
+
+/* For code that walks a table itself (lua/wire.c): how many items the field holds
+ * in obj (1 for a single value, the count for arrays), and a pointer to item i. */
+int gb_wire_items(const gb_wire_field *f, const void *obj);
+const void *gb_wire_item(const gb_wire_field *f, const void *obj, int i);
+
+#endif
