@@ -142,7 +142,7 @@ struct gb_wire_type {
                               GB_WIRE_N_FIELDS(var##_fields), finish_fn};
 #define GB_WIRE_ENTRY_(member, KIND, json_name, ...)                                               \
     GB_WIRE_FIELD(GB_WIRE_T, member, KIND, json_name, __VA_ARGS__),
-#define GB_WIRE_RANGE(lo, hi)   .ranged = true, .min = (lo), .max = (hi)
+#define GB_WIRE_RANGE(lo, hi)   .ranged = true, .min = (double)(lo), .max = (double)(hi)
 #define GB_WIRE_N_FIELDS(array) ((int)(sizeof(array) / sizeof *(array)))
 
 /* The struct as a JSON object; NULL on ENOMEM. */

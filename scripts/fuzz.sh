@@ -4,7 +4,7 @@
 # 20) on a copy of its seed corpus. Fails on the first crash, leak or sanitizer
 # report, and says where the input that caused it was saved.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]       targets: fuzz_record fuzz_proto
+#   scripts/fuzz.sh [SECONDS] [TARGET...]       targets: fuzz_record fuzz_proto fuzz_import fuzz_ktuner
 #
 # New inputs go to a temporary folder: the checked-in corpus (fuzz/corpus/TARGET)
 # is only read. Extra libFuzzer options can be given in FUZZ_OPTIONS.
@@ -12,7 +12,7 @@ set -eu
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 [ $# -gt 0 ] && shift
-targets="${*:-fuzz_record fuzz_proto}"
+targets="${*:-fuzz_record fuzz_proto fuzz_import fuzz_ktuner}"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 if ! command -v clang >/dev/null 2>&1; then
     echo "fuzz: clang is needed (Debian: apt-get install clang libclang-rt-dev)" >&2
