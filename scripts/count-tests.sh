@@ -9,13 +9,21 @@
 # the file. A program that ctest saw fail but that printed no failed case (it
 # crashed, or timed out) counts as one failed case, so a failure is never lost.
 #
-#   scripts/count-tests.sh build/junit.xml [build-asan/junit.xml ...]
+# --extra P F adds P passed and F failed cases that ran outside ctest (the fuzz
+# targets).
+#
+#   scripts/count-tests.sh [--extra P F] build/junit.xml [build-asan/junit.xml ...]
 set -eu
-[ $# -gt 0 ] || { echo "usage: scripts/count-tests.sh JUNIT.xml..." >&2; exit 2; }
+extra_passed=0 extra_failed=0
+if [ "${1:-}" = "--extra" ]; then
+    extra_passed=$2 extra_failed=$3
+    shift 3
+fi
+[ $# -gt 0 ] || { echo "usage: scripts/count-tests.sh [--extra P F] JUNIT.xml..." >&2; exit 2; }
 for f in "$@"; do
     [ -f "$f" ] || { echo "count-tests: $f is missing (did ctest run?)" >&2; exit 2; }
 done
-awk '
+awk -v passed="$extra_passed" -v failed="$extra_failed" '
     # One <testcase> per program; its output follows inside <system-out>.
     /<testcase / {
         finish()

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs what is missing, checks the formatting, builds gpubench twice (warnings
 # as errors; then with AddressSanitizer and UndefinedBehaviorSanitizer) and runs
-# every test in both. GPU tests skip without a GPU and run for real with one.
-# The last line counts every test case of every cmocka program in both builds:
+# every test in both, then runs each libFuzzer target (fuzz/) for a short while.
+# GPU tests skip without a GPU and run for real with one. The last line counts
+# every test case of every cmocka program in both builds, and each fuzz target as
+# one case:
 #
 #   N passed, N failed, N skipped
 #
@@ -25,5 +27,13 @@ run_tests build
 scripts/build.sh build-asan -DGB_WERROR=ON -DGB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 export ASAN_OPTIONS=detect_leaks=1
 run_tests build-asan
-scripts/count-tests.sh build/junit.xml build-asan/junit.xml
+fuzz_passed=0 fuzz_failed=0
+for target in fuzz_record fuzz_proto fuzz_import fuzz_ktuner; do
+    if scripts/fuzz.sh "${GB_FUZZ_SECONDS:-15}" "$target"; then
+        fuzz_passed=$((fuzz_passed + 1))
+    else
+        fuzz_failed=$((fuzz_failed + 1)) status=1
+    fi
+done
+scripts/count-tests.sh --extra "$fuzz_passed" "$fuzz_failed" build/junit.xml build-asan/junit.xml
 exit $status
