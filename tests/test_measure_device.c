@@ -1,0 +1,263 @@
+/*
+ * What the device does to the samples, as engine/measure.h handles it, driven by
+ * the fake samplers of measure_fake.h on a simulated clock: the warm-up lasts
+ * until the SM clock is steady (or gives up), samples taken while the GPU
+ * throttles are kept tagged and left out of the statistics, the clock reported is
+ * that of the kept samples, and another process on the GPU before or after the
+ * samples marks the measurement (or every variant of a race) contended.
+ */
+
+#include "measure_fake.h"
+
+#include "base/error.h"
+#include "engine/stats.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* ---- warm-up -------------------------------------------------------------- */
+
+static void test_a_cold_start_is_left_in_the_warmup(void **state)
+{
+    fake f = make_fake(0, cold_start, 1.0, 0.0);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    assert_true(m.n_warmup >= 3);
+    for (int i = 0; i < m.n_samples; i++)
+        assert_near(m.samples_ms[i], 1.0);
+    assert_near(m.stats.max, 1.0);
+    gb_measurement_free(&m);
+}
+
+static void test_warmup_lasts_at_least_warmup_ms_of_clock_time(void **state)
+{
+    fake f = make_fake(0, constant, 1.0, 0.0);
+    gb_measure_opts opts = gb_measure_defaults();
+    opts.warmup_ms = 50.0;
+    gb_measurement m = measure(&f, &opts);
+    double warmup_ms = time_of_calls(0, 0, m.n_warmup);
+    assert_true(warmup_ms >= opts.warmup_ms);
+    assert_near(m.warmup_ms, warmup_ms);
+    assert_true(m.clock_steady);
+    assert_near(m.steady_clock_mhz, STEADY_MHZ);
+    gb_measurement_free(&m);
+}
+
+static void test_warmup_waits_for_a_ramping_clock_to_settle(void **state)
+{
+    fake f = make_fake(0, ramping_clock, 2.0, 0.0);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    assert_true(m.clock_steady);
+    assert_true(fabs(m.steady_clock_mhz - STEADY_MHZ) <= opts.clock_tolerance * STEADY_MHZ);
+    assert_true(m.warmup_ms >= 40.0);
+    assert_true(m.warmup_ms < opts.warmup_max_ms);
+    for (int i = 0; i < m.n_samples; i++)
+        assert_true(m.clock_mhz[i] >= (1.0 - opts.clock_tolerance) * STEADY_MHZ);
+    assert_near(m.clock_mhz_median, STEADY_MHZ);
+    gb_measurement_free(&m);
+}
+
+static void test_warmup_gives_up_on_an_unsteady_clock_at_warmup_max_ms(void **state)
+{
+    fake f = make_fake(0, alternating_clock, 1.0, 0.0);
+    gb_measure_opts opts = gb_measure_defaults();
+    opts.warmup_max_ms = 100.0;
+    opts.max_ms = 50.0;
+    gb_measurement m = measure(&f, &opts);
+    assert_false(m.clock_steady);
+    assert_near(m.warmup_ms, time_of_calls(0, 0, m.n_warmup));
+    assert_true(m.warmup_ms >= opts.warmup_max_ms);
+    assert_true(m.warmup_ms <= opts.warmup_max_ms + 1.0 + OVERHEAD_MS);
+    gb_measurement_free(&m);
+}
+
+static void test_an_unknown_clock_does_not_hold_up_the_warmup(void **state)
+{
+    fake f = make_fake(0, unknown_clock, 1.0, 0.0);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    assert_true(m.warmup_ms >= opts.warmup_ms);
+    assert_true(m.warmup_ms < 2.0 * opts.warmup_ms);
+    assert_near(m.steady_clock_mhz, 0.0);
+    assert_near(m.clock_mhz_median, 0.0);
+    assert_int_equal(m.n_throttled, 0);
+    assert_int_equal(m.n_samples, opts.min_samples);
+    gb_measurement_free(&m);
+}
+
+/* ---- throttling ----------------------------------------------------------- */
+
+static void test_samples_the_device_flags_are_kept_tagged_and_left_out_of_the_stats(void **state)
+{
+    fake f = make_fake(0, flagged_block, 1.0, 0.01);
+    gb_measure_opts opts = opts_sampling_past_50_ms();
+    gb_measurement m = measure(&f, &opts);
+    for (int i = 0; i < m.n_samples; i++)
+        assert_int_equal(m.throttled[i], m.samples_ms[i] > 2.0);
+    assert_true(m.n_throttled >= 3);
+    assert_int_equal(m.n_throttled, count_tagged(&m));
+    assert_false(m.all_throttled);
+    assert_int_equal(m.stats.n, m.n_samples - m.n_throttled);
+    assert_true(m.stats.max < 1.5);
+    assert_reports_its_samples_stats(&m);
+    gb_measurement_free(&m);
+}
+
+static void test_samples_well_below_the_steady_clock_are_tagged_throttled(void **state)
+{
+    fake f = make_fake(0, clock_drops, 1.0, 0.01);
+    gb_measure_opts opts = opts_sampling_past_50_ms();
+    gb_measurement m = measure(&f, &opts);
+    assert_near(m.steady_clock_mhz, STEADY_MHZ);
+    int n_slightly_low = 0;
+    for (int i = 0; i < m.n_samples; i++) {
+        assert_int_equal(m.throttled[i], m.clock_mhz[i] == 1800.0);
+        n_slightly_low += m.clock_mhz[i] == 1900.0;
+    }
+    assert_true(n_slightly_low > 0);
+    assert_true(m.n_throttled >= 3);
+    assert_int_equal(m.n_throttled, count_tagged(&m));
+    assert_int_equal(m.stats.n, m.n_samples - m.n_throttled);
+    assert_true(m.stats.max < 1.5);
+    assert_reports_its_samples_stats(&m);
+    gb_measurement_free(&m);
+}
+
+static void test_when_every_sample_is_throttled_the_stats_use_them_all(void **state)
+{
+    fake f = make_fake(0, always_flagged, 1.0, 0.01);
+    gb_measure_opts opts = gb_measure_defaults();
+    opts.max_ms = 100.0;
+    gb_measurement m = measure(&f, &opts);
+    assert_true(m.all_throttled);
+    assert_int_equal(m.n_throttled, m.n_samples);
+    assert_int_equal(m.stats.n, m.n_samples);
+    assert_reports_its_samples_stats(&m);
+    gb_measurement_free(&m);
+}
+
+/* ---- the clock reported -------------------------------------------------- */
+
+static void test_clock_median_is_of_the_kept_samples(void **state)
+{
+    fake f = make_fake(0, wobbling_clock, 1.0, 0.02);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    assert_int_equal(m.n_throttled, 0);
+    gb_stats clocks;
+    assert_int_equal(gb_stats_compute(m.clock_mhz, m.n_samples, &clocks), GB_OK);
+    assert_near(m.clock_mhz_median, clocks.median);
+    gb_measurement_free(&m);
+}
+
+/* ---- other processes on the GPU ------------------------------------------- */
+
+static void test_other_processes_are_looked_for_before_and_after_the_samples(void **state)
+{
+    fake f = make_fake(0, constant, 1.0, 0);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    assert_int_equal(f.n_looks, 2);
+    assert_int_equal(f.look_at[0], m.n_warmup); /* after the warm-up, before the first sample */
+    assert_int_equal(f.look_at[1], m.n_warmup + m.n_samples); /* after the last */
+    assert_false(m.contended);
+    assert_int_equal(m.n_other_procs, 0);
+    gb_measurement_free(&m);
+}
+
+static void test_another_process_before_or_after_makes_the_measurement_contended(void **state)
+{
+    const int answers[3][2] = {{2, 0}, {0, 1}, {1, 3}};
+    for (int i = 0; i < 3; i++) {
+        reset_world(state);
+        fake f = make_fake(0, constant, 1.0, 0);
+        f.others[0] = answers[i][0];
+        f.others[1] = answers[i][1];
+        gb_measure_opts opts = gb_measure_defaults();
+        gb_measurement m = measure(&f, &opts);
+        assert_true(m.contended);
+        assert_int_equal(m.n_other_procs,
+                         answers[i][0] > answers[i][1] ? answers[i][0] : answers[i][1]);
+        assert_near(m.stats.median, 1.0); /* the samples are kept as they are */
+        gb_measurement_free(&m);
+    }
+}
+
+static void test_an_unknown_answer_or_no_way_to_ask_is_not_contended(void **state)
+{
+    fake f = make_fake(0, constant, 1.0, 0);
+    f.others[0] = f.others[1] = -1; /* NVML could not say */
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    assert_false(m.contended);
+    gb_measurement_free(&m);
+    reset_world(state);
+    f = make_fake(0, constant, 1.0, 0);
+    gb_sampler no_nvml = {.sample = fake_sample, .now_ms = fake_now, .ctx = &f};
+    gb_err err = {0};
+    assert_int_equal(gb_measure_run(&no_nvml, &opts, &m, &err), GB_OK);
+    assert_false(m.contended);
+    gb_measurement_free(&m);
+}
+
+static void test_a_race_looks_once_before_and_after_and_marks_every_variant(void **state)
+{
+    fake f[3] = {make_fake(0, constant, 1.0, 0), make_fake(1, constant, 2.0, 0),
+                 make_fake(2, constant, 3.0, 0)};
+    f[0].others[1] = 1; /* someone came during the race */
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m[3];
+    race(f, 3, &opts, m);
+    assert_int_equal(f[0].n_looks, 2);
+    assert_int_equal(f[1].n_looks + f[2].n_looks, 0);
+    for (int i = 0; i < 3; i++) {
+        assert_true(m[i].contended);
+        assert_int_equal(m[i].n_other_procs, 1);
+        gb_measurement_free(&m[i]);
+    }
+}
+
+static void test_a_copy_keeps_the_contention(void **state)
+{
+    fake f = make_fake(0, constant, 1.0, 0);
+    f.others[0] = 2;
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts), copy;
+    assert_int_equal(gb_measurement_copy(&m, &copy), GB_OK);
+    assert_true(copy.contended);
+    assert_int_equal(copy.n_other_procs, 2);
+    gb_measurement_free(&copy);
+    gb_measurement_free(&m);
+}
+
+#define T(name) cmocka_unit_test_setup(name, reset_world)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_a_cold_start_is_left_in_the_warmup),
+        T(test_warmup_lasts_at_least_warmup_ms_of_clock_time),
+        T(test_warmup_waits_for_a_ramping_clock_to_settle),
+        T(test_warmup_gives_up_on_an_unsteady_clock_at_warmup_max_ms),
+        T(test_an_unknown_clock_does_not_hold_up_the_warmup),
+        T(test_samples_the_device_flags_are_kept_tagged_and_left_out_of_the_stats),
+        T(test_samples_well_below_the_steady_clock_are_tagged_throttled),
+        T(test_when_every_sample_is_throttled_the_stats_use_them_all),
+        T(test_clock_median_is_of_the_kept_samples),
+        T(test_other_processes_are_looked_for_before_and_after_the_samples),
+        T(test_another_process_before_or_after_makes_the_measurement_contended),
+        T(test_an_unknown_answer_or_no_way_to_ask_is_not_contended),
+        T(test_a_race_looks_once_before_and_after_and_marks_every_variant),
+        T(test_a_copy_keeps_the_contention),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
