@@ -1,18 +1,22 @@
 /*
- * The worker protocol (engine/proto.h): every payload goes through a socket pair
- * and reads back equal, and the reader refuses, with a sentence that says what,
- * every way a message can be wrong.
+ * The worker protocol's payloads (engine/proto.h): every payload goes through a
+ * socket pair and reads back equal, and a payload whose fields are wrong is
+ * refused, with a sentence that says what, leaving nothing half-decoded. The
+ * framing and what the reader refuses before a payload is decoded is
+ * test_proto_frame.c.
  */
 #include "engine/proto.h"
 
+#include "engine/proto.h"
+
 #include "engine/interrupt.h"
+#include "proto_fixture.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -24,31 +28,6 @@
 
 #define N_OF(array) ((int)(sizeof(array) / sizeof *(array)))
 
-/* The fixture: a connected socket pair; messages go from [0] to [1]. */
-static int setup(void **state)
-{
-    int *fds = malloc(2 * sizeof *fds);
-    if (!fds || socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return -1;
-    *state = fds;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    int *fds = *state;
-    if (fds[0] >= 0) close(fds[0]);
-    if (fds[1] >= 0) close(fds[1]);
-    free(fds);
-    gb_interrupt_clear();
-    return 0;
-}
-
-static void hang_up(int *fd)
-{
-    close(*fd);
-    *fd = -1;
-}
-
 static void contains_at(const char *text, const char *part, const char *file, int line)
 {
     if (strstr(text, part)) return;
@@ -56,16 +35,6 @@ static void contains_at(const char *text, const char *part, const char *file, in
     _fail(file, line);
 }
 #define assert_contains(text, part) contains_at((text), (part), __FILE__, __LINE__)
-
-static void refused_at(int rc, const gb_err *err, const char *what, const char *file, int line)
-{
-    if (rc == GB_EPROTO && err->code == GB_EPROTO && strstr(err->msg, what)) return;
-    print_error("got %d (%s) \"%s\", expected GB_EPROTO naming \"%s\"\n", rc, gb_strerror(rc),
-                err->msg, what);
-    _fail(file, line);
-}
-/* The call failed with GB_EPROTO and a message that contains `what`. */
-#define assert_refused(rc, err, what) refused_at((rc), (err), (what), __FILE__, __LINE__)
 
 /* ---- payloads through the socket ---------------------------------------- */
 
@@ -401,232 +370,6 @@ static void test_every_payload_table_checks_out(void **state)
     assert_null(gb_proto_payload(GB_MSG_QUIT));
 }
 
-/* ---- framing ------------------------------------------------------------ */
-
-static void test_header_is_big_endian_and_the_blob_follows_the_json(void **state)
-{
-    int *fds = *state;
-    const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 0x00, 0xff};
-    const uint8_t want_header[GB_PROTO_HEADER_BYTES] = {
-        'G', 'B', 'W', 'P', 0, GB_PROTO_VERSION, 0, GB_MSG_REFERENCE, 0, 0, 0, 2, 0, 0, 0, 6};
-    uint8_t raw[GB_PROTO_HEADER_BYTES + 2 + sizeof cubin];
-    gb_err err;
-    assert_int_equal(gb_proto_send_json(fds[0], GB_MSG_REFERENCE, NULL, cubin, sizeof cubin, &err),
-                     GB_OK);
-    assert_int_equal(read(fds[1], raw, sizeof raw), (ssize_t)sizeof raw);
-    assert_memory_equal(raw, want_header, GB_PROTO_HEADER_BYTES);
-    assert_memory_equal(raw + GB_PROTO_HEADER_BYTES, "{}", 2);
-    assert_memory_equal(raw + GB_PROTO_HEADER_BYTES + 2, cubin, sizeof cubin);
-}
-
-static void test_blob_round_trips(void **state)
-{
-    int *fds = *state;
-    const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 0x00, 0xff};
-    gb_msg m;
-    gb_err err;
-    json_t *json = json_pack("{s:s}", "name", "k");
-    assert_int_equal(gb_proto_send_json(fds[0], GB_MSG_TRIAL, json, cubin, sizeof cubin, &err),
-                     GB_OK);
-    json_decref(json);
-    assert_int_equal(gb_proto_recv(fds[1], -1, &m, &err), GB_OK);
-    assert_int_equal(m.type, GB_MSG_TRIAL);
-    assert_string_equal(gb_json_str(gb_json_get(m.json, "name"), NULL), "k");
-    assert_int_equal(m.blob_bytes, sizeof cubin);
-    assert_memory_equal(m.blob, cubin, sizeof cubin);
-    gb_msg_free(&m);
-}
-
-/* ---- what the reader refuses -------------------------------------------- */
-
-static void send_raw(int fd, const void *bytes, size_t n)
-{
-    assert_int_equal(write(fd, bytes, n), (ssize_t)n);
-}
-
-static void put_be(uint8_t *p, uint32_t v, int n_bytes)
-{
-    for (int i = 0; i < n_bytes; i++)
-        p[i] = (uint8_t)(v >> (8 * (n_bytes - 1 - i)));
-}
-
-/* Sends a header with these fields, right or wrong. */
-static void send_header(int fd, const char magic[4], unsigned version, unsigned type,
-                        uint32_t json_bytes, uint32_t blob_bytes)
-{
-    uint8_t header[GB_PROTO_HEADER_BYTES];
-    memcpy(header, magic, 4);
-    put_be(header + 4, version, 2);
-    put_be(header + 6, type, 2);
-    put_be(header + 8, json_bytes, 4);
-    put_be(header + 12, blob_bytes, 4);
-    send_raw(fd, header, sizeof header);
-}
-
-/* Sends a header and a JSON text as given, without checking either. */
-static void send_message(int fd, const char magic[4], unsigned version, unsigned type,
-                         const char *json)
-{
-    send_header(fd, magic, version, type, (uint32_t)strlen(json), 0);
-    send_raw(fd, json, strlen(json));
-}
-
-/* Receives with a deadline a few seconds away; returns the code, err says why. */
-static int receive(int fd, gb_err *err)
-{
-    gb_msg m;
-    gb_err_clear(err);
-    int rc = gb_proto_recv(fd, gb_now_ms() + 5000, &m, err);
-    if (rc == GB_OK) gb_msg_free(&m);
-    return rc;
-}
-
-static void test_bad_magic_is_refused(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    send_message(fds[0], "GBWX", GB_PROTO_VERSION, GB_MSG_OK, "{}");
-    assert_refused(receive(fds[1], &err), &err, "bad magic 47425758");
-}
-
-static void test_other_protocol_version_is_refused(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    char expect[64];
-    snprintf(expect, sizeof expect, "protocol version %d, expected %d", GB_PROTO_VERSION + 1,
-             GB_PROTO_VERSION);
-    send_message(fds[0], "GBWP", GB_PROTO_VERSION + 1, GB_MSG_OK, "{}");
-    assert_refused(receive(fds[1], &err), &err, expect);
-}
-
-static void test_unknown_types_are_refused(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    /* Bare headers: a refused header leaves whatever follows it unread. */
-    send_header(fds[0], "GBWP", GB_PROTO_VERSION, 0, 0, 0);
-    assert_refused(receive(fds[1], &err), &err, "unknown type 0");
-    send_header(fds[0], "GBWP", GB_PROTO_VERSION, GB_MSG_TYPE_END, 0, 0);
-    char expect[32];
-    snprintf(expect, sizeof expect, "unknown type %d", GB_MSG_TYPE_END);
-    assert_refused(receive(fds[1], &err), &err, expect);
-}
-
-static void test_json_over_the_limit_is_refused_before_it_is_read(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    send_header(fds[0], "GBWP", GB_PROTO_VERSION, GB_MSG_OK, GB_PROTO_MAX_JSON + 1, 0);
-    assert_refused(receive(fds[1], &err), &err, "over the limit");
-}
-
-static void test_blob_over_the_limit_is_refused_before_it_is_read(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    send_header(fds[0], "GBWP", GB_PROTO_VERSION, GB_MSG_OK, 2, GB_PROTO_MAX_BLOB + 1);
-    assert_refused(receive(fds[1], &err), &err, "over the limit");
-}
-
-static void test_payload_that_is_not_json_is_refused(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    send_message(fds[0], "GBWP", GB_PROTO_VERSION, GB_MSG_OK, "{oops");
-    assert_refused(receive(fds[1], &err), &err, "JSON line 1");
-}
-
-static void test_payload_that_is_a_json_array_is_refused(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    send_message(fds[0], "GBWP", GB_PROTO_VERSION, GB_MSG_OK, "[1, 2]");
-    assert_refused(receive(fds[1], &err), &err, "not a JSON object");
-}
-
-static void test_truncated_message_is_refused(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    send_header(fds[0], "GBWP", GB_PROTO_VERSION, GB_MSG_OK, 100, 0);
-    send_raw(fds[0], "{\"a\": 1, ", 9);
-    hang_up(&fds[0]);
-    assert_refused(receive(fds[1], &err), &err, "truncated");
-}
-
-static void test_end_of_file_before_a_whole_header_is_closed(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    send_raw(fds[0], "GBWP\0\1", 6);
-    hang_up(&fds[0]);
-    assert_int_equal(receive(fds[1], &err), GB_ECLOSED);
-    assert_int_equal(receive(fds[1], &err), GB_ECLOSED);
-}
-
-static void test_peer_gone_with_unread_data_reads_as_closed(void **state)
-{
-    /* A process that dies with bytes still queued to it leaves a reset, not an end
-     * of file; it is gone all the same. */
-    int *fds = *state;
-    gb_err err;
-    assert_int_equal(gb_proto_send(fds[0], GB_MSG_QUIT, NULL, NULL, 0, &err), GB_OK);
-    hang_up(&fds[1]);
-    assert_int_equal(receive(fds[0], &err), GB_ECLOSED);
-}
-
-static void test_send_to_a_reader_that_is_gone_is_closed(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    hang_up(&fds[1]);
-    assert_int_equal(gb_proto_send(fds[0], GB_MSG_OK, NULL, NULL, 0, &err), GB_ECLOSED);
-}
-
-static void test_silence_past_the_deadline_times_out(void **state)
-{
-    int *fds = *state;
-    gb_msg m;
-    gb_err err;
-    double begun_ms = gb_now_ms();
-    assert_int_equal(gb_proto_recv(fds[1], begun_ms + 150, &m, &err), GB_ETIMEOUT);
-    double took_ms = gb_now_ms() - begun_ms;
-    assert_true(took_ms >= 140 && took_ms < 2000);
-}
-
-static void *interrupt_soon(void *unused)
-{
-    usleep(200 * 1000);
-    gb_interrupt_request();
-    return NULL;
-}
-
-static void test_interrupt_ends_a_wait_without_deadline(void **state)
-{
-    int *fds = *state;
-    gb_msg m;
-    gb_err err;
-    pthread_t thread;
-    double begun_ms = gb_now_ms();
-    assert_int_equal(pthread_create(&thread, NULL, interrupt_soon, NULL), 0);
-    int rc = gb_proto_recv(fds[1], -1, &m, &err);
-    pthread_join(thread, NULL);
-    gb_interrupt_clear();
-    assert_int_equal(rc, GB_EINTR);
-    assert_true(gb_now_ms() - begun_ms < 2000);
-}
-
-static void test_send_refuses_a_blob_over_the_limit(void **state)
-{
-    int *fds = *state;
-    gb_err err;
-    static const char byte = 0;
-    assert_int_equal(
-        gb_proto_send_json(fds[0], GB_MSG_TRIAL, NULL, &byte, GB_PROTO_MAX_BLOB + 1, &err),
-        GB_EINVAL);
-}
-
 /* ---- field validation --------------------------------------------------- */
 
 /* Sends a message of this type with the JSON text as given; expects the payload
@@ -784,22 +527,6 @@ int main(void)
         TEST(test_launch_error_result_has_no_measurement),
         TEST(test_a_race_and_its_measurements_round_trip),
         TEST(test_every_payload_table_checks_out),
-        TEST(test_header_is_big_endian_and_the_blob_follows_the_json),
-        TEST(test_blob_round_trips),
-        TEST(test_bad_magic_is_refused),
-        TEST(test_other_protocol_version_is_refused),
-        TEST(test_unknown_types_are_refused),
-        TEST(test_json_over_the_limit_is_refused_before_it_is_read),
-        TEST(test_blob_over_the_limit_is_refused_before_it_is_read),
-        TEST(test_payload_that_is_not_json_is_refused),
-        TEST(test_payload_that_is_a_json_array_is_refused),
-        TEST(test_truncated_message_is_refused),
-        TEST(test_end_of_file_before_a_whole_header_is_closed),
-        TEST(test_peer_gone_with_unread_data_reads_as_closed),
-        TEST(test_send_to_a_reader_that_is_gone_is_closed),
-        TEST(test_silence_past_the_deadline_times_out),
-        TEST(test_interrupt_ends_a_wait_without_deadline),
-        TEST(test_send_refuses_a_blob_over_the_limit),
         TEST(test_tensor_without_dims_is_refused),
         TEST(test_unknown_dtype_is_refused),
         TEST(test_scalar_int_that_is_not_an_integer_is_refused),
