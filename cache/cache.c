@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 /* The map starts here and doubles on MDB_MAP_FULL. Pages are only written as used,
  * so a large map costs address space, not disk. */
@@ -19,6 +21,8 @@
 /* Test hook: GB_CACHE_INITIAL_MAPSIZE (bytes) starts the map small, so the tests can
  * reach MDB_MAP_FULL and MDB_MAP_RESIZED without writing a gigabyte. */
 #define INITIAL_MAP_ENV "GB_CACHE_INITIAL_MAPSIZE"
+/* A write that came out short with less than this free on the disk ran out of it. */
+#define FULL_DISK_BYTES ((uint64_t)16 << 20)
 /* Growth steps one put may take; each doubles the map. */
 #define MAX_RETRIES 12
 #define SCHEMA_KEY  "schema"
@@ -91,6 +95,33 @@ static int lmdb_fail(const gb_cache *c, gb_err *err, const char *call, int rc)
     int code = rc > 0 ? rc : GB_ECACHE;
     return gb_err_set(err, code, "cache %s: %s: %s%s", c->dir, call, mdb_strerror(rc),
                       lmdb_hint(rc));
+}
+
+/* LMDB reports a short write as EIO. What makes a write to the cache come out short
+ * is the file size limit (ulimit -f) or a full disk, so when either shows, that is
+ * the error; what was committed before is intact either way. */
+static int short_write_cause(const gb_cache *c, int rc)
+{
+    char path[4200];
+    struct stat st;
+    struct rlimit limit;
+    struct statvfs fs;
+    if (rc != EIO) return rc;
+    snprintf(path, sizeof path, "%s/data.mdb", c->dir);
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        stat(path, &st) == 0 && (uint64_t)st.st_size + (1 << 16) >= (uint64_t)limit.rlim_cur)
+        return EFBIG;
+    if (statvfs(c->dir, &fs) == 0 && (uint64_t)fs.f_bavail * fs.f_frsize < FULL_DISK_BYTES)
+        return ENOSPC;
+    return rc;
+}
+
+static int commit_fail(const gb_cache *c, gb_err *err, const char *call, int rc)
+{
+    int cause = short_write_cause(c, rc);
+    if (cause == rc) return lmdb_fail(c, err, call, rc);
+    return gb_err_set(err, cause, "cache %s: %s: a short write (%s)%s", c->dir, call,
+                      strerror(cause), lmdb_hint(cause));
 }
 
 static int not_found(const gb_cache *c, gb_cache_db db, const gb_key *key, gb_err *err)
@@ -216,7 +247,7 @@ static int run(op *o, unsigned txn_flags, op_body body)
             break;
         }
     }
-    if (o->call) return lmdb_fail(o->c, o->err, o->call, rc);
+    if (o->call) return commit_fail(o->c, o->err, o->call, rc);
     return rc;
 }
 
@@ -397,9 +428,21 @@ static int open_dbs(MDB_txn *txn, op *o)
     return check_schema(txn, o);
 }
 
+/* LMDB refused a file the check passed, or skipped by its stamp: damage that kept
+ * data.mdb's times, or a lock file held by another process. A full check says which,
+ * in its own words; a file it finds sound keeps LMDB's message. */
+static void explain(const char *dir, gb_err *err)
+{
+    gb_cache_check_report report;
+    gb_err why;
+    if (gb_cache_check(dir, GB_CACHE_CHECK_FORCE, &report, &why) == GB_ECACHE)
+        gb_err_copy(err, &why);
+}
+
 int gb_cache_open(const char *dir, unsigned flags, gb_cache **out, gb_err *err)
 {
-    bool readonly = flags & GB_CACHE_READONLY;
+    bool readonly = flags & GB_CACHE_READONLY, passed_check = false;
+    gb_cache_check_report report;
     int rc = GB_ENOMEM;
     *out = NULL;
     if (!dir || !*dir) return gb_err_set(err, GB_EINVAL, "no cache directory given");
@@ -408,13 +451,16 @@ int gb_cache_open(const char *dir, unsigned flags, gb_cache **out, gb_err *err)
     if (pthread_rwlock_init(&c->lock, NULL)) goto cleanup;
     c->lock_ready = true;
     if (!readonly && (rc = make_dirs(dir, err))) goto cleanup;
-    gb_cache_check_report report;
-    if (!(flags & GB_CACHE_SKIP_CHECK) && (rc = gb_cache_check(dir, 0, &report, err))) goto cleanup;
+    if (!(flags & GB_CACHE_SKIP_CHECK)) {
+        if ((rc = gb_cache_check(dir, 0, &report, err))) goto cleanup;
+        passed_check = true;
+    }
     if ((rc = open_env_any(c, readonly, err)) || !c->env) goto cleanup;
     op o = {.c = c, .err = err};
     rc = run(&o, c->readonly ? MDB_RDONLY : 0, open_dbs);
 cleanup:
     if (rc == GB_ENOMEM) gb_err_set(err, rc, "cache %s: out of memory", dir);
+    if (rc == GB_ECACHE && passed_check) explain(dir, err);
     if (rc)
         gb_cache_close(c);
     else

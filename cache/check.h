@@ -43,6 +43,7 @@ typedef struct gb_cache_check_report {
     size_t n_records[GB_DB_COUNT]; /* records walked in each of gpubench's databases */
     size_t n_other_records;        /* in named databases that are not gpubench's */
     size_t n_free_pages;           /* pages on LMDB's free list */
+    size_t n_used_pages;           /* pages in use: branch, leaf and overflow pages */
     size_t n_bad;                  /* records whose frame failed (header, checksum, key) */
     size_t file_bytes;             /* data.mdb's size */
     bool absent;                   /* no data.mdb, or an empty one: nothing to check */

@@ -1,0 +1,33 @@
+/*
+ * The child's side of the damage check (cache/check.h), internal to cache/: it
+ * opens the environment and reads everything, noting the first problem, and
+ * where it is, in memory it shares with the parent, so that even a walk that
+ * dies of a signal has said where.
+ */
+#ifndef GB_CACHE_CHECK_WALK_H
+#define GB_CACHE_CHECK_WALK_H
+
+#include "cache/check.h"
+
+#include <stdint.h>
+
+typedef enum gb_check_kind {
+    GB_CHECK_CLEAN,
+    GB_CHECK_DAMAGE, /* the file: move it aside */
+    GB_CHECK_LOCK,   /* lock.mdb, held by another process */
+    GB_CHECK_ERRNO,  /* the system: permissions, memory */
+} gb_check_kind;
+
+typedef struct gb_check_shared {
+    gb_cache_check_report report;
+    char stage[128];    /* what the walk was reading: "db cubins" */
+    gb_check_kind kind; /* of report.problem */
+    int errno_code;     /* with GB_CHECK_ERRNO */
+    int finished;       /* the walk ran to its end */
+    uint64_t touched;   /* hashes of values read without a checksum: keeps the reads */
+} gb_check_shared;
+
+/* Walks the cache in dir, filling s as it goes; s->finished is set at the end. */
+void gb_check_walk(gb_check_shared *s, const char *dir);
+
+#endif
