@@ -1,6 +1,7 @@
 #include "cache/cache.h"
 
 #include "cache/check.h"
+#include "cache/check_walk.h"
 #include "cache/frame.h"
 
 #include <errno.h>
@@ -43,7 +44,8 @@ struct gb_cache {
     bool has_db[GB_DB_COUNT]; /* false: read-only and the db was never created */
     bool readonly;
     bool nolock; /* read-only without a reader slot: lock.mdb cannot be written */
-    int denied;  /* the errno that made a read-write open fall back to read-only */
+    int denied;  /* the errno (permissions, read-only media, a full disk) that made a
+                    read-write open fall back to read-only */
     /* Held shared by every transaction and exclusively by a map resize, which LMDB
      * allows only while this process has no transaction open. */
     pthread_rwlock_t lock;
@@ -340,23 +342,32 @@ static bool data_file_empty(const char *dir)
 /* Read-only: with a reader slot where lock.mdb can be written, else without one. A
  * zero-length data.mdb holds no records, and LMDB can open it only to write it, so
  * it reads as an empty cache: no environment, every database absent. */
-static int open_read(gb_cache *c, gb_err *err)
+static int open_read(gb_cache *c, bool lock_usable, gb_err *err)
 {
     c->readonly = true;
     if (data_file_empty(c->dir)) return GB_OK;
-    int rc = open_env(c, MODE_READ, err);
+    int rc = lock_usable ? open_env(c, MODE_READ, err) : EACCES;
     if (denied(rc)) rc = open_env(c, MODE_READ_NOLOCK, err);
     if (rc == GB_OK) gb_err_clear(err);
     return rc;
 }
 
-/* Read-write, or read-only when the files may be read but not written. */
+static bool disk_full(int rc)
+{
+    return rc == ENOSPC || rc == EDQUOT || rc == EFBIG;
+}
+
+/* Read-write, or read-only when the files may be read but not written, or when the
+ * disk is too full to write them: the run goes on, and says that nothing is saved. */
 static int open_env_any(gb_cache *c, bool readonly, gb_err *err)
 {
-    if (readonly) return open_read(c, err);
-    int rc = open_env(c, MODE_WRITE, err);
-    if (!denied(rc)) return rc;
-    if (open_read(c, NULL) != GB_OK) return rc; /* err still says why writing failed */
+    int lock_rc = gb_check_reserve_lock(c->dir);
+    if (readonly) return open_read(c, lock_rc == 0, err);
+    int rc = lock_rc ? gb_err_set(err, lock_rc, "cache %s: lock.mdb: %s%s", c->dir,
+                                  strerror(lock_rc), lmdb_hint(lock_rc))
+                     : open_env(c, MODE_WRITE, err);
+    if (!denied(rc) && !disk_full(rc)) return rc;
+    if (open_read(c, lock_rc == 0, NULL) != GB_OK) return rc; /* err says why writing failed */
     c->denied = rc;
     gb_err_clear(err);
     return GB_OK;

@@ -4,6 +4,7 @@
 #include "cache/key.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 /* LMDB's own databases, which its API reaches by these handle numbers (lmdb.h does
@@ -22,6 +24,8 @@
 #define MAX_NAMED_DBS  64
 #define MAX_NAME_BYTES 512
 #define META_PAGES     2 /* pages 0 and 1 are the meta pages: never free */
+/* The lock file LMDB 0.9 makes with its default 126 reader slots. */
+#define LOCK_FILE_BYTES 8192
 /* What a step of the walk returns once it has noted a problem: no LMDB code. */
 #define STOP (-1)
 
@@ -99,10 +103,27 @@ static bool denied(int rc)
     return rc == EACCES || rc == EPERM || rc == EROFS;
 }
 
+int gb_check_reserve_lock(const char *dir)
+{
+    char path[4200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/lock.mdb", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    off_t bytes =
+        fstat(fd, &st) == 0 && st.st_size > LOCK_FILE_BYTES ? st.st_size : LOCK_FILE_BYTES;
+    /* fallocate(2), not posix_fallocate: its fallback writes zeros into a file that
+     * other processes may be using; where it is not supported there is nothing to do */
+    int rc = fallocate(fd, 0, 0, bytes) == 0 ? 0 : errno;
+    close(fd);
+    return rc == ENOSPC || rc == EDQUOT || rc == EFBIG ? rc : 0;
+}
+
 static int open_env(walker *w)
 {
     stage(w, "opening it", "");
-    int rc = try_open(w, 0);
+    int reserved = gb_check_reserve_lock(w->dir);
+    int rc = reserved ? EACCES : try_open(w, 0); /* no room for the lock: read without it */
     if (denied(rc)) {
         rc = try_open(w, MDB_NOLOCK); /* lock.mdb cannot be written: read without it */
     } else if ((rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH) && try_open(w, MDB_NOLOCK) == 0) {

@@ -30,4 +30,14 @@ typedef struct gb_check_shared {
 /* Walks the cache in dir, filling s as it goes; s->finished is set at the end. */
 void gb_check_walk(gb_check_shared *s, const char *dir);
 
+/* LMDB sizes lock.mdb with ftruncate and then writes it through a map: on a full
+ * disk, the first write to a page with no block behind it kills the process with
+ * SIGBUS. This allocates the blocks first (creating the file if need be), which
+ * turns that into an error. Returns 0 when the lock file is ready, or may simply not
+ * need it; ENOSPC, EDQUOT or EFBIG when there is no room for it (read without it);
+ * another errno when it cannot be opened (LMDB will say why). Like LMDB, it assumes
+ * this process has not opened the environment already: closing the file would drop
+ * that handle's locks. */
+int gb_check_reserve_lock(const char *dir);
+
 #endif

@@ -52,20 +52,19 @@ static int lose_write_access(cache_fixture *f, char *msg, size_t n)
 
 /* Reads the whole standard cache through a handle opened with flags, and checks
  * that a write fails with want_errno, naming the cache and saying why. */
-static int read_and_try_to_write(cache_fixture *f, unsigned flags, int want_errno, char *msg,
+static int read_and_try_to_write(const char *dir, unsigned flags, int want_errno, char *msg,
                                  size_t n)
 {
     gb_cache *cache = NULL;
     gb_err err;
-    if (gb_cache_open(f->dir, flags, &cache, &err)) {
+    if (gb_cache_open(dir, flags, &cache, &err)) {
         snprintf(msg, n, "open: %s", err.msg);
         return 1;
     }
     int failed = verify_test_cache(cache, msg, n);
     gb_key key = test_key("best", 1000);
     int rc = failed ? GB_OK : gb_cache_put(cache, GB_DB_BEST, &key, "{}", 2, &err);
-    if (!failed &&
-        (rc != want_errno || !strstr(err.msg, f->dir) || !strstr(err.msg, "read-only"))) {
+    if (!failed && (rc != want_errno || !strstr(err.msg, dir) || !strstr(err.msg, "read-only"))) {
         snprintf(msg, n, "put gave %d (wanted %d): %s", rc, want_errno, err.msg);
         failed = 1;
     }
@@ -77,8 +76,9 @@ static int read_without_write_access(void *ctx, char *msg, size_t n)
 {
     cache_fixture *f = ctx;
     int rc = lose_write_access(f, msg, n);
-    if (!rc) rc = read_and_try_to_write(f, 0, EACCES, msg, n);
-    if (!rc) rc = read_and_try_to_write(f, GB_CACHE_READONLY, GB_EINVAL, msg, n); /* cache ls */
+    if (!rc) rc = read_and_try_to_write(f->dir, 0, EACCES, msg, n);
+    if (!rc)
+        rc = read_and_try_to_write(f->dir, GB_CACHE_READONLY, GB_EINVAL, msg, n); /* cache ls */
     return rc;
 }
 
@@ -120,8 +120,8 @@ static int read_on_a_read_only_mount(void *ctx, char *msg, size_t n)
         snprintf(msg, n, "cannot mount read-only here: %s", strerror(errno));
         return CHILD_SKIP;
     }
-    rc = read_and_try_to_write(f, 0, EROFS, msg, n);
-    if (!rc) rc = read_and_try_to_write(f, GB_CACHE_READONLY, GB_EINVAL, msg, n);
+    rc = read_and_try_to_write(f->dir, 0, EROFS, msg, n);
+    if (!rc) rc = read_and_try_to_write(f->dir, GB_CACHE_READONLY, GB_EINVAL, msg, n);
     return rc;
 }
 
@@ -198,6 +198,59 @@ static int fill_a_small_tmpfs(void *ctx, char *msg, size_t n)
 static void test_a_full_disk_fails_the_put_and_keeps_what_was_stored(void **state)
 {
     expect_child_ok(fill_a_small_tmpfs, *state);
+}
+
+/* Fills the file system dir is on, to the last block. */
+static void fill_the_disk(const char *dir)
+{
+    char path[256];
+    static char block[65536];
+    snprintf(path, sizeof path, "%s/filler", dir);
+    FILE *fp = fopen(path, "wb");
+    if (!fp) return;
+    for (size_t chunk = sizeof block; chunk > 0; chunk /= 2)
+        while (fwrite(block, 1, chunk, fp) == chunk && fflush(fp) == 0)
+            ;
+    fclose(fp);
+}
+
+/* A cache on a disk with no room left, lock.mdb gone: LMDB would make a sparse
+ * lock.mdb and die of SIGBUS writing it. It is read without the lock instead, and a
+ * new cache there is refused or read as empty, with the disk named as the reason. */
+static int open_on_a_full_disk(void *ctx, char *msg, size_t n)
+{
+    cache_fixture *f = ctx;
+    char small[128], dir[160], lock[200], fresh[160];
+    gb_cache *cache = NULL;
+    gb_err err;
+    int rc = private_mounts(msg, n);
+    if (rc) return rc;
+    snprintf(small, sizeof small, "%s/small", f->root);
+    if (mkdir(small, 0755) || mount("tmpfs", small, "tmpfs", 0, "size=1m")) {
+        snprintf(msg, n, "cannot mount a tmpfs here: %s", strerror(errno));
+        return CHILD_SKIP;
+    }
+    snprintf(dir, sizeof dir, "%s/cache", small);
+    snprintf(lock, sizeof lock, "%s/lock.mdb", dir);
+    snprintf(fresh, sizeof fresh, "%s/fresh", small);
+    fill_test_cache(dir);
+    unlink(lock);
+    fill_the_disk(small);
+    rc = read_and_try_to_write(dir, 0, ENOSPC, msg, n);
+    if (!rc) rc = read_and_try_to_write(dir, GB_CACHE_READONLY, GB_EINVAL, msg, n);
+    if (rc) return rc;
+    rc = gb_cache_open(fresh, 0, &cache, &err);
+    gb_cache_close(cache);
+    if (rc && (rc != ENOSPC || !strstr(err.msg, "the disk is full"))) {
+        snprintf(msg, n, "a new cache on a full disk: status %d: %s", rc, err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+static void test_a_cache_on_a_full_disk_without_its_lock_file_is_read(void **state)
+{
+    expect_child_ok(open_on_a_full_disk, *state);
 }
 
 /* The file size limit (ulimit -f): writes past it fail with EFBIG, or come out
@@ -310,6 +363,7 @@ int main(void)
         T(test_a_cache_without_lock_file_in_a_locked_directory_is_read),
         T(test_a_cache_on_a_read_only_file_system_is_read_and_refuses_writes),
         T(test_a_full_disk_fails_the_put_and_keeps_what_was_stored),
+        T(test_a_cache_on_a_full_disk_without_its_lock_file_is_read),
         T(test_a_file_size_limit_fails_the_put_and_keeps_what_was_stored),
         T(test_a_writer_killed_mid_run_keeps_its_commits_and_the_cache_opens_clean),
     };
