@@ -22,7 +22,7 @@
 #   cache_damage: runs=2*RUNS crashes=N clean=N refused=N
 # Exit status: 0 when nothing crashed, 1 otherwise.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 build="${1:-build}"
 runs="${2:-24}"
 RANDOM="${SEED:-$$}"

@@ -151,10 +151,8 @@ static int check_writable(const gb_cache *c, gb_err *err)
     if (!c->readonly) return GB_OK;
     if (c->denied)
         return gb_err_set(err, c->denied,
-                          "cache %s: opened read-only (%s), so nothing can be stored; %s", c->dir,
-                          strerror(c->denied),
-                          c->denied == EROFS ? "pass --cache DIR to store results elsewhere"
-                                             : "fix the permissions or pass --cache DIR");
+                          "cache %s: opened read-only (%s), so nothing can be stored%s", c->dir,
+                          strerror(c->denied), lmdb_hint(c->denied));
     return gb_err_set(err, GB_EINVAL, "cache %s: opened read-only, so nothing can be stored",
                       c->dir);
 }

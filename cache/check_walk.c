@@ -17,6 +17,12 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+/* The page scan below reads LMDB 0.9's on-disk page layout (data format 1), which a
+ * later LMDB changes: build against 0.9, or teach the scan the new layout. */
+#if MDB_VERSION_MAJOR != 0 || MDB_VERSION_MINOR != 9
+#error "cache/check_walk.c reads LMDB 0.9's page layout"
+#endif
+
 /* LMDB's own databases, which its API reaches by these handle numbers (lmdb.h does
  * not name them): the free list, and the list of named databases. */
 #define FREE_DBI       0
@@ -188,7 +194,8 @@ static int add_tree_pages(walker *w, MDB_dbi dbi)
     return 0;
 }
 
-/* An entry of the free list lists the pages a transaction freed: a count, then that
+/* An entry of the free list is keyed by the transaction that freed its pages (keys
+ * ascending) and lists them: a count, then that
  * many page numbers, descending, each past the meta pages and inside the file (a
  * reserved entry may be longer than its count). A writer takes pages from here, so
  * a bad number would make it overwrite live data. */
@@ -221,10 +228,14 @@ static int walk_free_list(walker *w, size_t *out_n)
     if (rc) return rc;
     rc = mdb_cursor_open(w->txn, FREE_DBI, &cursor);
     if (rc) return lmdb_problem(w, "mdb_cursor_open", rc);
+    size_t prev_txnid = 0, txnid = 0;
     for (MDB_cursor_op op = MDB_FIRST; (rc = mdb_cursor_get(cursor, &k, &v, op)) == 0;
          op = MDB_NEXT) {
         ++*out_n;
-        if (!free_entry_sound(w, &v)) {
+        if (k.mv_size == sizeof txnid) memcpy(&txnid, k.mv_data, sizeof txnid);
+        bool ordered = k.mv_size == sizeof txnid && txnid > prev_txnid;
+        prev_txnid = txnid;
+        if (!ordered || !free_entry_sound(w, &v)) {
             note(w, GB_CHECK_DAMAGE,
                  "data.mdb is damaged: entry %zu of LMDB's free list is not a list "
                  "of free pages",
@@ -471,7 +482,7 @@ static int check_page_counts(walker *w)
     if (META_PAGES + n_used + n_free == w->last_pgno + 1 && n_used == w->tree_pages) return 0;
     note(w, GB_CHECK_DAMAGE,
          "data.mdb is damaged: its pages do not add up (%zu in use, %zu free and 2 meta pages "
-         "in a file of %zu; the databases count %zu in use)",
+         "in a file of %zu pages; the databases count %zu in use)",
          n_used, n_free, w->last_pgno + 1, w->tree_pages);
     return STOP;
 }
