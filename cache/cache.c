@@ -1,5 +1,9 @@
 #include "cache/cache.h"
 
+#include "cache/check.h"
+#include "cache/check_walk.h"
+#include "cache/frame.h"
+
 #include <errno.h>
 #include <lmdb.h>
 #include <pthread.h>
@@ -8,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 /* The map starts here and doubles on MDB_MAP_FULL. Pages are only written as used,
  * so a large map costs address space, not disk. */
@@ -16,10 +22,13 @@
 /* Test hook: GB_CACHE_INITIAL_MAPSIZE (bytes) starts the map small, so the tests can
  * reach MDB_MAP_FULL and MDB_MAP_RESIZED without writing a gigabyte. */
 #define INITIAL_MAP_ENV "GB_CACHE_INITIAL_MAPSIZE"
+/* A write that came out short with less than this free on the disk ran out of it. */
+#define FULL_DISK_BYTES ((uint64_t)16 << 20)
 /* Growth steps one put may take; each doubles the map. */
-#define MAX_RETRIES  12
-#define HEADER_BYTES 4
-#define SCHEMA_KEY   "schema"
+#define MAX_RETRIES 12
+#define SCHEMA_KEY  "schema"
+/* The schema record's header: 'G', 'B', the schema as a big-endian u16. */
+#define SCHEMA_HEADER_BYTES 4
 
 static const char *const db_names[GB_DB_COUNT] = {
     [GB_DB_BEST] = "best",
@@ -34,7 +43,9 @@ struct gb_cache {
     MDB_dbi dbi[GB_DB_COUNT];
     bool has_db[GB_DB_COUNT]; /* false: read-only and the db was never created */
     bool readonly;
-    int denied; /* the errno that made a read-write open fall back to read-only */
+    bool nolock; /* read-only without a reader slot: lock.mdb cannot be written */
+    int denied;  /* the errno (permissions, read-only media, a full disk) that made a
+                    read-write open fall back to read-only */
     /* Held shared by every transaction and exclusively by a map resize, which LMDB
      * allows only while this process has no transaction open. */
     pthread_rwlock_t lock;
@@ -49,10 +60,10 @@ static const char *lmdb_hint(int rc)
     case MDB_INVALID:
     case MDB_INCOMPATIBLE:
         return "; the directory holds something that is not a gpubench cache or the cache is "
-               "corrupt: move it aside or pass --cache DIR";
+               "damaged: move it aside or pass --cache DIR";
     case MDB_CORRUPTED:
     case MDB_PAGE_NOTFOUND:
-        return "; the cache is corrupt: move it aside or pass --cache DIR";
+        return "; the cache is damaged: move it aside or pass --cache DIR";
     case MDB_VERSION_MISMATCH:
         return "; the cache was written by an incompatible LMDB: move it aside or pass --cache DIR";
     case MDB_MAP_FULL:
@@ -65,7 +76,14 @@ static const char *lmdb_hint(int rc)
     case EROFS:
         return "; the file system is read-only: pass --cache DIR";
     case ENOSPC:
-        return "; the disk is full";
+        return "; the disk is full: free some space or pass --cache DIR (what was stored "
+               "before is kept)";
+    case EDQUOT:
+        return "; the disk quota is used up: free some space or pass --cache DIR (what was "
+               "stored before is kept)";
+    case EFBIG:
+        return "; the file reached the largest size this process may write (ulimit -f): raise "
+               "the limit or pass --cache DIR (what was stored before is kept)";
     case ENOENT:
         return "; there is no cache there";
     default:
@@ -79,6 +97,33 @@ static int lmdb_fail(const gb_cache *c, gb_err *err, const char *call, int rc)
     int code = rc > 0 ? rc : GB_ECACHE;
     return gb_err_set(err, code, "cache %s: %s: %s%s", c->dir, call, mdb_strerror(rc),
                       lmdb_hint(rc));
+}
+
+/* LMDB reports a short write as EIO. What makes a write to the cache come out short
+ * is the file size limit (ulimit -f) or a full disk, so when either shows, that is
+ * the error; what was committed before is intact either way. */
+static int short_write_cause(const gb_cache *c, int rc)
+{
+    char path[4200];
+    struct stat st;
+    struct rlimit limit;
+    struct statvfs fs;
+    if (rc != EIO) return rc;
+    snprintf(path, sizeof path, "%s/data.mdb", c->dir);
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        stat(path, &st) == 0 && (uint64_t)st.st_size + (1 << 16) >= (uint64_t)limit.rlim_cur)
+        return EFBIG;
+    if (statvfs(c->dir, &fs) == 0 && (uint64_t)fs.f_bavail * fs.f_frsize < FULL_DISK_BYTES)
+        return ENOSPC;
+    return rc;
+}
+
+static int commit_fail(const gb_cache *c, gb_err *err, const char *call, int rc)
+{
+    int cause = short_write_cause(c, rc);
+    if (cause == rc) return lmdb_fail(c, err, call, rc);
+    return gb_err_set(err, cause, "cache %s: %s: a short write (%s)%s", c->dir, call,
+                      strerror(cause), lmdb_hint(cause));
 }
 
 static int not_found(const gb_cache *c, gb_cache_db db, const gb_key *key, gb_err *err)
@@ -96,9 +141,9 @@ static int bad_record(const gb_cache *c, gb_cache_db db, const gb_key *key, cons
     char hex[2 * GB_KEY_BYTES + 1];
     gb_key_hex(key, hex);
     return gb_err_set(err, GB_ECACHE,
-                      "cache %s: db %s: record %s %s%s; the cache is corrupt or from a newer "
-                      "gpubench: move it aside or pass --cache DIR",
-                      c->dir, db_names[db], hex, what, detail);
+                      "cache %s: db %s: record %s %s%s; the cache is damaged or from a newer "
+                      "gpubench: move it aside (mv %s %s.damaged) or pass --cache DIR",
+                      c->dir, db_names[db], hex, what, detail, c->dir, c->dir);
 }
 
 static int check_writable(const gb_cache *c, gb_err *err)
@@ -106,9 +151,8 @@ static int check_writable(const gb_cache *c, gb_err *err)
     if (!c->readonly) return GB_OK;
     if (c->denied)
         return gb_err_set(err, c->denied,
-                          "cache %s: opened read-only (%s), so nothing can be stored; fix the "
-                          "permissions or pass --cache DIR",
-                          c->dir, strerror(c->denied));
+                          "cache %s: opened read-only (%s), so nothing can be stored%s", c->dir,
+                          strerror(c->denied), lmdb_hint(c->denied));
     return gb_err_set(err, GB_EINVAL, "cache %s: opened read-only, so nothing can be stored",
                       c->dir);
 }
@@ -117,24 +161,6 @@ static int check_db(const gb_cache *c, gb_cache_db db, gb_err *err)
 {
     if ((unsigned)db < GB_DB_COUNT) return GB_OK;
     return gb_err_set(err, GB_EINVAL, "cache %s: no database number %d", c->dir, (int)db);
-}
-
-/* ---- records ------------------------------------------------------------ */
-
-static void write_header(uint8_t *p)
-{
-    p[0] = 'G';
-    p[1] = 'B';
-    p[2] = (uint8_t)(GB_CACHE_SCHEMA >> 8);
-    p[3] = (uint8_t)(GB_CACHE_SCHEMA & 0xff);
-}
-
-static bool header_is_ours(const MDB_val *v)
-{
-    const uint8_t *p = v->mv_data;
-    if (v->mv_size < HEADER_BYTES || p[0] != 'G' || p[1] != 'B') return false;
-    unsigned schema = (unsigned)p[2] << 8 | p[3];
-    return schema >= 1 && schema <= GB_CACHE_SCHEMA;
 }
 
 /* ---- transactions ------------------------------------------------------- */
@@ -224,7 +250,7 @@ static int run(op *o, unsigned txn_flags, op_body body)
             break;
         }
     }
-    if (o->call) return lmdb_fail(o->c, o->err, o->call, rc);
+    if (o->call) return commit_fail(o->c, o->err, o->call, rc);
     return rc;
 }
 
@@ -267,8 +293,20 @@ static size_t initial_map_bytes(void)
     return *end == '\0' && n > 0 ? (size_t)n : INITIAL_MAP_BYTES;
 }
 
-static int open_env(gb_cache *c, bool readonly, gb_err *err)
+typedef enum open_mode {
+    MODE_WRITE,
+    MODE_READ,        /* data.mdb cannot be written; lock.mdb can (a reader slot) */
+    MODE_READ_NOLOCK, /* lock.mdb cannot be written either: no reader slot */
+} open_mode;
+
+static bool denied(int rc)
 {
+    return rc == EACCES || rc == EROFS || rc == EPERM;
+}
+
+static int open_env(gb_cache *c, open_mode mode, gb_err *err)
+{
+    static const unsigned mode_flags[] = {0, MDB_RDONLY, MDB_RDONLY | MDB_NOLOCK};
     const char *call = "mdb_env_create";
     int rc = mdb_env_create(&c->env);
     if (rc) goto cleanup;
@@ -277,36 +315,76 @@ static int open_env(gb_cache *c, bool readonly, gb_err *err)
     call = "mdb_env_set_mapsize";
     if ((rc = mdb_env_set_mapsize(c->env, initial_map_bytes()))) goto cleanup;
     call = "mdb_env_open";
-    rc = mdb_env_open(c->env, c->dir, MDB_NOTLS | (readonly ? MDB_RDONLY : 0), 0644);
+    rc = mdb_env_open(c->env, c->dir, MDB_NOTLS | mode_flags[mode], 0644);
 cleanup:
     if (rc) {
         mdb_env_close(c->env); /* also required after a failed mdb_env_open */
         c->env = NULL;
         return lmdb_fail(c, err, call, rc);
     }
-    c->readonly = readonly;
+    /* Frees the reader slots of processes that died holding them (kill -9), which
+     * would otherwise keep their pages from being reused. */
+    int n_dead = 0;
+    if (mode != MODE_READ_NOLOCK) mdb_reader_check(c->env, &n_dead);
+    c->readonly = mode != MODE_WRITE;
+    c->nolock = mode == MODE_READ_NOLOCK;
     return GB_OK;
 }
 
-/* Read-write, or read-only when the files may be read but not written. */
+static bool data_file_empty(const char *dir)
+{
+    char path[4200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    return stat(path, &st) == 0 && st.st_size == 0;
+}
+
+/* Read-only: with a reader slot where lock.mdb can be written, else without one. A
+ * zero-length data.mdb holds no records, and LMDB can open it only to write it, so
+ * it reads as an empty cache: no environment, every database absent. */
+static int open_read(gb_cache *c, bool lock_usable, gb_err *err)
+{
+    c->readonly = true;
+    if (data_file_empty(c->dir)) return GB_OK;
+    int rc = lock_usable ? open_env(c, MODE_READ, err) : EACCES;
+    if (denied(rc)) rc = open_env(c, MODE_READ_NOLOCK, err);
+    if (rc == GB_OK) gb_err_clear(err);
+    return rc;
+}
+
+static bool disk_full(int rc)
+{
+    return rc == ENOSPC || rc == EDQUOT || rc == EFBIG;
+}
+
+/* Read-write, or read-only when the files may be read but not written, or when the
+ * disk is too full to write them: the run goes on, and says that nothing is saved. */
 static int open_env_any(gb_cache *c, bool readonly, gb_err *err)
 {
-    int rc = open_env(c, readonly, err);
-    if (readonly || (rc != EACCES && rc != EROFS)) return rc;
-    if (open_env(c, true, NULL) != GB_OK) return rc; /* err still says why */
+    int lock_rc = gb_check_reserve_lock(c->dir);
+    if (readonly) return open_read(c, lock_rc == 0, err);
+    int rc = lock_rc ? gb_err_set(err, lock_rc, "cache %s: lock.mdb: %s%s", c->dir,
+                                  strerror(lock_rc), lmdb_hint(lock_rc))
+                     : open_env(c, MODE_WRITE, err);
+    if (!denied(rc) && !disk_full(rc)) return rc;
+    if (open_read(c, lock_rc == 0, NULL) != GB_OK) return rc; /* err says why writing failed */
     c->denied = rc;
     gb_err_clear(err);
     return GB_OK;
 }
 
+/* The schema record has no frame, so that every gpubench can read it, and an older
+ * one says "newer schema" instead of "unreadable". */
 static int write_schema(MDB_txn *txn, op *o)
 {
-    char text[16];
-    uint8_t record[HEADER_BYTES + sizeof text];
-    int n = snprintf(text, sizeof text, "%d", GB_CACHE_SCHEMA);
-    write_header(record);
-    memcpy(record + HEADER_BYTES, text, (size_t)n);
-    MDB_val k = {strlen(SCHEMA_KEY), SCHEMA_KEY}, v = {HEADER_BYTES + (size_t)n, record};
+    uint8_t record[SCHEMA_HEADER_BYTES + 16];
+    record[0] = 'G';
+    record[1] = 'B';
+    record[2] = (uint8_t)(GB_CACHE_SCHEMA >> 8);
+    record[3] = (uint8_t)(GB_CACHE_SCHEMA & 0xff);
+    int n = snprintf((char *)record + SCHEMA_HEADER_BYTES, sizeof record - SCHEMA_HEADER_BYTES,
+                     "%d", GB_CACHE_SCHEMA);
+    MDB_val k = {strlen(SCHEMA_KEY), SCHEMA_KEY}, v = {SCHEMA_HEADER_BYTES + (size_t)n, record};
     return lmdb_call(o, "mdb_put", mdb_put(txn, o->c->dbi[GB_DB_META], &k, &v, 0));
 }
 
@@ -314,16 +392,19 @@ static int write_schema(MDB_txn *txn, op *o)
 static unsigned long parse_schema(const MDB_val *v)
 {
     const char *p = v->mv_data;
-    if (v->mv_size <= HEADER_BYTES || v->mv_size > HEADER_BYTES + 9 || p[0] != 'G' || p[1] != 'B')
+    if (v->mv_size <= SCHEMA_HEADER_BYTES || v->mv_size > SCHEMA_HEADER_BYTES + 9 || p[0] != 'G' ||
+        p[1] != 'B')
         return 0;
     unsigned long n = 0;
-    for (size_t i = HEADER_BYTES; i < v->mv_size; i++) {
+    for (size_t i = SCHEMA_HEADER_BYTES; i < v->mv_size; i++) {
         if (p[i] < '0' || p[i] > '9') return 0;
         n = n * 10 + (unsigned long)(p[i] - '0');
     }
     return n;
 }
 
+/* A cache of an older schema is read as it is and, when written, upgraded: its old
+ * records stay readable, and the new ones need this gpubench. */
 static int check_schema(MDB_txn *txn, op *o)
 {
     gb_cache *c = o->c;
@@ -336,13 +417,14 @@ static int check_schema(MDB_txn *txn, op *o)
     if (schema == 0)
         return gb_err_set(o->err, GB_ECACHE,
                           "cache %s: the schema record in db meta is unreadable; move the cache "
-                          "aside or pass --cache DIR",
-                          c->dir);
+                          "aside (mv %s %s.damaged) or pass --cache DIR",
+                          c->dir, c->dir, c->dir);
     if (schema > GB_CACHE_SCHEMA)
         return gb_err_set(o->err, GB_ECACHE,
                           "cache %s has schema %lu, newer than this gpubench's schema %d: upgrade "
                           "gpubench or pass --cache DIR",
                           c->dir, schema, GB_CACHE_SCHEMA);
+    if (schema < GB_CACHE_SCHEMA && !c->readonly) return write_schema(txn, o);
     return GB_OK;
 }
 
@@ -358,9 +440,21 @@ static int open_dbs(MDB_txn *txn, op *o)
     return check_schema(txn, o);
 }
 
+/* LMDB refused a file the check passed, or skipped by its stamp: damage that kept
+ * data.mdb's times, or a lock file held by another process. A full check says which,
+ * in its own words; a file it finds sound keeps LMDB's message. */
+static void explain(const char *dir, gb_err *err)
+{
+    gb_cache_check_report report;
+    gb_err why;
+    if (gb_cache_check(dir, GB_CACHE_CHECK_FORCE, &report, &why) == GB_ECACHE)
+        gb_err_copy(err, &why);
+}
+
 int gb_cache_open(const char *dir, unsigned flags, gb_cache **out, gb_err *err)
 {
-    bool readonly = flags & GB_CACHE_READONLY;
+    bool readonly = flags & GB_CACHE_READONLY, passed_check = false;
+    gb_cache_check_report report;
     int rc = GB_ENOMEM;
     *out = NULL;
     if (!dir || !*dir) return gb_err_set(err, GB_EINVAL, "no cache directory given");
@@ -369,11 +463,16 @@ int gb_cache_open(const char *dir, unsigned flags, gb_cache **out, gb_err *err)
     if (pthread_rwlock_init(&c->lock, NULL)) goto cleanup;
     c->lock_ready = true;
     if (!readonly && (rc = make_dirs(dir, err))) goto cleanup;
-    if ((rc = open_env_any(c, readonly, err))) goto cleanup;
+    if (!(flags & GB_CACHE_SKIP_CHECK)) {
+        if ((rc = gb_cache_check(dir, 0, &report, err))) goto cleanup;
+        passed_check = true;
+    }
+    if ((rc = open_env_any(c, readonly, err)) || !c->env) goto cleanup;
     op o = {.c = c, .err = err};
     rc = run(&o, c->readonly ? MDB_RDONLY : 0, open_dbs);
 cleanup:
     if (rc == GB_ENOMEM) gb_err_set(err, rc, "cache %s: out of memory", dir);
+    if (rc == GB_ECACHE && passed_check) explain(dir, err);
     if (rc)
         gb_cache_close(c);
     else
@@ -388,6 +487,11 @@ void gb_cache_close(gb_cache *cache)
     if (cache->lock_ready) pthread_rwlock_destroy(&cache->lock);
     free(cache->dir);
     free(cache);
+}
+
+const char *gb_cache_db_name(gb_cache_db db)
+{
+    return (unsigned)db < GB_DB_COUNT ? db_names[db] : "?";
 }
 
 const char *gb_cache_dir(const gb_cache *cache)
@@ -424,11 +528,15 @@ static int get_body(MDB_txn *txn, op *o)
     int rc = mdb_get(txn, o->c->dbi[o->db], &k, &v);
     if (rc == MDB_NOTFOUND) return not_found(o->c, o->db, o->key, o->err);
     if (rc) return lmdb_call(o, "mdb_get", rc);
-    if (!header_is_ours(&v)) return bad_record(o->c, o->db, o->key, "has a bad header", "", o->err);
-    o->len = v.mv_size - HEADER_BYTES;
+    size_t header_bytes = 0;
+    gb_frame_verdict verdict =
+        gb_frame_check(o->key->bytes, GB_KEY_BYTES, v.mv_data, v.mv_size, &header_bytes);
+    if (verdict != GB_FRAME_OK)
+        return bad_record(o->c, o->db, o->key, gb_frame_verdict_text(verdict), "", o->err);
+    o->len = v.mv_size - header_bytes;
     if (!(o->value = malloc(o->len ? o->len : 1)))
         return gb_err_set(o->err, GB_ENOMEM, "cache %s: out of memory", o->c->dir);
-    memcpy(o->value, (const char *)v.mv_data + HEADER_BYTES, o->len);
+    memcpy(o->value, (const char *)v.mv_data + header_bytes, o->len);
     return GB_OK;
 }
 
@@ -448,21 +556,20 @@ int gb_cache_get(gb_cache *cache, gb_cache_db db, const gb_key *key, void **out_
     return GB_OK;
 }
 
-/* Stores the header and the pieces straight into the space LMDB reserves. */
+/* Stores the pieces straight into the space LMDB reserves, then seals the frame. */
 static int put_body(MDB_txn *txn, op *o)
 {
-    MDB_val k = key_val(o->key), v = {.mv_size = HEADER_BYTES};
+    MDB_val k = key_val(o->key), v = {.mv_size = GB_FRAME_BYTES};
     for (size_t i = 0; i < o->n_pieces; i++)
         v.mv_size += o->pieces[i].n;
     int rc = mdb_put(txn, o->c->dbi[o->db], &k, &v, MDB_RESERVE);
     if (rc) return lmdb_call(o, "mdb_put", rc);
-    uint8_t *p = v.mv_data;
-    write_header(p);
-    p += HEADER_BYTES;
+    uint8_t *p = (uint8_t *)v.mv_data + GB_FRAME_BYTES;
     for (size_t i = 0; i < o->n_pieces; i++) {
         if (o->pieces[i].n) memcpy(p, o->pieces[i].bytes, o->pieces[i].n);
         p += o->pieces[i].n;
     }
+    gb_frame_seal(o->key->bytes, GB_KEY_BYTES, v.mv_data, v.mv_size);
     return GB_OK;
 }
 
@@ -607,17 +714,19 @@ static int visit(op *o, const MDB_val *k, const MDB_val *v)
     if (k->mv_size != GB_KEY_BYTES) return 0;
     gb_key key;
     memcpy(key.bytes, k->mv_data, GB_KEY_BYTES);
+    size_t header_bytes = 0;
+    bool ours = gb_frame_check(key.bytes, GB_KEY_BYTES, v->mv_data, v->mv_size, &header_bytes) ==
+                GB_FRAME_OK;
+    const uint8_t *p = v->mv_data;
     if (o->item) {
-        const uint8_t *p = v->mv_data;
         gb_cache_item item = {.key = key};
-        if (header_is_ours(v))
-            item = (gb_cache_item){key, (unsigned)p[2] << 8 | p[3], p + HEADER_BYTES,
-                                   v->mv_size - HEADER_BYTES};
+        if (ours)
+            item = (gb_cache_item){key, (unsigned)p[2] << 8 | p[3], p + header_bytes,
+                                   v->mv_size - header_bytes};
         return o->item(o->ctx, &item);
     }
-    if (!header_is_ours(v)) return o->visit(o->ctx, &key, NULL, 0);
-    return o->visit(o->ctx, &key, (const uint8_t *)v->mv_data + HEADER_BYTES,
-                    v->mv_size - HEADER_BYTES);
+    if (!ours) return o->visit(o->ctx, &key, NULL, 0);
+    return o->visit(o->ctx, &key, p + header_bytes, v->mv_size - header_bytes);
 }
 
 static int foreach_body(MDB_txn *txn, op *o)
@@ -659,9 +768,11 @@ static int update_body(MDB_txn *txn, op *o)
     size_t old_len = 0, new_len = 0;
     int rc = mdb_get(txn, o->c->dbi[o->db], &k, &v);
     if (rc && rc != MDB_NOTFOUND) return lmdb_call(o, "mdb_get", rc);
-    if (rc == 0 && header_is_ours(&v)) {
-        old = (const uint8_t *)v.mv_data + HEADER_BYTES;
-        old_len = v.mv_size - HEADER_BYTES;
+    size_t header_bytes = 0;
+    if (rc == 0 && gb_frame_check(o->key->bytes, GB_KEY_BYTES, v.mv_data, v.mv_size,
+                                  &header_bytes) == GB_FRAME_OK) {
+        old = (const uint8_t *)v.mv_data + header_bytes;
+        old_len = v.mv_size - header_bytes;
     }
     if ((rc = o->decide(o->ctx, old, old_len, &new_value, &new_len))) return rc;
     if (!new_value) return GB_OK;

@@ -6,16 +6,26 @@
  *   cubins  content hash of a compile -> cubin, ptxas log, resource usage
  *   meta    "schema" -> the schema version of this environment
  *
- * Values are records: a 4-byte header ('G', 'B', schema version as big-endian u16)
- * followed by the payload. For best and trials the payload is JSON text that also
- * carries the readable key, so `gpubench cache ls` can print entries without the
- * script. A cubin record's payload is a big-endian u32 length, that many bytes of
- * JSON (log, registers, spills) and then the cubin itself.
+ * Values are records: a frame (cache/frame.h: 'G', 'B', the schema, a checksum of
+ * key and payload) followed by the payload. For best and trials the payload is JSON
+ * text that also carries the readable key, so `gpubench cache ls` can print entries
+ * without the script. A cubin record's payload is a big-endian u32 length, that many
+ * bytes of JSON (log, registers, spills) and then the cubin itself. A record that
+ * fails its frame is reported, never handed on.
  *
  * Every put is its own committed transaction: a tuner killed at any moment loses at
  * most the trial it was measuring. Several processes may use one cache at once;
  * readers never block the writer (LMDB's MVCC). A handle may be shared between
  * threads. Errors name the cache path and the LMDB call.
+ *
+ * Opening runs the damage check first (cache/check.h), so a damaged file is refused
+ * with a message instead of crashing the process inside LMDB; it forks, so open the
+ * cache before starting threads. A cache whose files cannot be written opens
+ * read-only; where lock.mdb cannot be written either (read-only media), it opens
+ * without a reader slot (MDB_NOLOCK): reading works, but a writer in another process
+ * could then reuse pages while they are read, which is only safe where nobody
+ * writes. The map starts at 1 GiB (GB_CACHE_INITIAL_MAPSIZE overrides, for tests)
+ * and doubles whenever it fills.
  */
 #ifndef GB_CACHE_CACHE_H
 #define GB_CACHE_CACHE_H
@@ -26,7 +36,9 @@
 
 #include <stddef.h>
 
-#define GB_CACHE_SCHEMA 1
+/* Schema 2 added the checksum to every record's frame; schema 1 caches stay readable
+ * and are upgraded when first opened for writing. */
+#define GB_CACHE_SCHEMA 2
 
 typedef enum gb_cache_db {
     GB_DB_BEST,
@@ -37,7 +49,9 @@ typedef enum gb_cache_db {
 } gb_cache_db;
 
 enum {
-    GB_CACHE_READONLY = 1 << 0, /* never write; fail rather than create */
+    GB_CACHE_READONLY = 1 << 0,   /* never write; fail rather than create */
+    GB_CACHE_SKIP_CHECK = 1 << 1, /* no damage check: the caller just ran gb_cache_check,
+                                     or a test plants bad records on purpose */
 };
 
 typedef struct gb_cache gb_cache;
@@ -47,19 +61,27 @@ typedef struct gb_cache gb_cache;
 int gb_cache_default_dir(char *out, size_t out_bytes, gb_err *err);
 
 /* Opens (creating the directory and the databases if needed) the cache in dir.
- * A directory that holds something other than a gpubench cache, a corrupt file or a
- * newer schema gives GB_ECACHE with a message that says what to do. */
+ * A directory that holds something other than a gpubench cache, a damaged, truncated
+ * or foreign-version file, an unusable lock file or a newer schema gives GB_ECACHE
+ * with a message that names the path, says what is wrong and what to do. When the
+ * files can be read but not written (EACCES, EROFS, EPERM), the handle is read-only:
+ * reads work and every write fails with a message that says why. A zero-length
+ * data.mdb holds nothing: read-write it starts afresh, read-only it reads as empty. */
 int gb_cache_open(const char *dir, unsigned flags, gb_cache **out, gb_err *err);
 
 /* Closes the handle; NULL is a no-op. */
 void gb_cache_close(gb_cache *cache);
 
+/* The name of a database ("best", "trials", "cubins", "meta"); "?" for no database. */
+const char *gb_cache_db_name(gb_cache_db db);
+
 /* The directory this handle opened. */
 const char *gb_cache_dir(const gb_cache *cache);
 
-/* Raw records (the payload after the header). get returns GB_ENOTFOUND when the key
- * is absent, GB_ECACHE when the record's header is not ours; *out_value is malloc'd
- * and owned by the caller. */
+/* Raw records (the payload after the frame). get returns GB_ENOTFOUND when the key
+ * is absent, GB_ECACHE when the record's frame is not ours, from a newer schema or
+ * fails its checksum; *out_value is malloc'd and owned by the caller. A put on a
+ * full disk fails with ENOSPC (EFBIG past ulimit -f) and loses nothing committed. */
 int gb_cache_get(gb_cache *cache, gb_cache_db db, const gb_key *key, void **out_value,
                  size_t *out_len, gb_err *err);
 int gb_cache_put(gb_cache *cache, gb_cache_db db, const gb_key *key, const void *value, size_t len,
@@ -86,7 +108,8 @@ int gb_cache_split_cubin(const void *payload, size_t len, const char **out_meta,
 
 /* Calls fn for every record of db in key order, inside one read transaction. A
  * nonzero return from fn stops the walk and is returned. Records whose header is not
- * ours are passed with value NULL so the caller can report them. */
+ * ours or that fail their checksum are passed with value NULL so the caller can report
+ * them. */
 typedef int (*gb_cache_visit_fn)(void *ctx, const gb_key *key, const void *value, size_t len);
 int gb_cache_foreach(gb_cache *cache, gb_cache_db db, gb_cache_visit_fn fn, void *ctx, gb_err *err);
 
