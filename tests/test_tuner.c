@@ -433,23 +433,14 @@ static void test_the_best_record_keeps_the_race_s_samples_clock_and_tie(void **s
 {
     fixture *f = *state;
     assert_int_equal(tune(f, 1), GB_OK);
-    gb_record_id id = {.kernel = "fake_kernel",
-                       .kernel_fp = f->result.kernel_fp,
-                       .device = f->result.device,
-                       .shape = f->shapes[0]};
-    gb_key key;
-    json_t *json = NULL;
     gb_best_record rec;
-    assert_int_equal(gb_record_best_key(&id, &key), GB_OK);
-    assert_int_equal(gb_cache_get_json(f->cache, GB_DB_BEST, &key, &json, NULL), GB_OK);
-    assert_int_equal(gb_best_record_from_json(json, &rec, NULL), GB_OK);
+    assert_int_equal(read_best_of(f, &rec, NULL), GB_OK);
     assert_int_equal(rec.n_samples, 11);
     assert_float_equal(rec.clock_mhz, 1980, 0);
     assert_string_equal(rec.mode, "cold");
     assert_int_equal(rec.n_tie, 2);
     assert_int_equal(rec.n_leaders, 2);
     gb_best_record_free(&rec);
-    json_decref(json);
     assert_int_equal(tune(f, 1), GB_OK); /* from the cache: the tie comes back too */
     assert_true(f->result.shapes[0].cached);
     assert_int_equal(f->result.shapes[0].n_tie, 2);

@@ -162,20 +162,12 @@ static void test_a_best_record_marked_contended_does_not_answer_from_the_cache(v
 {
     fixture *f = *state;
     assert_int_equal(tune(f, 1), GB_OK);
-    gb_record_id id = {.kernel = "fake_kernel",
-                       .kernel_fp = f->result.kernel_fp,
-                       .device = f->result.device,
-                       .shape = f->shapes[0]};
     gb_key key;
-    json_t *json = NULL;
     gb_best_record rec;
-    assert_int_equal(gb_record_best_key(&id, &key), GB_OK);
-    assert_int_equal(gb_cache_get_json(f->cache, GB_DB_BEST, &key, &json, NULL), GB_OK);
-    assert_int_equal(gb_best_record_from_json(json, &rec, NULL), GB_OK);
-    json_decref(json);
+    assert_int_equal(read_best_of(f, &rec, &key), GB_OK);
     assert_false(rec.contended);
     rec.contended = true; /* as another writer might have stored it */
-    json = gb_best_record_to_json(&rec);
+    json_t *json = gb_best_record_to_json(&rec);
     assert_int_equal(gb_cache_put_json(f->cache, GB_DB_BEST, &key, json, NULL), GB_OK);
     json_decref(json);
     gb_best_record_free(&rec);

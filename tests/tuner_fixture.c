@@ -309,3 +309,19 @@ int read_trial_of(fixture *f, int V, gb_trial_record *out)
     gb_fields_free(&config);
     return rc;
 }
+
+int read_best_of(fixture *f, gb_best_record *out, gb_key *out_key)
+{
+    gb_record_id id = {.kernel = "fake_kernel",
+                       .kernel_fp = f->result.kernel_fp,
+                       .device = f->result.device,
+                       .shape = f->shapes[0]};
+    gb_key key;
+    json_t *json = NULL;
+    int rc = gb_record_best_key(&id, &key);
+    if (rc == GB_OK) rc = gb_cache_get_json(f->cache, GB_DB_BEST, &key, &json, NULL);
+    if (rc == GB_OK) rc = gb_best_record_from_json(json, out, NULL);
+    json_decref(json);
+    if (out_key) *out_key = key;
+    return rc;
+}

@@ -92,5 +92,7 @@ int count_trials(fixture *f);
 
 /* Reads V's trial record for the first shape of the last result. */
 int read_trial_of(fixture *f, int V, gb_trial_record *out);
+/* Reads the best record of the first shape; out_key (may be NULL) gets its key. */
+int read_best_of(fixture *f, gb_best_record *out, gb_key *out_key);
 
 #endif
