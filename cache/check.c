@@ -221,8 +221,8 @@ static void stamp_write(const char *dir, const char *data_path, const struct sta
 
 /* ---- the check -------------------------------------------------------------- */
 
-static int walk_in_child(const char *dir, const char *data_path, const struct stat *before,
-                         unsigned flags, gb_cache_check_report *out, gb_err *err)
+/* One walk, in a child process. */
+static int walk_once(const char *dir, gb_cache_check_report *out, gb_err *err)
 {
     shared *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s == MAP_FAILED)
@@ -241,7 +241,33 @@ static int walk_in_child(const char *dir, const char *data_path, const struct st
         rc = verdict(dir, s, status, timed_out, limit_ms, said, out, err);
     }
     munmap(s, sizeof *s);
-    if (rc == GB_OK && !(flags & GB_CACHE_CHECK_NO_STAMP)) stamp_write(dir, data_path, before);
+    return rc;
+}
+
+static bool same_state(const struct stat *a, const struct stat *b)
+{
+    char x[256], y[256];
+    stamp_text(a, x, sizeof x);
+    stamp_text(b, y, sizeof y);
+    return strcmp(x, y) == 0;
+}
+
+/* The walk reads one snapshot, but a problem found while another process wrote the
+ * file could still come from the writing (a meta page read as it was rewritten):
+ * such a walk is repeated, and a problem is reported once the file held still during
+ * the walk that found it, or three walks in a row found one. */
+static int walk_in_child(const char *dir, const char *data_path, const struct stat *before,
+                         unsigned flags, gb_cache_check_report *out, gb_err *err)
+{
+    struct stat seen = *before, now;
+    int rc = GB_OK;
+    for (int walks = 1;; walks++) {
+        rc = walk_once(dir, out, err);
+        bool held_still = stat(data_path, &now) == 0 && same_state(&seen, &now);
+        if (rc != GB_ECACHE || held_still || walks == 3) break;
+        seen = now;
+    }
+    if (rc == GB_OK && !(flags & GB_CACHE_CHECK_NO_STAMP)) stamp_write(dir, data_path, &seen);
     return rc;
 }
 

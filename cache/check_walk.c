@@ -40,19 +40,26 @@
  * branch or leaf page's free space (2 bytes each) or an overflow run's page count
  * (4 bytes). Node offsets (2 bytes each) follow the header. */
 #define PAGE_HEADER_BYTES 16
-#define NODE_HEADER_BYTES 8
-#define P_BRANCH          0x01
-#define P_LEAF            0x02
-#define P_OVERFLOW        0x04
-#define P_LEAF2           0x20
+/* A meta page: the page header, magic and version (4 bytes each), the map's address
+ * and size (8 each), the free list's and the main database's headers (48 each), then
+ * the last page in use and the transaction id (8 each). */
+#define META_LAST_PGNO_OFFSET 136
+#define META_TXNID_OFFSET     144
+#define NODE_HEADER_BYTES     8
+#define P_BRANCH              0x01
+#define P_LEAF                0x02
+#define P_OVERFLOW            0x04
+#define P_LEAF2               0x20
 
 typedef struct walker {
     gb_check_shared *s;
     const char *dir;
     MDB_env *env;
     MDB_txn *txn;
-    size_t last_pgno;
+    size_t last_pgno; /* of the transaction's snapshot */
     size_t psize;
+    const uint8_t *map; /* data.mdb, read-only */
+    size_t map_bytes;
     uint8_t *free_map; /* a bit per page: on LMDB's free list */
     size_t tree_pages; /* pages the databases' headers count, all databases */
 } walker;
@@ -153,27 +160,74 @@ static int open_env(walker *w)
     return rc ? lmdb_problem(w, "mdb_env_open", rc) : 0;
 }
 
+/* Maps data.mdb as it is now, to read meta and page headers: LMDB does not give out
+ * the address of its own map. */
+static int map_file(walker *w)
+{
+    MDB_stat st;
+    struct stat file;
+    mdb_filehandle_t fd;
+    int rc = mdb_env_stat(w->env, &st);
+    if (!rc) rc = mdb_env_get_fd(w->env, &fd);
+    if (rc) return lmdb_problem(w, "mdb_env_stat", rc);
+    if (fstat(fd, &file) != 0) return lmdb_problem(w, "fstat", errno);
+    w->psize = st.ms_psize;
+    w->map_bytes = (size_t)file.st_size;
+    const uint8_t *map = mmap(NULL, w->map_bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return lmdb_problem(w, "mmap", errno);
+    w->map = map;
+    return 0;
+}
+
+static void unmap_file(walker *w)
+{
+    if (w->map) munmap((void *)w->map, w->map_bytes);
+    w->map = NULL;
+}
+
+/* Begins the read transaction the walk uses, and reads its snapshot's last page in
+ * use from the snapshot's meta page (the one of its transaction id's parity): LMDB
+ * tells only the newest commit's, which another process may have made since. Two
+ * commits later that meta page is written again; then it begins again. The file is
+ * mapped after the transaction begins, so the map holds every page of its snapshot. */
+static int begin(walker *w)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        size_t meta_txnid = 0;
+        int rc = mdb_txn_begin(w->env, NULL, MDB_RDONLY, &w->txn);
+        if (rc) return lmdb_problem(w, "mdb_txn_begin", rc);
+        if (map_file(w)) return STOP;
+        if (w->map_bytes < META_PAGES * w->psize) {
+            note(w, GB_CHECK_DAMAGE,
+                 "data.mdb is truncated: it has %zu bytes, less than its two meta pages",
+                 w->map_bytes);
+            return STOP;
+        }
+        size_t txnid = mdb_txn_id(w->txn);
+        const uint8_t *meta = w->map + (txnid & 1) * w->psize;
+        memcpy(&w->last_pgno, meta + META_LAST_PGNO_OFFSET, sizeof w->last_pgno);
+        memcpy(&meta_txnid, meta + META_TXNID_OFFSET, sizeof meta_txnid);
+        if (meta_txnid == txnid) return 0;
+        unmap_file(w);
+        mdb_txn_abort(w->txn);
+        w->txn = NULL;
+        usleep(1000);
+    }
+    w->s->errno_code = EAGAIN;
+    note(w, GB_CHECK_ERRNO, "the cache changed too often to be checked; try again");
+    return STOP;
+}
+
 /* A file shorter than its meta page says (a copy cut short, a full disk) would make
  * LMDB read past its end: SIGBUS. */
 static int check_size(walker *w)
 {
-    MDB_envinfo info;
-    MDB_stat st;
-    struct stat file;
-    mdb_filehandle_t fd;
-    int rc = mdb_env_info(w->env, &info);
-    if (!rc) rc = mdb_env_stat(w->env, &st);
-    if (!rc) rc = mdb_env_get_fd(w->env, &fd);
-    if (rc) return lmdb_problem(w, "mdb_env_info", rc);
-    if (fstat(fd, &file) != 0) return lmdb_problem(w, "fstat", errno);
-    w->last_pgno = info.me_last_pgno;
-    w->psize = st.ms_psize;
-    size_t needed = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
-    if ((size_t)file.st_size >= needed) return 0;
+    size_t needed = (w->last_pgno + 1) * w->psize;
+    if (w->map_bytes >= needed) return 0;
     note(w, GB_CHECK_DAMAGE,
-         "data.mdb is truncated: it has %lld bytes, where its meta page counts %zu (an "
+         "data.mdb is truncated: it has %zu bytes, where its meta page counts %zu (an "
          "incomplete copy, or a full disk)",
-         (long long)file.st_size, needed);
+         w->map_bytes, needed);
     return STOP;
 }
 
@@ -463,17 +517,8 @@ static int scan_map(walker *w, const uint8_t *map)
 
 static int scan_pages(walker *w)
 {
-    size_t map_bytes = (w->last_pgno + 1) * w->psize;
-    mdb_filehandle_t fd;
     stage(w, "the page headers", "");
-    int rc = mdb_env_get_fd(w->env, &fd);
-    if (rc) return lmdb_problem(w, "mdb_env_get_fd", rc);
-    /* LMDB does not give out its map's address; a map of our own sees the same pages */
-    const uint8_t *map = mmap(NULL, map_bytes, PROT_READ, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) return lmdb_problem(w, "mmap", errno);
-    rc = scan_map(w, map);
-    munmap((void *)map, map_bytes);
-    return rc;
+    return scan_map(w, w->map);
 }
 
 static int check_page_counts(walker *w)
@@ -490,16 +535,12 @@ static int check_page_counts(walker *w)
 static void walk(walker *w)
 {
     size_t n_free_entries = 0;
-    if (open_env(w) || check_size(w)) return;
-    int rc = mdb_txn_begin(w->env, NULL, MDB_RDONLY, &w->txn);
-    if (rc) {
-        lmdb_problem(w, "mdb_txn_begin", rc);
-        return;
-    }
-    if (!walk_free_list(w, &n_free_entries) && !scan_pages(w) && !walk_main(w))
+    if (open_env(w) || begin(w)) return;
+    if (!check_size(w) && !walk_free_list(w, &n_free_entries) && !scan_pages(w) && !walk_main(w))
         check_page_counts(w);
     mdb_txn_abort(w->txn);
     w->txn = NULL;
+    unmap_file(w);
     free(w->free_map);
 }
 

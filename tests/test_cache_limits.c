@@ -355,6 +355,46 @@ static void test_a_writer_killed_mid_run_keeps_its_commits_and_the_cache_opens_c
     }
 }
 
+/* Writes, rewrites and deletes records until killed, so pages keep moving between
+ * use and LMDB's free list. */
+_Noreturn static void churn(const char *dir)
+{
+    gb_cache *cache = NULL;
+    gb_err err;
+    static uint8_t record[9000];
+    if (gb_cache_open(dir, 0, &cache, &err)) _exit(1);
+    for (int i = 0;; i++) {
+        gb_key key = test_key("trial", i % 200);
+        memset(record, i & 0xff, sizeof record);
+        int rc = i % 7 == 3 ? gb_cache_del(cache, GB_DB_TRIALS, &key, &err)
+                            : gb_cache_put(cache, GB_DB_TRIALS, &key, record,
+                                           100 + (size_t)i * 613 % 8900, &err);
+        if (rc && rc != GB_ENOTFOUND) _exit(2);
+    }
+}
+
+/* The check reads a snapshot: a cache that another process writes all along is
+ * sound at every moment, and the check must say so every time. */
+static void test_the_check_passes_while_another_process_writes(void **state)
+{
+    cache_fixture *f = *state;
+    gb_cache_check_report report;
+    fill_test_cache(f->dir);
+    pid_t writer = fork();
+    assert_int_not_equal(writer, -1);
+    if (writer == 0) churn(f->dir);
+    int failed = 0;
+    for (int i = 0; i < 60 && !failed; i++) {
+        failed = gb_cache_check(f->dir, GB_CACHE_CHECK_FORCE, &report, &f->err);
+        usleep(5000);
+    }
+    int status = 0;
+    kill(writer, SIGKILL);
+    assert_int_equal(waitpid(writer, &status, 0), writer);
+    if (failed) fail_msg("check %d: %s", failed, f->err.msg);
+    assert_true(WIFSIGNALED(status)); /* it was still writing, not failed */
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, cache_fixture_setup, cache_fixture_teardown)
@@ -366,6 +406,7 @@ int main(void)
         T(test_a_cache_on_a_full_disk_without_its_lock_file_is_read),
         T(test_a_file_size_limit_fails_the_put_and_keeps_what_was_stored),
         T(test_a_writer_killed_mid_run_keeps_its_commits_and_the_cache_opens_clean),
+        T(test_the_check_passes_while_another_process_writes),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
