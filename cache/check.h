@@ -2,16 +2,22 @@
  * The damage check. LMDB trusts the pages of its file: a damaged data.mdb can send
  * it through a wild pointer and kill the process with SIGSEGV or SIGBUS, or trip an
  * assertion (SIGABRT) when a write lands on a damaged page. So before gpubench
- * trusts a cache file, a forked child opens it and reads everything a reader or a
- * writer of it would read: LMDB's free list (each entry's page numbers checked
- * against the file), the list of named databases, and every key and value of every
- * database, overflow pages included, checking each record's frame (cache/frame.h:
- * header and checksum), that keys ascend, and that each database holds as many
- * records as its header counts. It also checks that the file holds every page its
- * meta page counts (a truncated copy). The parent waits, with a time limit (a walk
- * caught in a loop is killed), and turns the child's death, its time-out or the
+ * trusts a cache file, a forked child (cache/check_walk.c) opens it and reads
+ * everything a reader or a writer of it would read, in one snapshot:
+ *   - that the file holds every page its meta page counts (a truncated copy);
+ *   - LMDB's free list: each entry's page numbers inside the file, none twice;
+ *   - every page in use: its own number, its kind, the bounds of its free space and
+ *     its nodes (LMDB copies pages by these when it writes); pages in use, free and
+ *     meta add up to the file and to what the databases count;
+ *   - every key and value of every database, overflow pages included: keys ascend,
+ *     each is found again by a lookup (a damaged branch page misleads lookups),
+ *     each record's frame holds (cache/frame.h: header and checksum), and each
+ *     database holds as many records as its header counts.
+ * The parent waits, with a time limit (a walk caught in a loop is killed), and
+ * turns the child's death (with what LMDB wrote to stderr), its time-out or the
  * first problem it found into one message that names the cache, says what happened
- * and what to do.
+ * and what to do. A problem found while data.mdb changed under the walk (another
+ * process writing) is checked again, up to three walks, before it is reported.
  *
  * A clean check leaves a stamp, DIR/check.stamp, that holds data.mdb's device,
  * inode, size, mtime and ctime; while all of them are unchanged, a later check skips
@@ -21,8 +27,9 @@
  * (read-only media) keeps no stamp and is walked at every open.
  *
  * The child uses a reader slot in lock.mdb, like any reader, so that a writer in
- * another process cannot reuse pages under it; where lock.mdb cannot be written, it
- * reads without one (MDB_NOLOCK), as gb_cache_open does.
+ * another process cannot reuse pages under it; where lock.mdb cannot be written, or
+ * the disk has no room for it, it reads without one (MDB_NOLOCK), as gb_cache_open
+ * does.
  *
  * fork() from a process with several threads is safe only while no other thread
  * holds a lock the child needs (malloc's among them). Call gb_cache_check, and
