@@ -162,7 +162,7 @@ int gb_transfer_check_trial(const gb_trial_record *rec, gb_err *err)
 
 static bool clean(const gb_best_record *r)
 {
-    return r->complete && !r->capped && r->n_throttled == 0;
+    return r->complete && !r->capped && !r->contended && r->n_throttled == 0;
 }
 
 bool gb_transfer_best_wins(const gb_best_record *in, const gb_best_record *old)

@@ -248,9 +248,13 @@ static void test_equal_keys_a_clean_best_beats_then_more_timed_then_newer(void *
     throttled.n_timed = 99;
     throttled.n_throttled = 1;
     assert_int_equal(import_best(f, &throttled).best.kept, 1);
+    gb_best_record contended = fx_best("k", "d", 1, 6, 6.0, 9000);
+    contended.n_timed = 99;
+    contended.contended = true; /* another process used the GPU while it was timed */
+    assert_int_equal(import_best(f, &contended).best.kept, 1);
     assert_false(gb_transfer_best_wins(&newer, &newer)); /* a full tie keeps what is there */
-    gb_best_record *all[] = {&clean, &capped, &wider, &newer, &throttled};
-    for (int i = 0; i < 5; i++)
+    gb_best_record *all[] = {&clean, &capped, &wider, &newer, &throttled, &contended};
+    for (int i = 0; i < 6; i++)
         gb_best_record_free(all[i]);
 }
 
