@@ -3,6 +3,7 @@
  * holder dies. Holders other than the test itself are child processes. */
 #include "engine/interrupt.h"
 #include "engine/lease.h"
+#include "lease_holder.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,29 +67,12 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Starts a child that takes the lease of name, saying it is doing activity, and
- * holds it until it is killed; returns once the child holds it. */
+/* Starts a child that holds the lease of name (lease_holder.c) and remembers it
+ * for the teardown. */
 static pid_t hold_in_child(fixture *f, const char *name, const char *activity)
 {
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        close(ready[0]);
-        gb_lease *lease = NULL;
-        if (gb_lease_acquire_as(name, 5, activity, NULL, &lease, NULL) != GB_OK) _exit(1);
-        if (write(ready[1], "r", 1) != 1) _exit(1);
-        for (;;)
-            pause();
-    }
-    close(ready[1]);
-    char c = 0;
-    assert_int_equal(read(ready[0], &c, 1), 1);
-    close(ready[0]);
-    f->holder = pid;
-    return pid;
+    f->holder = hold_lease_in_child(name, activity);
+    return f->holder;
 }
 
 static char *read_file(const char *path)

@@ -5,6 +5,7 @@
  * waits for a busy GPU and gives up naming the holder, and one answered from the
  * cache takes no lease; two tuner processes on one cache (on the fake GPU worker)
  * take turns on one GPU, run side by side on two, and lose no record. */
+#include "lease_holder.h"
 #include "tuner_fixture.h"
 
 #include "base/clock.h"
@@ -195,27 +196,11 @@ static void test_a_benchmark_that_stays_contended_says_so(void **state)
 /* ---- sharing the GPU: the lease ------------------------------------------- */
 
 /* Starts a child that holds the fake GPU's lease, saying it is busy with
- * activity, until it is killed; returns once it holds it. */
-static pid_t hold_lease_in_child(fixture *f, const char *activity)
+ * activity (lease_holder.c), and remembers it for the teardown. */
+static pid_t hold_fake_gpu_lease(fixture *f, const char *activity)
 {
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        gb_lease *lease = NULL;
-        if (gb_lease_acquire_as(FAKE_UUID, 5, activity, NULL, &lease, NULL) != GB_OK) _exit(1);
-        if (write(ready[1], "r", 1) != 1) _exit(1);
-        for (;;)
-            pause();
-    }
-    close(ready[1]);
-    char c = 0;
-    assert_int_equal(read(ready[0], &c, 1), 1);
-    close(ready[0]);
-    f->holder = pid;
-    return pid;
+    f->holder = hold_lease_in_child(FAKE_UUID, activity);
+    return f->holder;
 }
 
 static void test_a_run_that_measures_holds_the_gpu_s_lease_until_the_session_ends(void **state)
@@ -261,7 +246,7 @@ static void test_a_run_answered_from_the_cache_or_compiling_only_takes_no_lease(
 static void test_a_busy_gpu_makes_the_run_wait_then_give_up_naming_the_holder(void **state)
 {
     fixture *f = *state;
-    pid_t holder = hold_lease_in_child(f, "tuning other.lua");
+    pid_t holder = hold_fake_gpu_lease(f, "tuning other.lua");
     char log_path[128], who[64];
     snprintf(log_path, sizeof log_path, "%s/log", f->dir);
     f->opts.log = fopen(log_path, "w");
@@ -293,7 +278,7 @@ static void test_a_busy_gpu_makes_the_run_wait_then_give_up_naming_the_holder(vo
 static void test_a_lease_wait_of_zero_gives_up_at_once(void **state)
 {
     fixture *f = *state;
-    hold_lease_in_child(f, NULL);
+    hold_fake_gpu_lease(f, NULL);
     gb_tuner_lease lease = {.wait_s = 0};
     f->opts.lease = &lease;
     assert_int_equal(tune(f, 1), GB_EBUSY);
