@@ -421,11 +421,6 @@ void gb_cache_listing_free(gb_cache_listing *l)
 
 /* ---- show ----------------------------------------------------------------- */
 
-static bool same_id(const gb_record_id *a, const gb_record_id *b)
-{
-    return same_slot(a, b) && !strcmp(a->kernel_fp, b->kernel_fp);
-}
-
 typedef struct grouping {
     const gb_cache_filter *filter;
     gb_cache_group *groups;
@@ -438,7 +433,7 @@ typedef struct grouping {
 static gb_cache_group *group_for(grouping *g, const gb_record_id *id)
 {
     for (int i = 0; i < g->n; i++)
-        if (same_id(&g->groups[i].id, id)) return &g->groups[i];
+        if (gb_record_id_equal(&g->groups[i].id, id)) return &g->groups[i];
     if (g->n == g->cap) {
         int cap = g->cap ? 2 * g->cap : 16;
         gb_cache_group *grown = realloc(g->groups, (size_t)cap * sizeof *grown);

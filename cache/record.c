@@ -31,6 +31,12 @@ void gb_record_id_free(gb_record_id *id)
     memset(id, 0, sizeof *id);
 }
 
+bool gb_record_id_equal(const gb_record_id *a, const gb_record_id *b)
+{
+    return !strcmp(a->kernel, b->kernel) && !strcmp(a->kernel_fp, b->kernel_fp) &&
+           !strcmp(a->device, b->device) && gb_fields_equal(&a->shape, &b->shape);
+}
+
 static void add_id(gb_keybuf *kb, const gb_record_id *id)
 {
     gb_strbuf shape = GB_STRBUF_INIT;

@@ -52,6 +52,8 @@ typedef struct gb_record_id {
 
 int gb_record_id_copy(const gb_record_id *src, gb_record_id *out);
 void gb_record_id_free(gb_record_id *id);
+/* The same record identity: kernel, kernel fingerprint, device and shape. */
+bool gb_record_id_equal(const gb_record_id *a, const gb_record_id *b);
 
 int gb_record_best_key(const gb_record_id *id, gb_key *out);
 int gb_record_trial_key(const gb_record_id *id, const gb_fields *config, gb_key *out);

@@ -47,10 +47,7 @@ typedef struct rm_walk {
 static bool in_removed(const gb_cache_listing *l, const gb_record_id *id)
 {
     for (int i = 0; i < l->n; i++) {
-        const gb_record_id *r = &l->entries[i].rec.id;
-        if (!strcmp(r->kernel, id->kernel) && !strcmp(r->kernel_fp, id->kernel_fp) &&
-            !strcmp(r->device, id->device) && gb_fields_equal(&r->shape, &id->shape))
-            return true;
+        if (gb_record_id_equal(&l->entries[i].rec.id, id)) return true;
     }
     return false;
 }
