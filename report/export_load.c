@@ -1,24 +1,13 @@
 /* A table from the cache's best records: one kernel, one device, the newest entry
  * of each shape (a shape tuned again after the kernel's source changed has an entry
  * per kernel fingerprint). */
-#include "base/json.h"
+#include "cache/inspect.h"
 #include "cache/record.h"
 #include "report/export.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The only place the exporter decodes a best record from its stored bytes: JSON
- * text, checked field by field by the record's wire type. */
-static int decode_best(const void *value, size_t len, gb_best_record *out, gb_err *err)
-{
-    json_t *json = NULL;
-    int rc = gb_json_parse(value, len, &json, err);
-    if (rc == GB_OK) rc = gb_best_record_from_json(json, out, err);
-    json_decref(json);
-    return rc;
-}
 
 #define MAX_NAMES 12 /* kernels named in a "not found" message */
 
@@ -44,7 +33,7 @@ static int collect(void *ctx, const gb_key *key, const void *value, size_t len)
     collected *c = ctx;
     gb_best_record rec;
     (void)key;
-    if (!value || decode_best(value, len, &rec, NULL) != GB_OK) {
+    if (!value || gb_cache_read_best(value, len, &rec, NULL) != GB_OK) {
         c->n_unreadable++; /* gpubench cache ls reports these too */
         return 0;
     }
