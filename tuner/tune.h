@@ -92,6 +92,36 @@ typedef struct gb_tuner_lease {
 /* Releases the session's lease; NULL is a no-op. */
 void gb_tuner_lease_end(gb_tuner_lease *lease);
 
+/* Where a run stands, for a progress display (report/progress.h). Sent after each
+ * compile and each trial ends, and when a shape starts and ends. */
+typedef enum gb_progress_phase {
+    GB_PROGRESS_START,   /* a shape begins (nothing compiled or timed yet) */
+    GB_PROGRESS_COMPILE, /* a compile ended */
+    GB_PROGRESS_TRIAL,   /* a trial ended (ok or failed), or was taken from the cache */
+    GB_PROGRESS_RACE,    /* the leaders' race begins */
+    GB_PROGRESS_END,     /* the shape ended */
+} gb_progress_phase;
+
+typedef struct gb_progress {
+    gb_progress_phase phase;
+    const char *kernel;
+    const char *shape; /* the key text, "K=1024,M=1024,N=1024" */
+    int shape_index;   /* 0-based, of n_shapes */
+    int n_shapes;
+    bool compile_only;
+    int n_compiled; /* this shape: compiles ended (ok or not, the cache's included) */
+    int n_timed;    /* trials that ended ok */
+    int n_failed;   /* trials that failed, compile errors included */
+    int n_planned;  /* configurations this shape will try: the budget or the valid
+                       count when known; -1 when unknown */
+    bool has_best;
+    double best_ms;          /* the fastest screened so far */
+    const char *best_config; /* its canonical text; valid during the call */
+    double elapsed_s;        /* since the shape began */
+} gb_progress;
+
+typedef void (*gb_progress_fn)(void *ctx, const gb_progress *p);
+
 /* What every tuning run of a session shares. */
 typedef struct gb_tuner_opts {
     gb_cache *cache;          /* NULL: remember nothing */
@@ -110,7 +140,9 @@ typedef struct gb_tuner_opts {
     int race_leaders;         /* at most this many leaders (0: 8) */
     gb_tuner_lease *lease;    /* the GPU's lease, taken before measuring; NULL: none taken */
     double contended_pause_s; /* the pause before measuring a contended result again (0: 1 s) */
-    FILE *log;                /* progress and warnings; NULL for silence */
+    FILE *log;                /* warnings (and -v's lines); NULL for silence */
+    gb_progress_fn progress;  /* NULL: no progress display */
+    void *progress_ctx;
 } gb_tuner_opts;
 
 typedef struct gb_tune_request {
