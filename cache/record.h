@@ -89,9 +89,13 @@ typedef struct gb_best_record {
     double flops;  /* per launch, 0 when the script gives none */
     double bytes;
     bool has_baseline;
-    gb_stats baseline; /* the reference, when it was timed */
-    bool complete;     /* every accepted configuration was tried (no budget cut it short) */
-    int n_configs;     /* the space, the constraints' rejections, and what was measured */
+    gb_stats baseline;    /* the reference, when it was timed */
+    bool complete;        /* every accepted configuration was tried (no budget cut it short) */
+    char strategy[32];    /* the search that found it: "exhaustive", "auto", a script's name */
+    uint64_t seed;        /* the strategy's seed */
+    int64_t budget_evals; /* its budget; 0: none on that axis */
+    double budget_seconds;
+    int n_configs; /* the space, the constraints' rejections, and what was measured */
     int n_rejected;
     int n_timed;
     int n_failed;
@@ -126,6 +130,11 @@ typedef struct gb_best_record {
     X(baseline, STRUCT, "baseline", .type = &gb_wire_stats, .flags = GB_WIRE_NULLABLE,             \
       .present = offsetof(gb_best_record, has_baseline))                                           \
     X(complete, BOOL, "complete", .flags = GB_WIRE_OPTIONAL, .dflt = 1)                            \
+    X(strategy, CHARS, "strategy", .flags = GB_WIRE_OPTIONAL, .dflt_str = "exhaustive")            \
+    X(seed, UINT64, "seed", .flags = GB_WIRE_OPTIONAL)                                             \
+    X(budget_evals, INT64, "budget_evals", GB_WIRE_RANGE(0, INT64_MAX), .flags = GB_WIRE_OPTIONAL) \
+    X(budget_seconds, DOUBLE, "budget_seconds", GB_WIRE_RANGE(0, INFINITY),                        \
+      .flags = GB_WIRE_OPTIONAL)                                                                   \
     X(n_configs, INT, "n_configs", GB_RECORD_COUNT)                                                \
     X(n_rejected, INT, "n_rejected", GB_RECORD_COUNT)                                              \
     X(n_timed, INT, "n_timed", GB_RECORD_COUNT)                                                    \

@@ -30,6 +30,7 @@ static const char *const status_names[GB_TRIAL_STATUS_COUNT] = {
     [GB_TRIAL_LAUNCH_ERROR] = "launch_error",
     [GB_TRIAL_CRASHED] = "crashed",
     [GB_TRIAL_TIMEOUT] = "timeout",
+    [GB_TRIAL_SKIPPED] = "skipped",
 };
 
 const char *gb_trial_status_name(gb_trial_status status)

@@ -40,10 +40,11 @@ typedef enum gb_trial_status {
     GB_TRIAL_LAUNCH_ERROR,
     GB_TRIAL_CRASHED,
     GB_TRIAL_TIMEOUT,
+    GB_TRIAL_SKIPPED, /* compiled, not run: spills under --no-spills, or over the target's limits */
     GB_TRIAL_STATUS_COUNT,
 } gb_trial_status;
 
-/* "ok", "wrong", "compile_error", "launch_error", "crashed", "timeout". */
+/* "ok", "wrong", "compile_error", "launch_error", "crashed", "timeout", "skipped". */
 const char *gb_trial_status_name(gb_trial_status status);
 int gb_trial_status_parse(const char *name, gb_trial_status *out);
 

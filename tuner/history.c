@@ -2,6 +2,7 @@
 #include "tuner/run.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,24 +53,35 @@ static void put(run *r, gb_cache_db db, const gb_key *key, json_t *json)
     gb_history_warn(r, &e);
 }
 
-static int trial_key(const gb_record_id *id, const gb_config *config, gb_key *out)
+int gb_history_ident(run *r, const gb_record_id *id, const gb_config *config, gb_trial_ident *out)
 {
-    gb_fields fields;
-    int rc = gb_config_to_fields(config, &fields);
-    if (rc == GB_OK) rc = gb_record_trial_key(id, &fields, out);
-    gb_fields_free(&fields);
-    return rc;
+    gb_strbuf text = GB_STRBUF_INIT;
+    *out = (gb_trial_ident){.config = *config};
+    gb_config_append_canonical(&text, config);
+    out->text = gb_sb_take(&text);
+    int rc = out->text ? gb_config_to_fields(config, &out->fields) : GB_ENOMEM;
+    if (rc == GB_OK) rc = gb_record_trial_key(id, &out->fields, &out->key);
+    if (rc) {
+        gb_history_ident_free(out);
+        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    }
+    return GB_OK;
 }
 
-static void put_trial(run *r, const gb_record_id *id, const gb_config *config, gb_trial_record *rec)
+void gb_history_ident_free(gb_trial_ident *t)
 {
-    gb_key key;
+    gb_fields_free(&t->fields);
+    free(t->text);
+    t->text = NULL;
+}
+
+static void put_trial(run *r, const gb_record_id *id, const gb_trial_ident *t, gb_trial_record *rec)
+{
     if (!r->opts->cache) return;
     rec->id = *id;
     rec->when = (int64_t)time(NULL);
-    if (gb_config_to_fields(config, &rec->config) == GB_OK && trial_key(id, config, &key) == GB_OK)
-        put(r, GB_DB_TRIALS, &key, gb_trial_record_to_json(rec));
-    gb_fields_free(&rec->config);
+    rec->config = t->fields; /* borrowed for the encoding */
+    put(r, GB_DB_TRIALS, &t->key, gb_trial_record_to_json(rec));
 }
 
 /* This machine's boot id: with a pid, it tells whether the tuner that wrote a
@@ -84,7 +96,7 @@ static void boot_id(char out[40])
     fclose(f);
 }
 
-void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config,
+void gb_history_in_flight(run *r, const gb_record_id *id, const gb_trial_ident *t,
                           const gb_key *cubin)
 {
     gb_trial_record rec = {.in_flight = true,
@@ -94,7 +106,7 @@ void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *confi
                            .owner_pid = getpid()};
     boot_id(rec.owner_boot);
     gb_key_hex(cubin, rec.cubin);
-    put_trial(r, id, config, &rec);
+    put_trial(r, id, t, &rec);
 }
 
 /* A write-ahead record whose tuner is still alive is another tuner's trial in
@@ -108,7 +120,7 @@ static bool owner_alive(const gb_trial_record *rec)
     return kill((pid_t)rec->owner_pid, 0) == 0 || errno == EPERM;
 }
 
-void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
+void gb_history_trial(run *r, const gb_record_id *id, const gb_trial_ident *ident,
                       const gb_trial_result *t, int registers, const char *log, const gb_key *cubin)
 {
     gb_trial_record rec = {
@@ -126,52 +138,96 @@ void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
     };
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
     if (cubin) gb_key_hex(cubin, rec.cubin); /* what `cache gc` keeps */
-    put_trial(r, id, config, &rec);
+    put_trial(r, id, ident, &rec);
 }
 
-void gb_history_forget(run *r, const gb_record_id *id, const gb_config *config)
+void gb_history_forget(run *r, const gb_trial_ident *t)
 {
-    gb_key key;
     gb_err e = {0};
-    if (!r->opts->cache || trial_key(id, config, &key) != GB_OK) return;
-    if (gb_cache_del(r->opts->cache, GB_DB_TRIALS, &key, &e) != GB_ENOTFOUND)
+    if (!r->opts->cache) return;
+    if (gb_cache_del(r->opts->cache, GB_DB_TRIALS, &t->key, &e) != GB_ENOTFOUND)
         gb_history_warn(r, &e);
 }
 
-static bool read_trial(run *r, const gb_record_id *id, const gb_config *config,
-                       gb_trial_record *out)
+/* Whether this run may reuse a recorded trial, and as what. */
+static bool reusable(run *r, const gb_trial_record *rec, gb_trial_result *out)
 {
-    gb_key key;
-    json_t *json = NULL;
-    gb_err e;
-    if (!r->opts->cache || trial_key(id, config, &key) != GB_OK) return false;
-    if (gb_cache_get_json(r->opts->cache, GB_DB_TRIALS, &key, &json, &e) != GB_OK) return false;
-    bool ok = gb_trial_record_from_json(json, out, &e) == GB_OK;
-    json_decref(json);
-    return ok;
-}
-
-bool gb_history_resume(run *r, const gb_record_id *id, const gb_config *config,
-                       gb_trial_result *out)
-{
-    gb_trial_record rec;
-    if (r->opts->force || !read_trial(r, id, config, &rec)) return false;
-    bool lost = rec.in_flight || rec.status == GB_TRIAL_CRASHED || rec.status == GB_TRIAL_TIMEOUT;
+    bool lost =
+        rec->in_flight || rec->status == GB_TRIAL_CRASHED || rec->status == GB_TRIAL_TIMEOUT;
     /* A timing is reused only in the mode it was taken in, and only when no other
-     * process shared the GPU then; failures are kept. */
-    bool timed_alike = rec.has_stats && strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0 &&
-                       !rec.contended;
-    bool reuse = !(lost && r->opts->retry_crashed) && !(rec.in_flight && owner_alive(&rec)) &&
-                 !(rec.status == GB_TRIAL_OK && !timed_alike);
+     * process shared the GPU then; failures are kept, except a skip, which depends
+     * on this run's options. */
+    bool timed_alike = rec->has_stats &&
+                       strcmp(rec->mode, gb_measure_mode_name(r->full.mode)) == 0 &&
+                       !rec->contended;
+    bool reuse = !(lost && r->opts->retry_crashed) && !(rec->in_flight && owner_alive(rec)) &&
+                 !(rec->status == GB_TRIAL_OK && !timed_alike) && rec->status != GB_TRIAL_SKIPPED;
     if (reuse) {
         memset(out, 0, sizeof *out);
-        out->status = rec.in_flight ? GB_TRIAL_CRASHED : rec.status;
-        gb_strlcpy(out->reason, rec.reason, sizeof out->reason);
-        out->check = rec.check;
-        out->measurement.stats = rec.stats;
+        out->status = rec->in_flight ? GB_TRIAL_CRASHED : rec->status;
+        gb_strlcpy(out->reason, rec->reason, sizeof out->reason);
+        out->check = rec->check;
+        out->measurement.stats = rec->stats;
     }
+    return reuse;
+}
+
+bool gb_history_resume(run *r, const gb_trial_ident *t, gb_trial_result *out)
+{
+    gb_trial_record rec;
+    json_t *json = NULL;
+    gb_err e;
+    if (r->opts->force || !r->opts->cache) return false;
+    if (gb_cache_get_json(r->opts->cache, GB_DB_TRIALS, &t->key, &json, &e) != GB_OK) return false;
+    bool ok = gb_trial_record_from_json(json, &rec, &e) == GB_OK;
+    json_decref(json);
+    if (!ok) return false;
+    bool reuse = reusable(r, &rec, out);
     gb_trial_record_free(&rec);
     return reuse;
+}
+
+typedef struct recorded_walk {
+    run *r;
+    const gb_record_id *id;
+    gb_history_visit_fn fn;
+    void *ctx;
+} recorded_walk;
+
+static int visit_trial(void *ctx, const gb_cache_item *item)
+{
+    recorded_walk *w = ctx;
+    const char *fp = w->id->kernel_fp;
+    /* Most records are another kernel's: a look for the fingerprint's text skips
+     * them without parsing. */
+    if (!item->value || !memmem(item->value, item->len, fp, strlen(fp))) return 0;
+    json_error_t jerr;
+    json_t *json = json_loadb(item->value, item->len, 0, &jerr);
+    gb_trial_record rec;
+    gb_err e;
+    bool ok = json && gb_trial_record_from_json(json, &rec, &e) == GB_OK;
+    json_decref(json);
+    if (!ok) return 0; /* a damaged record is `cache verify`'s to report */
+    gb_config config;
+    gb_trial_result t;
+    int rc = 0;
+    if (gb_record_id_equal(&rec.id, w->id) &&
+        gb_config_from_fields(&w->r->k->space, &rec.config, &config) == GB_OK &&
+        reusable(w->r, &rec, &t))
+        rc = w->fn(w->ctx, &config, &t);
+    gb_trial_record_free(&rec);
+    return rc;
+}
+
+int gb_history_recorded(run *r, const gb_record_id *id, gb_history_visit_fn fn, void *ctx)
+{
+    recorded_walk w = {r, id, fn, ctx};
+    gb_err e = {0};
+    if (r->opts->force || !r->opts->cache) return GB_OK;
+    int rc = gb_cache_walk(r->opts->cache, GB_DB_TRIALS, visit_trial, &w, &e);
+    if (rc == GB_OK || !e.code) return rc; /* fn's own error is in r->err */
+    gb_history_warn(r, &e);                /* an unreadable cache: the search starts afresh */
+    return GB_OK;
 }
 
 void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result *res)
@@ -186,8 +242,11 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .has_baseline = res->has_baseline,
         .baseline = res->baseline,
         .complete = res->complete,
-        .n_configs = (int)res->n_configs,
-        .n_rejected = (int)res->n_rejected,
+        .seed = res->seed,
+        .budget_evals = res->budget_evals,
+        .budget_seconds = res->budget_seconds,
+        .n_configs = res->n_configs > INT_MAX ? INT_MAX : (int)res->n_configs,
+        .n_rejected = res->n_rejected > INT_MAX ? INT_MAX : (int)res->n_rejected,
         .n_timed = res->n_timed,
         .n_failed = res->n_failures,
         .when = (int64_t)time(NULL),
@@ -206,6 +265,7 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
     };
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
     gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
+    gb_strlcpy(rec.strategy, res->strategy, sizeof rec.strategy);
     gb_nvrtc_version(rec.nvrtc_version);
     gb_key key;
     if (r->opts->cache && gb_record_best_key(id, &key) == GB_OK)
@@ -235,14 +295,24 @@ int gb_history_best_config(run *r, const gb_record_id *id, gb_fields *out)
     return rc;
 }
 
+/* A limit of 0 is none. The request asks for no more than the record's search
+ * had when, on each axis, it has a limit and that limit is within the record's. */
+static bool within(double asked, double had)
+{
+    return had == 0 || (asked > 0 && asked <= had);
+}
+
 bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res)
 {
     gb_best_record rec;
     if (r->opts->force || read_best(r, id, &rec) != GB_OK) return false;
     bool hit;
-    /* A winner of a search cut short by a budget answers only budgeted requests. */
-    bool budgeted = r->req->max_evals > 0 || r->req->max_seconds > 0;
-    hit = strcmp(rec.space_fp, r->space_fp) == 0 && (rec.complete || budgeted) && !rec.contended &&
+    /* A winner of a search cut short by a budget answers only requests that ask
+     * for no more; a larger budget goes on from its trials (search_run.c). */
+    bool covered = rec.complete || (within((double)res->budget_evals, (double)rec.budget_evals) &&
+                                    within(res->budget_seconds, rec.budget_seconds) &&
+                                    (res->budget_evals > 0 || res->budget_seconds > 0));
+    hit = strcmp(rec.space_fp, r->space_fp) == 0 && covered && !rec.contended &&
           strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0 && /* cold is not hot */
           gb_fields_copy(&rec.config, &res->best_config) == GB_OK;
     if (hit) {
@@ -268,6 +338,10 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
         res->bytes = rec.bytes;
         res->n_rejected = (uint64_t)rec.n_rejected;
         res->n_timed = rec.n_timed;
+        gb_strlcpy(res->strategy, rec.strategy, sizeof res->strategy);
+        res->seed = rec.seed;
+        res->budget_evals = rec.budget_evals;
+        res->budget_seconds = rec.budget_seconds;
     }
     gb_best_record_free(&rec);
     return hit;

@@ -20,13 +20,13 @@ typedef struct gb_offline_opts {
 } gb_offline_opts;
 
 typedef struct gb_offline_result {
-    int n_evals;          /* configurations evaluated, failures included */
-    int n_failed;         /* of them, without a time */
-    int evals_to_target;  /* evaluations until the first one at or under target_ms; -1: none */
+    int n_evals;         /* configurations evaluated, failures included */
+    int n_failed;        /* of them, without a time */
+    int evals_to_target; /* evaluations until the first one at or under target_ms; -1: none */
     bool has_best;
     double best_ms;
     gb_config best;
-    bool exhausted;       /* every valid configuration was evaluated */
+    bool exhausted; /* every valid configuration was evaluated */
 } gb_offline_result;
 
 /* Asks, evaluates and tells until the budget, the target or the strategy ends

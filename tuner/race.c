@@ -129,7 +129,7 @@ static double race_timeout_s(const run *r, int n)
 {
     double per = (r->full.max_ms + r->full.warmup_max_ms) / 1e3;
     double cap = r->opts->trial_timeout_s > 0 ? r->opts->trial_timeout_s : 60;
-    return fmax(fmin(2 * n * per, n * cap), gb_explore_timeout_s(r));
+    return fmax(fmin(2 * n * per, n * cap), gb_trial_timeout_s(r));
 }
 
 static bool any_contended(const gb_measurement *m, int n)

@@ -1,8 +1,10 @@
 /*
  * Internal to tuner/: the state of one gb_tune call, shared by tune.c (shapes,
- * the problem and the reference), explore.c (the pipeline of configurations and
- * the trials) and history.c (what the cache keeps: trials, the write-ahead
- * record, the best, what a rerun may reuse).
+ * the problem and the reference), the three drivers (search_run.c tunes through a
+ * strategy, bench_run.c times fixed configurations, compile_run.c only compiles),
+ * trial.c (a configuration's way from compile to a counted trial), race.c (the
+ * leaders) and history.c (what the cache keeps: trials, the write-ahead record,
+ * the best, what a rerun may reuse).
  */
 #ifndef GB_TUNER_RUN_H
 #define GB_TUNER_RUN_H
@@ -10,9 +12,28 @@
 #include "base/clock.h"
 #include "cache/record.h"
 #include "tuner/compiler.h"
+#include "tuner/strategy.h"
 #include "tuner/tune.h"
 
 #include <stdbool.h>
+
+/* A configuration's identity within a shape, made once per trial and carried to
+ * every use: its values by name, its canonical text, its trial record's key. */
+typedef struct gb_trial_ident {
+    gb_config config;
+    gb_fields fields;
+    char *text; /* "BK=8,BM=64,BN=64" */
+    gb_key key; /* of its trial record, for the shape's id */
+} gb_trial_ident;
+
+/* A configuration on its way through the pipeline. */
+typedef struct gb_pending {
+    gb_trial_ident ident;
+    gb_compile_job *job; /* NULL for a trial resumed from the cache */
+    gb_launch launch;
+    bool resumed;
+    gb_trial_result earlier; /* the resumed trial */
+} gb_pending;
 
 typedef struct run {
     const gb_tuner_opts *opts;
@@ -30,7 +51,6 @@ typedef struct run {
     gb_measure_opts full;   /* the criterion the leaders race with (and benchmarks use) */
     gb_measure_opts screen; /* the criterion every variant is screened with */
     bool bench;             /* timing fixed configurations, not tuning */
-    const gb_fields *fixed; /* benchmarking: the current shape's configuration */
     double *trial_s;        /* wall time of this shape's finished trials, for the watchdog */
     int n_trial_s;
     int cap_trial_s;
@@ -39,6 +59,12 @@ typedef struct run {
     int n_ok;
     int cap_ok;
     bool warned_cache;
+    gb_progress progress;              /* this shape's counts, for opts->progress */
+    gb_search search;                  /* this shape's: the space, its constraints, what was seen */
+    const gb_strategy_kind *kind;      /* this shape's strategy: a built-in one ... */
+    const gb_strategy_factory *custom; /* ... or the script's */
+    int64_t planned;                   /* configurations this shape will try; -1: unknown */
+    double shape_start_ms;
     bool gpu_shared; /* this shape: a contended trial stayed contended when measured again,
                         so later ones are not measured twice */
     gb_err *err;
@@ -71,41 +97,112 @@ int gb_history_best_config(run *r, const gb_record_id *id, gb_fields *out);
 bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res);
 void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result *res);
 
+/* The trial's identity in the shape (GB_ENOMEM with r->err set). */
+int gb_history_ident(run *r, const gb_record_id *id, const gb_config *config, gb_trial_ident *out);
+void gb_history_ident_free(gb_trial_ident *t);
+
 /* A finished trial of an earlier run that this run reuses instead of running it
  * again; an interrupted one (the write-ahead record) comes back as crashed. */
-bool gb_history_resume(run *r, const gb_record_id *id, const gb_config *config,
-                       gb_trial_result *out);
+bool gb_history_resume(run *r, const gb_trial_ident *t, gb_trial_result *out);
+
+/* Every reusable trial an earlier run recorded for the shape (what
+ * gb_history_resume would reuse), for a search to go on from: fn is called with
+ * each one's configuration, in this space, and its result. */
+typedef int (*gb_history_visit_fn)(void *ctx, const gb_config *config, const gb_trial_result *t);
+int gb_history_recorded(run *r, const gb_record_id *id, gb_history_visit_fn fn, void *ctx);
 
 /* The write-ahead record, committed before a trial reaches the GPU; cubin is the
  * key of the cubin it runs. */
-void gb_history_in_flight(run *r, const gb_record_id *id, const gb_config *config,
+void gb_history_in_flight(run *r, const gb_record_id *id, const gb_trial_ident *t,
                           const gb_key *cubin);
 /* The trial's outcome, replacing the write-ahead record; log is NVRTC's for a
  * compile error, else NULL; cubin is NULL when there is none. */
-void gb_history_trial(run *r, const gb_record_id *id, const gb_config *config,
-                      const gb_trial_result *t, int registers, const char *log,
+void gb_history_trial(run *r, const gb_record_id *id, const gb_trial_ident *t,
+                      const gb_trial_result *res, int registers, const char *log,
                       const gb_key *cubin);
 /* Drops the write-ahead record of a trial the user interrupted. */
-void gb_history_forget(run *r, const gb_record_id *id, const gb_config *config);
+void gb_history_forget(run *r, const gb_trial_ident *t);
 
 /* Warns once that the cache could not be written. */
 void gb_history_warn(run *r, const gb_err *e);
 
-/* ---- explore.c ---------------------------------------------------------- */
+/* ---- trial.c ------------------------------------------------------------ */
 
-/* Compiles and tries the shape's configurations (best may be NULL when compiling
- * only). GB_EINTR when interrupted: what finished is counted and recorded. */
-int gb_explore(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
-               leader *best);
+/* Makes the configuration's identity and launch, then either finds its trial in
+ * the cache (resume) or submits its compile. */
+int gb_pending_start(run *r, const gb_fields *shape, const gb_record_id *id,
+                     const gb_config *config, bool resume, gb_pending *p);
+/* Waits for the compile (counting the GPU's wait and NVRTC's time). Returns the
+ * compile's status: GB_OK with *out, or its error in cerr. */
+int gb_pending_compile(run *r, gb_pending *p, const gb_compile_out **out, gb_err *cerr);
+/* Frees what the pending configuration holds, letting a queued compile end first. */
+void gb_pending_free(run *r, gb_pending *p);
+
+/* Compiles (or resumes) and runs the trial of p with opts, records it unless
+ * benchmarking, and counts it in res and best. *out_t, when not NULL, gets the
+ * outcome (the caller frees it). GB_EINTR when interrupted. */
+int gb_pending_finish(run *r, const gb_record_id *id, gb_pending *p, const gb_measure_opts *opts,
+                      gb_shape_result *res, leader *best, gb_trial_result *out_t);
 
 /* The watchdog's deadline for the next trial, from the shape's trials so far. */
-double gb_explore_timeout_s(const run *r);
+double gb_trial_timeout_s(const run *r);
 
 /* Runs a trial of v with opts. An ok trial whose measurement was contended is run
  * once more after a pause, and that second result stands (unless it failed); once
  * a second one stays contended too, the GPU is taken as shared for the rest of the
  * shape and later trials are not run twice. */
-int gb_explore_trial(run *r, const gb_variant *v, const gb_measure_opts *opts, gb_trial_result *t);
+int gb_trial_measure(run *r, const gb_variant *v, const gb_measure_opts *opts, gb_trial_result *t);
+
+/* Counts a finished trial (run now or resumed) in res, keeps its failure, and
+ * considers it for best (which may be NULL). */
+int gb_trial_tally(run *r, const gb_trial_ident *t, bool resumed, const gb_trial_result *res_t,
+                   gb_shape_result *res, leader *best);
+
+/* Starts a shape's bookkeeping (the watchdog's history, the ok list, progress). */
+void gb_trial_shape_begin(run *r, const gb_shape_result *res);
+
+/* Sends the shape's progress to opts->progress, if any. */
+void gb_run_progress(run *r, gb_progress_phase phase, const leader *best);
+
+/* ---- the drivers ---------------------------------------------------------- */
+
+/* Tunes the shape through its strategy (search_run.c). */
+int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
+                    leader *best);
+/* The strategy and budget a request gets for a shape (the default rule when it
+ * names none); fills res's strategy, seed and budget. */
+int gb_search_plan(run *r, gb_shape_result *res);
+
+/* Times the configuration asked for (or the cached best) with the full criterion
+ * (bench_run.c). */
+int gb_bench_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res);
+
+/* The valid configurations, counted up to limit (more: *out is limit + 1). */
+int gb_search_count_valid(run *r, uint64_t limit, uint64_t *out);
+
+/* Compiles every accepted configuration, and the reference (compile_run.c). */
+int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res);
+
+/* ---- tune.c: what the drivers share --------------------------------------- */
+
+/* Takes the lease, sets up the problem on the GPU and runs the reference; a
+ * failure of the shape (not the run) is left in res->failure. *out_cached says a
+ * process that had the GPU meanwhile tuned the shape (res then holds its best). */
+int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
+                   bool *out_cached);
+/* The reference, compiled (or found in the cubin cache) for this shape. A compile
+ * error is in e; other failures are the run's, in r->err. The job owns the cubin
+ * that v points into: free it after use. */
+int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *v,
+                             gb_err *e);
+/* Times the reference with the full criterion, for the "vs ref" column. */
+int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res);
+/* Keeps the best of what finished in res, and stores it unless the run was
+ * interrupted, only benchmarked, or contended. Returns rc. */
+int gb_run_settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res, int rc);
+/* The script's view of the shape: its arguments, check and work. */
+int gb_run_shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_arg *args,
+                      int *n_args);
 
 /* ---- race.c ------------------------------------------------------------- */
 

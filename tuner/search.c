@@ -145,8 +145,8 @@ static void encode_param(const gb_param *p, double *out)
 int gb_search_init(gb_search *s, const gb_space *space, gb_config_filter accept, void *ctx,
                    uint64_t seed, gb_err *err)
 {
-    *s = (gb_search){.space = space, .size = gb_space_size(space), .accept = accept,
-                     .accept_ctx = ctx};
+    *s = (gb_search){
+        .space = space, .size = gb_space_size(space), .accept = accept, .accept_ctx = ctx};
     gb_rng_seed(&s->rng, seed);
     for (int i = 0; i < space->n_params; i++) {
         s->encoding[i] = malloc((size_t)space->params[i].n_values * sizeof(double));

@@ -81,6 +81,16 @@ static int take_lease(run *r, bool *out_waited)
 
 /* ---- identities and records -------------------------------------------- */
 
+int gb_tune_accept(void *ctx, const gb_config *config, bool *ok, gb_err *err)
+{
+    const gb_kernel_def *k = ctx;
+    if (!k->hooks.accept) {
+        *ok = true;
+        return GB_OK;
+    }
+    return k->hooks.accept(k->hooks_ctx, config, ok, err);
+}
+
 int gb_tune_key_fields(const gb_kernel_def *k, const gb_fields *shape, gb_fields *out, gb_err *err)
 {
     *out = (gb_fields){0};
@@ -102,10 +112,7 @@ int gb_tune_key_fields(const gb_kernel_def *k, const gb_fields *shape, gb_fields
 
 /* ---- the reference and the problem ------------------------------------- */
 
-/* The reference, compiled (or found in the cubin cache) for this shape. A compile
- * error is in e; other failures are the run's, in r->err. The job owns the cubin
- * that v points into: free it after use. */
-static int reference_variant(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *v,
+int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *v,
                              gb_err *e)
 {
     const gb_kernel_def *ref = r->k->reference;
@@ -131,7 +138,7 @@ static int run_reference(run *r, const gb_fields *shape, gb_shape_result *res)
     gb_compile_job *job = NULL;
     gb_variant v = {0};
     gb_err e = {0};
-    int rc = reference_variant(r, shape, &job, &v, &e);
+    int rc = gb_run_reference_variant(r, shape, &job, &v, &e);
     if (rc == GB_OK && !e.code) gb_exec_reference(r->opts->exec, &v, &e);
     gb_compile_job_free(job);
     if (rc) return rc;
@@ -141,17 +148,16 @@ static int run_reference(run *r, const gb_fields *shape, gb_shape_result *res)
     return GB_OK;
 }
 
-/* Times the reference with the full criterion, for the "vs ref" column; a timing
- * that stays contended is not kept. */
-static int time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
+/* A timing of the reference that stays contended is not kept. */
+int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_compile_job *job = NULL;
     gb_variant v = {0};
     gb_err e = {0};
     gb_trial_result t = {0};
-    int rc = reference_variant(r, shape, &job, &v, &e);
+    int rc = gb_run_reference_variant(r, shape, &job, &v, &e);
     if (rc == GB_OK && !e.code) {
-        rc = gb_explore_trial(r, &v, &r->full, &t);
+        rc = gb_trial_measure(r, &v, &r->full, &t);
         bool timed = rc == GB_OK && t.status == GB_TRIAL_OK;
         res->baseline_contended = timed && t.measurement.contended;
         res->has_baseline = timed && !res->baseline_contended;
@@ -219,9 +225,8 @@ static bool fatal(int rc)
     return rc == GB_ENODRIVER || rc == GB_ENOGPU || rc == GB_ESCRIPT || rc == GB_EINTR;
 }
 
-/* The script's view of a shape: its arguments, the check on them and the work;
- * errors here are the script's, found before anything is compiled or run. */
-static int shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_arg *args,
+/* Errors here are the script's, found before anything is compiled or run. */
+int gb_run_shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_arg *args,
                       int *n_args)
 {
     const gb_kernel_hooks *h = &r->k->hooks;
@@ -230,14 +235,6 @@ static int shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_a
     if (rc == GB_OK && h->work)
         rc = h->work(r->k->hooks_ctx, shape, &res->flops, &res->bytes, r->err);
     return rc;
-}
-
-/* Compiling only: the shape's work, for the result. */
-static int set_work(run *r, const gb_fields *shape, gb_shape_result *res)
-{
-    gb_arg args[GB_MAX_ARGS];
-    int n_args = 0;
-    return shape_args(r, shape, res, args, &n_args);
 }
 
 /* ---- checking the script first ----------------------------------------- */
@@ -249,7 +246,7 @@ static int check_shape(run *r, const gb_fields *shape, long *budget)
 {
     gb_shape_result scratch = {0};
     gb_arg args[GB_MAX_ARGS];
-    int n_args = 0, rc = shape_args(r, shape, &scratch, args, &n_args);
+    int n_args = 0, rc = gb_run_shape_args(r, shape, &scratch, args, &n_args);
     const gb_kernel_def *k = r->k;
     gb_space_iter it;
     gb_config c;
@@ -289,7 +286,7 @@ static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_arg args[GB_MAX_ARGS];
     int n_args = 0;
-    int rc = shape_args(r, shape, res, args, &n_args);
+    int rc = gb_run_shape_args(r, shape, res, args, &n_args);
     if (rc) return rc;
     gb_err e = {0};
     rc = gb_exec_set_problem(r->opts->exec, args, n_args, r->opts->seed, &e);
@@ -301,10 +298,7 @@ static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
 
 /* ---- shapes ------------------------------------------------------------- */
 
-/* The best of what finished: stored unless the run was interrupted, only
- * benchmarked, or measured while another process used the GPU (a search cut short
- * by a budget is stored, marked incomplete). */
-static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res, int rc)
+int gb_run_settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res, int rc)
 {
     res->interrupted = rc == GB_EINTR;
     if ((rc && rc != GB_EINTR) || !best->has) return rc;
@@ -313,7 +307,24 @@ static int settle(run *r, const gb_record_id *id, const leader *best, gb_shape_r
     res->contended = best->contended; /* shown, never stored */
     if (gb_config_to_fields(&best->config, &res->best_config))
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    /* A search cut short by a budget is stored too, marked incomplete. */
     if (rc == GB_OK && !r->bench && !res->contended) gb_history_store_best(r, id, res);
+    return rc;
+}
+
+int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
+                   bool *out_cached)
+{
+    bool waited = false;
+    *out_cached = false;
+    int rc = take_lease(r, &waited);
+    /* Whoever had the GPU may have tuned this very shape meanwhile. */
+    if (rc == GB_OK && waited && !r->bench && gb_history_cached_best(r, id, res)) {
+        *out_cached = true;
+        return GB_OK;
+    }
+    if (rc == GB_OK) rc = set_problem(r, shape, res);
+    if (rc == GB_OK && !res->failure && r->k->reference) rc = run_reference(r, shape, res);
     return rc;
 }
 
@@ -321,52 +332,17 @@ static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
                          gb_shape_result *res)
 {
     leader best = {0};
-    bool waited = false;
-    int rc = take_lease(r, &waited);
-    /* Whoever had the GPU may have tuned this very shape meanwhile. */
-    if (rc == GB_OK && waited && !r->bench && gb_history_cached_best(r, id, res)) return GB_OK;
-    if (rc == GB_OK) rc = set_problem(r, shape, res);
-    if (rc == GB_OK && !res->failure && r->k->reference) rc = run_reference(r, shape, res);
-    if (rc || res->failure) return rc;
-    rc = gb_explore(r, shape, id, res, &best);
-    if (rc == GB_OK && !r->bench) rc = gb_race_leaders(r, shape, res, &best);
-    if (rc == GB_OK && r->req->baseline && r->k->reference) rc = time_reference(r, shape, res);
-    return settle(r, id, &best, res, rc);
-}
-
-/* Benchmarking: the configuration asked for, or the shape's cached best; one that
- * is not in the kernel's space, or that its constraints reject, fails the shape. */
-static int bench_config(run *r, const gb_record_id *id, gb_shape_result *res, gb_fields *out)
-{
-    gb_config c;
-    int rc = r->req->fixed_best ? gb_history_best_config(r, id, out)
-                                : gb_fields_copy(r->req->fixed_config, out);
-    if (rc == GB_ENOTFOUND &&
-        asprintf(&res->failure,
-                 "no tuned configuration in the cache for this shape: tune it first") < 0)
-        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    if (rc == GB_ENOTFOUND) return GB_OK;
-    if (rc) return gb_err_set(r->err, rc, "out of memory");
-    bool in_space = gb_config_from_fields(&r->k->space, out, &c) == GB_OK, accepted = false;
-    if (in_space && (rc = gb_tune_accept((void *)r->k, &c, &accepted, r->err))) return rc;
-    if (accepted) return GB_OK;
-    gb_strbuf text = GB_STRBUF_INIT;
-    gb_fields_append_canonical(&text, out, NULL, 0);
-    rc = asprintf(&res->failure, "configuration %s is %s", gb_sb_str(&text),
-                  in_space ? "rejected by the kernel's constraints" : "not in the kernel's space");
-    gb_sb_free(&text);
-    return rc < 0 ? gb_err_set(r->err, GB_ENOMEM, "out of memory") : GB_OK;
-}
-
-static int bench_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res)
-{
-    gb_fields config = {0};
-    int rc = bench_config(r, id, res, &config);
-    r->fixed = &config;
-    if (rc == GB_OK && !res->failure) rc = measure_shape(r, shape, id, res);
-    r->fixed = NULL;
-    gb_fields_free(&config);
-    return rc;
+    bool cached;
+    int rc = gb_run_prepare(r, shape, id, res, &cached);
+    if (rc || cached || res->failure) return rc;
+    rc = gb_search_shape(r, shape, id, res, &best);
+    if (rc == GB_OK) {
+        gb_run_progress(r, GB_PROGRESS_RACE, &best);
+        rc = gb_race_leaders(r, shape, res, &best);
+    }
+    if (rc == GB_OK && r->req->baseline && r->k->reference)
+        rc = gb_run_time_reference(r, shape, res);
+    return gb_run_settle(r, id, &best, res, rc);
 }
 
 static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
@@ -378,14 +354,19 @@ static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
     res->n_configs = gb_space_size(&r->k->space);
     gb_fields_append_canonical(&key, &id.shape, NULL, 0);
     res->key_text = gb_sb_take(&key);
-    if (!res->key_text || gb_fields_copy(shape, &res->shape))
-        rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    else if (r->opts->compile_only && (rc = set_work(r, shape, res)) == GB_OK)
-        rc = gb_explore(r, shape, &id, res, NULL);
-    else if (r->bench && !r->opts->compile_only)
-        rc = bench_shape(r, shape, &id, res);
-    else if (!r->opts->compile_only && !gb_history_cached_best(r, &id, res))
+    if (!res->key_text || gb_fields_copy(shape, &res->shape)) {
+        gb_record_id_free(&id);
+        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    }
+    gb_trial_shape_begin(r, res);
+    if (r->opts->compile_only)
+        rc = gb_compile_shape(r, shape, &id, res);
+    else if (r->bench)
+        rc = gb_bench_shape(r, shape, &id, res);
+    else if ((rc = gb_search_plan(r, res)) == GB_OK && !gb_history_cached_best(r, &id, res))
         rc = measure_shape(r, shape, &id, res);
+    if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_END, NULL);
+    gb_search_free(&r->search);
     gb_record_id_free(&id);
     return rc;
 }
@@ -438,6 +419,7 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
     if (r.compiler) gb_history_warn(&r, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);
     gb_source_files_free(r.sources, r.n_sources);
+    gb_search_free(&r.search);
     free(r.trial_s);
     free(r.ok);
     free(r.ok_ms);

@@ -28,6 +28,7 @@
 #include "engine/spec.h"
 #include "engine/stats.h"
 #include "tuner/space.h"
+#include "tuner/strategy.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -133,7 +134,13 @@ typedef struct gb_tuner_opts {
     bool verbose;             /* a line per trial on log */
     bool retry_crashed;       /* run again trials an earlier run recorded as crashed or timeout */
     double trial_timeout_s;   /* the watchdog's cap for one trial (0: 60 s) */
-    uint64_t seed;            /* for the argument buffers */
+    uint64_t seed;            /* for the argument buffers, and the strategies' unless a
+                                 request brings its own */
+    const char *strategy;     /* overrides every request's strategy (--strategy); NULL: theirs */
+    int exhaustive_max;       /* the default rule: exhaustive up to this many valid
+                                 configurations (0: 512) ... */
+    int auto_evals;           /* ... else auto with this many evaluations (0: 200) */
+    bool no_spills;           /* skip variants whose compile spills registers */
     gb_measure_opts measure;  /* the full criterion; each variant is screened with
                                  gb_measure_screening() of it, the leaders race with it */
     double race_margin;       /* leaders: within this of the fastest screened (0: 0.10) */
@@ -150,7 +157,14 @@ typedef struct gb_tune_request {
     int n_shapes;
     int64_t max_evals;  /* per shape; 0: no limit */
     double max_seconds; /* per shape; 0: no limit */
-    bool baseline;      /* also time the reference */
+    /* The strategy: a built-in kind by name, or the script's own (custom wins);
+     * neither: the default rule (exhaustive for small spaces, else auto with a
+     * budget; see gb_tuner_opts). */
+    const char *strategy;
+    const gb_strategy_factory *custom;
+    bool has_seed; /* the strategy's seed is this one, not the run's */
+    uint64_t seed;
+    bool baseline; /* also time the reference */
     /* Benchmark instead of tune: time only this configuration (for every shape),
      * with the full criterion; nothing is resumed or recorded. */
     const gb_fields *fixed_config;
@@ -166,6 +180,18 @@ typedef struct gb_compile_row {
     bool cached;
     char *error; /* the first diagnostic, or NULL */
 } gb_compile_row;
+
+/* What ended a search. */
+typedef enum gb_search_end {
+    GB_END_NONE,      /* not a search (cached, benchmarked, compiled only, failed) */
+    GB_END_SPACE,     /* every valid configuration was tried */
+    GB_END_EVALS,     /* the budget's evaluations */
+    GB_END_SECONDS,   /* the budget's seconds */
+    GB_END_STRATEGY,  /* the strategy proposed nothing more */
+    GB_END_INTERRUPT, /* the user */
+} gb_search_end;
+
+const char *gb_search_end_name(gb_search_end end);
 
 /* A trial that did not end ok, for the summary. */
 typedef struct gb_trial_note {
@@ -194,8 +220,20 @@ typedef struct gb_shape_result {
     bool has_baseline;
     gb_stats baseline;
     uint64_t n_configs;  /* size of the space */
-    uint64_t n_rejected; /* dropped by the constraints */
-    int n_compiled;      /* compiled now or found compiled in the cache */
+    uint64_t n_rejected; /* of the configurations looked at, dropped by the constraints */
+    uint64_t n_checked;  /* configurations the constraints were asked about */
+    double check_s;      /* time spent in the constraints */
+    /* The search: which strategy, from which seed, under which budget (0: none on
+     * that axis), what ended it and how much of the space it saw. */
+    char strategy[32];
+    uint64_t seed;
+    int64_t budget_evals;
+    double budget_seconds;
+    gb_search_end ended_by;
+    int n_evals;    /* configurations tried, recorded ones included */
+    int n_recorded; /* of them, trials of earlier runs the search went on from */
+    int n_skipped;  /* compiled but not run: over --arch's limits, or spilling with --no-spills */
+    int n_compiled; /* compiled now or found compiled in the cache */
     int n_status[GB_TRIAL_STATUS_COUNT];
     int n_timed;             /* trials that ended ok (and so were timed) */
     int n_resumed;           /* trials taken from an earlier run's records */
@@ -215,7 +253,7 @@ typedef struct gb_tune_timing {
     double total_s;
     double screening_s;    /* trials on the GPU (checks and screening measurements) */
     double racing_s;       /* the leaders' races */
-    double compile_wait_s; /* waiting for a compile the GPU needed */
+    double compile_wait_s; /* the GPU sat idle waiting for a compile it needed */
     double compile_cpu_s;  /* NVRTC's own time, summed over the compile threads */
     double lease_wait_s;   /* waiting for another process to let go of the GPU's lease */
     int n_trials;          /* trials run (not resumed) */

@@ -1,0 +1,114 @@
+/* Compiling only (--compile-only): every accepted configuration of the shape, up
+ * to the budget's evaluations, compiled (or found compiled in the cache) for the
+ * target, and the kernel's reference too; nothing touches the GPU. Compiles run
+ * on the pool, a window ahead. One row per distinct compile: shapes that compile
+ * to the same cubin share it. */
+#include "tuner/run.h"
+#include "tuner/variant.h"
+
+#include "engine/interrupt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW_MAX 64
+
+static int add_compile_row(run *r, const gb_pending *p, const gb_compile_out *out, int crc,
+                           const gb_err *e)
+{
+    gb_tune_result *tr = r->result;
+    const gb_key *key = gb_compile_job_key(p->job);
+    for (int i = 0; i < tr->n_compiles; i++)
+        if (!memcmp(&tr->compiles[i].key, key, sizeof *key)) return GB_OK;
+    gb_compile_row *rows = realloc(tr->compiles, (size_t)(tr->n_compiles + 1) * sizeof *rows);
+    if (!rows) return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    tr->compiles = rows;
+    gb_compile_row *row = &rows[tr->n_compiles++];
+    *row = (gb_compile_row){.key = *key,
+                            .resources = out->resources,
+                            .compile_ms = out->compile_ms,
+                            .cached = gb_compile_job_cached(p->job)};
+    if (crc) row->error = strdup(e->msg);
+    if (gb_fields_copy(&p->ident.fields, &row->config) || (crc && !row->error))
+        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    return GB_OK;
+}
+
+static int finish(run *r, gb_pending *p, gb_shape_result *res)
+{
+    const gb_compile_out *out = NULL;
+    gb_err cerr = {0};
+    int crc = gb_pending_compile(r, p, &out, &cerr);
+    res->n_compiled += crc == GB_OK;
+    res->n_status[GB_TRIAL_COMPILE_ERROR] += crc != GB_OK;
+    r->progress.n_failed += crc != GB_OK;
+    int rc = add_compile_row(r, p, out, crc, &cerr);
+    if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_COMPILE, NULL);
+    return rc;
+}
+
+/* The reference must compile too: a broken one would fail every timed run. */
+static int compile_reference(run *r, const gb_fields *shape, gb_shape_result *res)
+{
+    gb_compile_job *job = NULL;
+    gb_variant v;
+    gb_err e = {0};
+    int rc = gb_run_reference_variant(r, shape, &job, &v, &e);
+    gb_compile_job_free(job);
+    if (rc == GB_OK && e.code &&
+        asprintf(&res->failure, "reference %s: %s", r->k->reference->name, e.msg) < 0)
+        rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    return rc;
+}
+
+int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res)
+{
+    gb_arg args[GB_MAX_ARGS];
+    gb_pending ring[WINDOW_MAX];
+    gb_strategy *all = NULL;
+    gb_config asked[WINDOW_MAX];
+    int n_args = 0, head = 0, count = 0, window = 2 * (r->opts->jobs > 0 ? r->opts->jobs : 1);
+    int64_t limit = r->req->max_evals, started = 0;
+    uint64_t valid = 0;
+    if (window > WINDOW_MAX) window = WINDOW_MAX;
+    int rc = gb_run_shape_args(r, shape, res, args, &n_args);
+    if (rc == GB_OK)
+        rc = gb_search_init(&r->search, &r->k->space, gb_tune_accept, (void *)r->k, 0, r->err);
+    if (rc == GB_OK) rc = gb_strategy_exhaustive(&r->search, &all, r->err);
+    if (rc == GB_OK && r->search.size <= (UINT64_C(1) << 20) &&
+        (rc = gb_search_count_valid(r, r->search.size, &valid)) == GB_OK)
+        r->progress.n_planned = (int)(limit > 0 && (uint64_t)limit < valid ? (uint64_t)limit : valid);
+    if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_START, NULL);
+    if (rc == GB_OK && r->k->reference) rc = compile_reference(r, shape, res);
+    while (rc == GB_OK) {
+        int want = window - count, n = 0;
+        if (limit > 0 && limit - started < want) want = (int)(limit - started);
+        if (want > 0) rc = gb_strategy_ask(all, want, asked, &n, r->err);
+        for (int i = 0; rc == GB_OK && i < n; i++) {
+            gb_pending *p = &ring[(head + count) % WINDOW_MAX];
+            if ((rc = gb_pending_start(r, shape, id, &asked[i], false, p))) {
+                gb_pending_free(r, p);
+                break;
+            }
+            count++, started++;
+        }
+        if (rc || count == 0) break;
+        if (gb_interrupted()) {
+            rc = gb_err_set(r->err, GB_EINTR, "interrupted");
+            break;
+        }
+        rc = finish(r, &ring[head], res);
+        gb_pending_free(r, &ring[head]);
+        head = (head + 1) % WINDOW_MAX, count--;
+    }
+    for (; count > 0; count--, head = (head + 1) % WINDOW_MAX)
+        gb_pending_free(r, &ring[head]);
+    gb_strategy_destroy(all);
+    res->n_evals = (int)started;
+    res->n_rejected = r->search.n_rejected;
+    res->n_checked = r->search.n_checked;
+    res->check_s = r->search.check_s;
+    res->complete = rc == GB_OK && r->search.exhausted;
+    res->interrupted = rc == GB_EINTR;
+    return rc;
+}

@@ -1,0 +1,297 @@
+/* A configuration's way through the pipeline, whichever driver sent it: its
+ * identity and launch, its compile (started ahead of the GPU on the pool) or its
+ * trial found in the cache, the trial on the executor under the watchdog and
+ * behind the write-ahead record, and the counting of what came out. */
+#include "tuner/run.h"
+#include "tuner/variant.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The watchdog: ten times the typical trial of the shape, at least five seconds,
+ * at most the cap (--trial-timeout); the cap alone until a trial has finished. */
+#define TIMEOUT_FACTOR        10.0
+#define TIMEOUT_FLOOR_S       5.0
+#define TIMEOUT_DEFAULT_CAP_S 60.0
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double gb_trial_timeout_s(const run *r)
+{
+    double cap = r->opts->trial_timeout_s > 0 ? r->opts->trial_timeout_s : TIMEOUT_DEFAULT_CAP_S;
+    if (r->n_trial_s == 0) return cap;
+    double sorted[256];
+    int n = r->n_trial_s < 256 ? r->n_trial_s : 256; /* the latest ones are enough */
+    memcpy(sorted, r->trial_s + (r->n_trial_s - n), (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
+    return fmin(cap, fmax(TIMEOUT_FLOOR_S, TIMEOUT_FACTOR * sorted[n / 2]));
+}
+
+static void note_trial_time(run *r, double seconds)
+{
+    if (r->n_trial_s == r->cap_trial_s) {
+        int cap = r->cap_trial_s ? 2 * r->cap_trial_s : 64;
+        double *grown = realloc(r->trial_s, (size_t)cap * sizeof *grown);
+        if (!grown) return; /* the watchdog falls back to what it has */
+        r->trial_s = grown;
+        r->cap_trial_s = cap;
+    }
+    r->trial_s[r->n_trial_s++] = seconds;
+}
+
+static int note_ok(run *r, const gb_config *config, double median_ms)
+{
+    if (r->n_ok == r->cap_ok) {
+        int cap = r->cap_ok ? 2 * r->cap_ok : 64;
+        gb_config *ok = realloc(r->ok, (size_t)cap * sizeof *ok);
+        if (ok) r->ok = ok;
+        double *ms = ok ? realloc(r->ok_ms, (size_t)cap * sizeof *ms) : NULL;
+        if (ms) r->ok_ms = ms;
+        if (!ok || !ms) return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+        r->cap_ok = cap;
+    }
+    r->ok[r->n_ok] = *config;
+    r->ok_ms[r->n_ok++] = median_ms;
+    return GB_OK;
+}
+
+void gb_trial_shape_begin(run *r, const gb_shape_result *res)
+{
+    r->n_trial_s = 0;
+    r->n_ok = 0;
+    r->gpu_shared = false;
+    r->shape_start_ms = gb_now_ms();
+    r->progress = (gb_progress){
+        .kernel = r->k->name,
+        .shape = res->key_text,
+        .shape_index = r->result->n_shapes - 1,
+        .n_shapes = r->req->n_shapes,
+        .compile_only = r->opts->compile_only,
+        .n_planned = -1,
+    };
+}
+
+void gb_run_progress(run *r, gb_progress_phase phase, const leader *best)
+{
+    if (!r->opts->progress) return;
+    gb_strbuf text = GB_STRBUF_INIT;
+    gb_progress *p = &r->progress;
+    p->phase = phase;
+    p->elapsed_s = (gb_now_ms() - r->shape_start_ms) / 1e3;
+    p->has_best = best && best->has;
+    if (p->has_best) {
+        p->best_ms = best->stats.median;
+        gb_config_append_canonical(&text, &best->config);
+    }
+    p->best_config = p->has_best ? gb_sb_str(&text) : NULL;
+    r->opts->progress(r->opts->progress_ctx, p);
+    gb_sb_free(&text);
+}
+
+/* ---- starting ------------------------------------------------------------- */
+
+int gb_pending_start(run *r, const gb_fields *shape, const gb_record_id *id,
+                     const gb_config *config, bool resume, gb_pending *p)
+{
+    const gb_kernel_def *k = r->k;
+    memset(p, 0, sizeof *p);
+    int rc = gb_history_ident(r, id, config, &p->ident);
+    if (rc == GB_OK) rc = k->hooks.launch(k->hooks_ctx, config, shape, &p->launch, r->err);
+    if (rc) return rc;
+    if (resume && gb_history_resume(r, &p->ident, &p->earlier)) {
+        p->resumed = true;
+        return GB_OK;
+    }
+    rc = gb_variant_job(k, &r->source_fp, r->arch, config, shape, &p->job, r->err);
+    if (rc == GB_OK) gb_compiler_submit(r->compiler, p->job);
+    return rc;
+}
+
+int gb_pending_compile(run *r, gb_pending *p, const gb_compile_out **out, gb_err *cerr)
+{
+    double waited = gb_now_ms() / 1e3;
+    int crc = gb_compiler_wait(r->compiler, p->job, out, cerr);
+    r->result->timing.compile_wait_s += gb_now_ms() / 1e3 - waited;
+    if (!gb_compile_job_cached(p->job)) r->result->timing.compile_cpu_s += (*out)->compile_ms / 1e3;
+    r->progress.n_compiled++;
+    return crc;
+}
+
+void gb_pending_free(run *r, gb_pending *p)
+{
+    if (p->job) {
+        const gb_compile_out *ignored;
+        gb_compiler_wait(r->compiler, p->job, &ignored, NULL);
+        gb_compile_job_free(p->job);
+    }
+    gb_trial_result_free(&p->earlier);
+    gb_history_ident_free(&p->ident);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- counting ------------------------------------------------------------- */
+
+static int add_failure(run *r, gb_shape_result *res, const gb_trial_ident *id, bool resumed,
+                       const gb_trial_result *t)
+{
+    gb_trial_note *notes = realloc(res->failures, (size_t)(res->n_failures + 1) * sizeof *notes);
+    if (!notes) return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    res->failures = notes;
+    gb_trial_note *n = &notes[res->n_failures];
+    *n = (gb_trial_note){.config = strdup(id->text),
+                         .status = t->status,
+                         .reason = strdup(t->reason),
+                         .resumed = resumed};
+    if (!n->config || !n->reason) {
+        free(n->config);
+        free(n->reason);
+        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    }
+    res->n_failures++;
+    return GB_OK;
+}
+
+static void log_trial(const run *r, const gb_trial_ident *id, bool resumed,
+                      const gb_trial_result *t)
+{
+    if (!r->opts->verbose) return;
+    const char *from = resumed ? " (from the cache)" : "";
+    const gb_measurement *m = &t->measurement;
+    if (t->status == GB_TRIAL_OK && m->contended)
+        gb_run_log(r, "  %-40s ok %10.4f ms (n=%d), contended: %d other process(es) on the GPU\n",
+                   id->text, m->stats.median, m->stats.n, m->n_other_procs);
+    else if (t->status == GB_TRIAL_OK)
+        gb_run_log(r, "  %-40s ok %10.4f ms (n=%d)%s\n", id->text, m->stats.median, m->stats.n,
+                   from);
+    else
+        gb_run_log(r, "  %-40s %s: %s%s\n", id->text, gb_trial_status_name(t->status), t->reason,
+                   from);
+}
+
+static void consider(leader *best, const gb_config *config, const gb_trial_result *t)
+{
+    if (!best || t->status != GB_TRIAL_OK) return;
+    /* Strictly faster wins; equal medians keep the earlier configuration in the
+     * canonical order, so reruns pick the same one. */
+    if (best->has && (t->measurement.stats.median > best->stats.median ||
+                      (t->measurement.stats.median == best->stats.median &&
+                       config->ordinal > best->config.ordinal)))
+        return;
+    best->has = true;
+    best->config = *config;
+    best->stats = t->measurement.stats;
+    best->contended = t->measurement.contended;
+}
+
+int gb_trial_tally(run *r, const gb_trial_ident *id, bool resumed, const gb_trial_result *t,
+                   gb_shape_result *res, leader *best)
+{
+    res->n_status[t->status]++;
+    res->n_resumed += resumed;
+    res->n_timed += t->status == GB_TRIAL_OK;
+    res->n_contended += t->status == GB_TRIAL_OK && t->measurement.contended;
+    res->n_skipped += t->status == GB_TRIAL_SKIPPED;
+    r->progress.n_timed += t->status == GB_TRIAL_OK;
+    r->progress.n_failed += t->status != GB_TRIAL_OK;
+    log_trial(r, id, resumed, t);
+    consider(best, &id->config, t);
+    int rc = t->status == GB_TRIAL_OK ? note_ok(r, &id->config, t->measurement.stats.median)
+                                      : add_failure(r, res, id, resumed, t);
+    if (rc == GB_OK && r->bench && t->status == GB_TRIAL_OK &&
+        gb_measurement_copy(&t->measurement, &res->best_measurement) != GB_OK)
+        rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_TRIAL, best);
+    return rc;
+}
+
+/* ---- running ----------------------------------------------------------------- */
+
+int gb_trial_measure(run *r, const gb_variant *v, const gb_measure_opts *opts, gb_trial_result *t)
+{
+    int rc = gb_exec_trial(r->opts->exec, v, &r->check, opts, gb_trial_timeout_s(r), t, r->err);
+    if (rc || t->status != GB_TRIAL_OK || !t->measurement.contended || r->gpu_shared) return rc;
+    gb_trial_result again = {0};
+    if ((rc = gb_run_pause_for_contention(r))) return rc;
+    rc = gb_exec_trial(r->opts->exec, v, &r->check, opts, gb_trial_timeout_s(r), &again, r->err);
+    if (rc == GB_OK && again.status == GB_TRIAL_OK) {
+        gb_trial_result_free(t);
+        *t = again; /* moved */
+        r->gpu_shared = t->measurement.contended;
+    } else {
+        gb_trial_result_free(&again);
+    }
+    return rc;
+}
+
+/* Why a compiled variant is not worth the GPU's time: it spills under --no-spills.
+ * Sets t (status skipped) and returns true when so. */
+static bool skip_variant(const run *r, const gb_compile_out *out, gb_trial_result *t)
+{
+    const gb_resources *res = &out->resources;
+    if (!r->opts->no_spills || (res->spill_store_bytes <= 0 && res->spill_load_bytes <= 0))
+        return false;
+    t->status = GB_TRIAL_SKIPPED;
+    snprintf(t->reason, sizeof t->reason,
+             "spills registers to local memory (%d bytes stored, %d loaded per thread) and "
+             "--no-spills is on",
+             res->spill_store_bytes, res->spill_load_bytes);
+    return true;
+}
+
+/* Runs a compiled variant on the GPU, under the watchdog and behind the
+ * write-ahead record. */
+static int try_variant(run *r, const gb_record_id *id, gb_pending *p, const gb_compile_out *out,
+                       const gb_measure_opts *opts, gb_trial_result *t)
+{
+    gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], p->launch};
+    if (!r->bench) gb_history_in_flight(r, id, &p->ident, gb_compile_job_key(p->job));
+    double start = gb_now_ms() / 1e3;
+    int rc = gb_trial_measure(r, &v, opts, t);
+    double took = gb_now_ms() / 1e3 - start;
+    r->result->timing.screening_s += took;
+    r->result->timing.n_trials++;
+    if (rc == GB_EINTR && !r->bench) gb_history_forget(r, &p->ident);
+    if (rc) return rc;
+    if (t->status == GB_TRIAL_OK) note_trial_time(r, took);
+    return GB_OK;
+}
+
+int gb_pending_finish(run *r, const gb_record_id *id, gb_pending *p, const gb_measure_opts *opts,
+                      gb_shape_result *res, leader *best, gb_trial_result *out_t)
+{
+    gb_trial_result t = {0};
+    int rc = GB_OK;
+    if (p->resumed) {
+        t = p->earlier;
+        memset(&p->earlier, 0, sizeof p->earlier); /* moved */
+    } else {
+        const gb_compile_out *out = NULL;
+        gb_err cerr = {0};
+        int crc = gb_pending_compile(r, p, &out, &cerr);
+        res->n_compiled += crc == GB_OK;
+        gb_run_progress(r, GB_PROGRESS_COMPILE, best);
+        if (crc == GB_OK && !skip_variant(r, out, &t)) {
+            rc = try_variant(r, id, p, out, opts, &t);
+        } else if (crc) {
+            t.status = GB_TRIAL_COMPILE_ERROR;
+            gb_strlcpy(t.reason, cerr.msg, sizeof t.reason);
+        }
+        const char *log = crc && out ? out->log : NULL;
+        if (rc == GB_OK && !r->bench)
+            gb_history_trial(r, id, &p->ident, &t, crc ? -1 : out->resources.registers, log,
+                             crc ? NULL : gb_compile_job_key(p->job));
+        gb_compile_job_free(p->job);
+        p->job = NULL;
+    }
+    if (rc == GB_OK) rc = gb_trial_tally(r, &p->ident, p->resumed, &t, res, best);
+    if (rc == GB_OK && out_t)
+        *out_t = t; /* moved */
+    else
+        gb_trial_result_free(&t);
+    return rc;
+}
