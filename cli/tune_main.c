@@ -49,7 +49,16 @@ static const char USAGE[] =
     "  --require-gpu    exit with status 3 when there is no usable GPU\n"
     "  --device N       the GPU to use (default 0)\n"
     "  --jobs N         compile threads (default: the number of CPUs)\n"
-    "  --seed N         seed of the argument buffers (default 1)\n"
+    "  --seed N         seed of the argument buffers and of the search strategies\n"
+    "                   (default 1; a gb.tune{ seed = } wins for its strategy)\n"
+    "  --strategy NAME  search every kernel's space with NAME, over what the script\n"
+    "                   says: exhaustive, random, anneal, genetic, local or auto\n"
+    "  --exhaustive-max N  the default rule, for a gb.tune that names no strategy and\n"
+    "                   no budget: exhaustive when the space holds at most N valid\n"
+    "                   configurations (default 512), else auto ...\n"
+    "  --auto-evals N   ... with a budget of N evaluations (default 200); also the\n"
+    "                   budget of a named strategy other than exhaustive without one\n"
+    "  --no-spills      skip variants whose compile spills registers to local memory\n"
     "  --mode MODE      cold (default: L2 flushed before each sample) or hot (a CUDA\n"
     "                   graph of back-to-back launches); over a kernel's measure.mode\n"
     "  --noise X        stop once the median's 95%% interval is within +/-X (default\n"
@@ -168,6 +177,10 @@ enum {
     OPT_SAMPLES,
     OPT_LEASE_WAIT,
     OPT_EXPORT_HEADER,
+    OPT_STRATEGY,
+    OPT_EXHAUSTIVE_MAX,
+    OPT_AUTO_EVALS,
+    OPT_NO_SPILLS,
     OPT_VERSION
 };
 
@@ -189,12 +202,29 @@ static const struct option long_options[] = {
     {"samples", required_argument, NULL, OPT_SAMPLES},
     {"lease-wait", required_argument, NULL, OPT_LEASE_WAIT},
     {"export-header", required_argument, NULL, OPT_EXPORT_HEADER},
+    {"strategy", required_argument, NULL, OPT_STRATEGY},
+    {"exhaustive-max", required_argument, NULL, OPT_EXHAUSTIVE_MAX},
+    {"auto-evals", required_argument, NULL, OPT_AUTO_EVALS},
+    {"no-spills", no_argument, NULL, OPT_NO_SPILLS},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
+
+static int parse_strategy(const char *prog, const char *name, const char **out)
+{
+    if (gb_strategy_find(name)) {
+        *out = name;
+        return 0;
+    }
+    gb_strbuf names = GB_STRBUF_INIT;
+    gb_strategy_append_names(&names);
+    fprintf(stderr, "%s: --strategy is one of %s, not '%s'\n", prog, gb_sb_str(&names), name);
+    gb_sb_free(&names);
+    return 2;
+}
 
 /* --mode, --noise, --max-ms, --samples: they override a kernel's measure table. */
 static int measure_option(int c, const char *prog, gb_lua_host *h)
@@ -268,6 +298,15 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
         return parse_lease_wait(prog, optarg, &h->tuner.lease->wait_s) ? 2 : -1;
     case OPT_EXPORT_HEADER:
         a->export_header = optarg;
+        return -1;
+    case OPT_STRATEGY:
+        return parse_strategy(prog, optarg, &h->tuner.strategy) ? 2 : -1;
+    case OPT_EXHAUSTIVE_MAX:
+        return parse_int(prog, "--exhaustive-max", optarg, 1, &h->tuner.exhaustive_max) ? 2 : -1;
+    case OPT_AUTO_EVALS:
+        return parse_int(prog, "--auto-evals", optarg, 1, &h->tuner.auto_evals) ? 2 : -1;
+    case OPT_NO_SPILLS:
+        h->tuner.no_spills = true;
         return -1;
     case OPT_MODE:
     case OPT_NOISE:

@@ -336,12 +336,38 @@ static int run_kernel(lua_State *L, gb_tune_request *req, gb_err *err)
     return rc;
 }
 
-/* core.tune(kernel, shapes, {evals=, seconds=, baseline=}) -> results */
+/* core.tune(kernel, shapes, {evals=, seconds=, baseline=, strategy=, seed=}) -> results */
 static int core_tune(lua_State *L)
 {
     gb_tune_request req = read_request(L, 3);
+    gb_strategy_factory *custom = NULL;
     gb_err err = {0};
-    return run_kernel(L, &req, &err) ? gb_lua_raise(L, &err) : 1;
+    int rc = GB_OK;
+    lua_getfield(L, 3, "strategy");
+    if (lua_type(L, -1) == LUA_TSTRING)
+        req.strategy = lua_tostring(L, -1); /* the options table keeps it alive */
+    else if (!lua_isnil(L, -1) && (rc = gb_lua_strategy_factory(L, -1, &custom, &err)) == GB_OK)
+        req.custom = custom;
+    lua_getfield(L, 3, "seed");
+    if (lua_isinteger(L, -1)) {
+        req.has_seed = true;
+        req.seed = (uint64_t)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 2);
+    if (rc == GB_OK) rc = run_kernel(L, &req, &err);
+    gb_lua_strategy_factory_free(L, custom);
+    return rc ? gb_lua_raise(L, &err) : 1;
+}
+
+/* core.strategies() -> the built-in strategies' names, in order */
+static int core_strategies(lua_State *L)
+{
+    lua_createtable(L, gb_strategy_n_kinds, 0);
+    for (int i = 0; i < gb_strategy_n_kinds; i++) {
+        lua_pushstring(L, gb_strategy_kinds[i].name);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
 }
 
 /* core.bench(kernel, shapes, config | "best", {baseline=}) -> results */
@@ -451,6 +477,7 @@ static int open_core(lua_State *L)
 {
     static const luaL_Reg fns[] = {
         {"tune", core_tune},
+        {"strategies", core_strategies},
         {"bench", core_bench},
         {"device", core_device},
         {"best", core_best},

@@ -499,16 +499,37 @@ Kernel.__tostring = function(k) return "gpubench kernel " .. k.name end
 
 -- ---- tuning -------------------------------------------------------------------------
 
-local TUNE_FIELDS = { shapes = true, strategy = true, budget = true, baseline = true }
-local STRATEGIES = { exhaustive = true }
+local TUNE_FIELDS = { shapes = true, strategy = true, budget = true, baseline = true, seed = true }
+
+-- A strategy is a built-in one's name, a table with ask and tell, or a function
+-- (or coroutine) that yields configurations.
+local function check_strategy(strategy)
+  if strategy == nil or type(strategy) == "function" or type(strategy) == "thread" then return end
+  if type(strategy) == "string" then
+    for _, name in ipairs(core.strategies()) do
+      if name == strategy then return end
+    end
+    fail("gb.tune: strategy %s is not one this build has (%s)", describe(strategy),
+         table.concat(core.strategies(), ", "))
+  end
+  if type(strategy) ~= "table" then
+    fail("gb.tune: strategy must be a name, a table with ask and tell, or a function, got %s", describe(strategy))
+  end
+  if type(strategy.ask) ~= "function" then
+    fail("gb.tune: a strategy table needs an ask(n, history) function")
+  end
+  if strategy.tell ~= nil and type(strategy.tell) ~= "function" then
+    fail("gb.tune: a strategy's tell must be a function(results), got %s", describe(strategy.tell))
+  end
+end
 
 local function check_tune_opts(opts)
   for k in pairs(opts) do
     if not TUNE_FIELDS[k] then fail("gb.tune: unknown option '%s'", tostring(k)) end
   end
-  local strategy = opts.strategy or "exhaustive"
-  if not STRATEGIES[strategy] then
-    fail("gb.tune: strategy %s is not one this build has (exhaustive)", describe(strategy))
+  check_strategy(opts.strategy)
+  if opts.seed ~= nil and (math.type(opts.seed) ~= "integer" or opts.seed < 0) then
+    fail("gb.tune: seed must be an integer >= 0, got %s", describe(opts.seed))
   end
   local budget = opts.budget or {}
   if type(budget) ~= "table" then fail("gb.tune: budget must be a table {evals=, seconds=}") end
@@ -542,6 +563,8 @@ function gb.tune(kernel, opts)
     evals = budget.evals and math.floor(budget.evals) or 0,
     seconds = budget.seconds or 0,
     baseline = opts.baseline == "reference",
+    strategy = opts.strategy,
+    seed = opts.seed,
   })
 end
 

@@ -28,6 +28,11 @@ int gb_lua_to_fields(lua_State *L, int idx, gb_fields *out, gb_err *err);
 int gb_lua_kernel_def(lua_State *L, int idx, gb_kernel_def **out, gb_err *err);
 void gb_lua_kernel_free(gb_kernel_def *def);
 
+/* A strategy of the script's (a table with ask and tell, or a function run as a
+ * coroutine per shape) at idx, for a gb_tune_request (lua/strategy.c). */
+int gb_lua_strategy_factory(lua_State *L, int idx, gb_strategy_factory **out, gb_err *err);
+void gb_lua_strategy_factory_free(lua_State *L, gb_strategy_factory *factory);
+
 /* Pushes the results table of a tuning run. */
 void gb_lua_push_results(lua_State *L, const gb_tune_result *result);
 

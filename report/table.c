@@ -254,6 +254,32 @@ static void contention_lines(FILE *out, const gb_shape_result *s, bool bench)
         fprintf(out, "    the reference was timed while another process used the GPU: no vs ref\n");
 }
 
+/* How the search went: the strategy, what ended it, how much of the space it
+ * saw, and what the constraints cost. */
+static void search_line(FILE *out, const gb_shape_result *s)
+{
+    if (s->ended_by == GB_END_NONE) return;
+    static const char *const why[] = {
+        [GB_END_SPACE] = "every valid configuration tried",
+        [GB_END_EVALS] = "the budget's evaluations",
+        [GB_END_SECONDS] = "the budget's seconds",
+        [GB_END_STRATEGY] = "the strategy proposed no more",
+        [GB_END_INTERRUPT] = "interrupted",
+    };
+    fprintf(out, "    search: %s (seed %llu", s->strategy, (unsigned long long)s->seed);
+    if (s->budget_evals > 0) fprintf(out, ", budget %lld evaluations", (long long)s->budget_evals);
+    if (s->budget_seconds > 0) fprintf(out, ", budget %g s", s->budget_seconds);
+    fprintf(out, "), ended by %s: %d configuration(s) tried", why[s->ended_by], s->n_evals);
+    if (s->n_recorded) fprintf(out, " (%d by earlier runs)", s->n_recorded);
+    fprintf(out, " of %llu in the space (%.2g%%)", (unsigned long long)s->n_configs,
+            s->n_configs ? 100.0 * s->n_evals / (double)s->n_configs : 0.0);
+    if (s->n_checked)
+        fprintf(out, "; constraints rejected %llu of %llu looked at (%.2g M/s)",
+                (unsigned long long)s->n_rejected, (unsigned long long)s->n_checked,
+                s->check_s > 0 ? s->n_checked / s->check_s / 1e6 : 0.0);
+    fputc('\n', out);
+}
+
 static void summary(FILE *out, const gb_tune_result *r, bool verbose)
 {
     for (int i = 0; i < r->n_shapes; i++) {
@@ -262,6 +288,7 @@ static void summary(FILE *out, const gb_tune_result *r, bool verbose)
         if (s->cached || s->failure) continue;
         fprintf(out, "  %s: ", s->key_text);
         status_counts(out, s);
+        search_line(out, s);
         if (s->n_leaders) fprintf(out, "    %d leader(s) raced\n", s->n_leaders);
         race_line(out, s);
         contention_lines(out, s, r->bench);
@@ -282,8 +309,8 @@ static void timing_line(FILE *out, const gb_tune_timing *t)
     fprintf(out, "  time %.1f s: ", t->total_s);
     if (t->lease_wait_s > 0) fprintf(out, "%.1f s waiting for the GPU's lease, ", t->lease_wait_s);
     fprintf(out,
-            "%.1f s in %d trials (%.0f ms each), %.1f s racing the leaders, %.1f s "
-            "waiting for compiles (NVRTC %.1f s over the threads), %.1f s other\n",
+            "%.1f s in %d trials (%.0f ms each), %.1f s racing the leaders, %.1f s with "
+            "the GPU idle waiting for compiles (NVRTC %.1f s over the threads), %.1f s other\n",
             t->screening_s, t->n_trials, 1e3 * t->screening_s / t->n_trials, t->racing_s,
             t->compile_wait_s, t->compile_cpu_s, other > 0 ? other : 0);
 }
