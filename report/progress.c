@@ -18,7 +18,7 @@
 #define LINE_EVERY_S    10.0 /* lines: a line at least this often while events come */
 #define DEFAULT_COLUMNS 80
 #define TEXT_BYTES      2048
-#define MIN_CONFIG_COLS 8 /* a best configuration cut shorter than this is left out */
+#define MIN_CUT_COLS    8 /* a shape or configuration cut shorter than this is left out */
 
 struct gb_progress_view {
     FILE *out;
@@ -35,13 +35,15 @@ struct gb_progress_view {
     int last_quarter;   /* lines: the quarter of the planned work last reported */
 };
 
-/* A status line in three parts, so the best configuration (the least needed) can
- * be cut to fit the width before the ETA is. */
+/* A status line in parts, so that on a narrow terminal the least needed go first
+ * (the configuration, then the best time, then the shape) and the ETA stays. */
 typedef struct status_text {
-    char head[TEXT_BYTES];   /* kernel, shape */
-    char main[TEXT_BYTES];   /* "  compiled 31  timed 24 ...  best 1.234 ms" */
+    char title[256];         /* "gemm_f32 [2/4]" */
+    char shape[TEXT_BYTES];  /* "K=2048,M=2048,N=2048" */
+    char counts[256];        /* "  compiled 31  timed 24  failed 1  left 17" */
+    char best[64];           /* "  best 1.234 ms", or "" */
     char config[TEXT_BYTES]; /* the best configuration, or "" */
-    char tail[64];           /* ETA or elapsed time, or "" */
+    char tail[64];           /* "ETA 0:12", the elapsed time, or "" */
 } status_text;
 
 static double monotonic_s(void *ctx)
@@ -93,6 +95,7 @@ static int work_left(const gb_progress *p)
     return left > 0 ? left : 0;
 }
 
+/* "gemm_f32 [2/4] K=2048,M=2048,N=2048", for the plain lines. */
 static void put_head(char *buf, size_t n, const gb_progress *p)
 {
     append(buf, n, "%s [%d/%d] %s", p->kernel ? p->kernel : "?", p->shape_index + 1, p->n_shapes,
@@ -100,18 +103,17 @@ static void put_head(char *buf, size_t n, const gb_progress *p)
 }
 
 /* "compiled 31 of 48  failed 1" when compiling only; else the compiles, trials and
- * what is left. sep goes before each item. */
-static void put_counts(char *buf, size_t n, const gb_progress *p, const char *sep)
+ * what is left. Each item starts with two spaces. */
+static void put_counts(char *buf, size_t n, const gb_progress *p)
 {
     if (p->compile_only) {
-        append(buf, n, "%scompiled %d", sep, p->n_compiled);
+        append(buf, n, "  compiled %d", p->n_compiled);
         if (p->n_planned >= 0) append(buf, n, " of %d", p->n_planned);
-        append(buf, n, "%sfailed %d", sep, p->n_failed);
+        append(buf, n, "  failed %d", p->n_failed);
         return;
     }
-    append(buf, n, "%scompiled %d%stimed %d%sfailed %d", sep, p->n_compiled, sep, p->n_timed, sep,
-           p->n_failed);
-    if (p->n_planned >= 0) append(buf, n, "%sleft %d", sep, work_left(p));
+    append(buf, n, "  compiled %d  timed %d  failed %d", p->n_compiled, p->n_timed, p->n_failed);
+    if (p->n_planned >= 0) append(buf, n, "  left %d", work_left(p));
 }
 
 static void put_best(status_text *t, const gb_progress *p)
@@ -119,9 +121,8 @@ static void put_best(status_text *t, const gb_progress *p)
     if (p->compile_only || !p->has_best) return;
     char ms[32];
     format_ms(p->best_ms, ms, sizeof ms);
-    append(t->main, sizeof t->main, "  best %s ms", ms);
-    if (p->best_config && *p->best_config)
-        snprintf(t->config, sizeof t->config, "%s", p->best_config);
+    snprintf(t->best, sizeof t->best, "  best %s ms", ms);
+    if (p->best_config) snprintf(t->config, sizeof t->config, "%s", p->best_config);
 }
 
 /* The ETA from the rate so far: left x elapsed / done. Without a plan or before
@@ -142,22 +143,32 @@ static void put_eta(status_text *t, const gb_progress *p)
     }
 }
 
-/* The terminal line's text: "gemm_f32 [2/4] M=2048,...  compiled 31  timed 24 ...". */
 static void status_line(const gb_progress *p, status_text *t)
 {
-    t->head[0] = t->main[0] = t->config[0] = t->tail[0] = '\0';
-    put_head(t->head, sizeof t->head, p);
-    put_counts(t->main, sizeof t->main, p, "  ");
+    memset(t, 0, sizeof *t);
+    snprintf(t->title, sizeof t->title, "%s [%d/%d]", p->kernel ? p->kernel : "?",
+             p->shape_index + 1, p->n_shapes);
+    snprintf(t->shape, sizeof t->shape, "%s", p->shape ? p->shape : "");
+    put_counts(t->counts, sizeof t->counts, p);
     put_best(t, p);
     put_eta(t, p);
 }
 
+/* The plain line's body: "compiled 31  timed 24 ...  best 1.234 ms (BK=16,...)",
+ * with the ETA when with_tail. */
+static void plain_body(const status_text *t, bool with_tail, char *out, size_t n)
+{
+    append(out, n, "%s%s", t->counts + 2, t->best); /* counts start with two spaces */
+    if (*t->config) append(out, n, " (%s)", t->config);
+    if (with_tail && *t->tail) append(out, n, "  %s", t->tail);
+}
+
 /* Columns a UTF-8 text takes (one per character: continuation bytes do not count). */
-static size_t columns_of(const char *s, size_t n_bytes)
+static size_t columns_of(const char *s)
 {
     size_t cols = 0;
-    for (size_t i = 0; i < n_bytes; i++)
-        cols += ((unsigned char)s[i] & 0xC0) != 0x80;
+    for (; *s; s++)
+        cols += ((unsigned char)*s & 0xC0) != 0x80;
     return cols;
 }
 
@@ -171,21 +182,44 @@ static size_t bytes_for_columns(const char *s, size_t max_cols)
     return i;
 }
 
-/* Joins the parts into out within max_cols: the configuration is cut (with "...")
- * or left out first; what still does not fit is cut at the end. */
+/* How many columns of s, with extra columns around it, the room has: all of them,
+ * a cut of at least MIN_CUT_COLS, or none. They are taken from *room. */
+static size_t take_room(size_t *room, const char *s, size_t extra)
+{
+    size_t cols = columns_of(s);
+    if (cols == 0 || (*room < extra + cols && *room < extra + MIN_CUT_COLS)) return 0;
+    size_t keep = extra + cols <= *room ? cols : *room - extra;
+    *room -= extra + keep;
+    return keep;
+}
+
+/* Appends pre, s cut to keep columns (ending in "..." when cut), and post. */
+static void append_cut(char *out, size_t n, const char *pre, const char *s, size_t keep,
+                       const char *post)
+{
+    if (columns_of(s) <= keep)
+        append(out, n, "%s%s%s", pre, s, post);
+    else
+        append(out, n, "%s%.*s...%s", pre, (int)bytes_for_columns(s, keep - 3), s, post);
+}
+
+/* The terminal line within max_cols: the title, the counts and the ETA always (cut
+ * at the end when even they do not fit); then the shape, the best time and the
+ * configuration, in that order, each whole, cut or left out to fit. */
 static void fit_line(const status_text *t, size_t max_cols, char *out, size_t n)
 {
-    size_t fixed = columns_of(t->head, strlen(t->head)) + columns_of(t->main, strlen(t->main)) +
-                   (*t->tail ? 2 : 0) + columns_of(t->tail, strlen(t->tail));
-    size_t config = columns_of(t->config, strlen(t->config));
+    size_t fixed =
+        columns_of(t->title) + columns_of(t->counts) + (*t->tail ? 2 + columns_of(t->tail) : 0);
+    size_t room = max_cols > fixed ? max_cols - fixed : 0;
+    size_t shape_keep = take_room(&room, t->shape, 1);
+    bool with_best = *t->best && columns_of(t->best) <= room;
+    if (with_best) room -= columns_of(t->best);
+    size_t config_keep = with_best ? take_room(&room, t->config, 3) : 0;
     out[0] = '\0';
-    append(out, n, "%s%s", t->head, t->main);
-    if (config > 0 && fixed + config + 3 <= max_cols) {
-        append(out, n, " (%s)", t->config);
-    } else if (config > 0 && fixed + 3 + MIN_CONFIG_COLS <= max_cols) {
-        size_t keep = max_cols - fixed - 3 - 3; /* " (", "...", ")" */
-        append(out, n, " (%.*s...)", (int)bytes_for_columns(t->config, keep), t->config);
-    }
+    append(out, n, "%s", t->title);
+    if (shape_keep) append_cut(out, n, " ", t->shape, shape_keep, "");
+    append(out, n, "%s%s", t->counts, with_best ? t->best : "");
+    if (config_keep) append_cut(out, n, " (", t->config, config_keep, ")");
     if (*t->tail) append(out, n, "  %s", t->tail);
     out[bytes_for_columns(out, max_cols)] = '\0';
 }
@@ -267,8 +301,9 @@ static void end_line(gb_progress_view *v, const gb_progress *p, double now_s)
     char took[32], text[TEXT_BYTES] = "";
     status_line(p, &t);
     format_duration(p->elapsed_s, took, sizeof took);
-    append(text, sizeof text, "%s: done in %s:%s", t.head, took, t.main + 1);
-    if (*t.config) append(text, sizeof text, " (%s)", t.config);
+    put_head(text, sizeof text, p);
+    append(text, sizeof text, ": done in %s: ", took);
+    plain_body(&t, false, text, sizeof text);
     print_line(v, text, now_s);
 }
 
@@ -283,9 +318,9 @@ static void maybe_progress_line(gb_progress_view *v, const gb_progress *p, doubl
     status_text t;
     char text[TEXT_BYTES] = "";
     status_line(p, &t);
-    append(text, sizeof text, "%s:%s", t.head, t.main + 1); /* "head: compiled ..." */
-    if (*t.config) append(text, sizeof text, " (%s)", t.config);
-    append(text, sizeof text, "  %s", t.tail);
+    put_head(text, sizeof text, p);
+    append(text, sizeof text, ": ");
+    plain_body(&t, true, text, sizeof text);
     print_line(v, text, now_s);
 }
 
