@@ -5,6 +5,7 @@
 #include "engine/interrupt.h"
 #include "engine/worker.h"
 #include "lua/binding.h"
+#include "report/progress.h"
 
 #include <getopt.h>
 #include <lauxlib.h>
@@ -76,9 +77,13 @@ static const char USAGE[] =
     "                   script tuned (on this run's device) to OUT.h, prefixed by the\n"
     "                   kernel's name (see `gpubench export --help`)\n"
     "  -v, --verbose    a line for every trial\n"
-    "  -q, --quiet      no result tables\n"
+    "  -q, --quiet      no progress display and no result tables\n"
     "  -h, --help       this text\n"
     "      --version    the version\n"
+    "\n"
+    "Progress shows on stderr: a status line redrawn in place on a terminal (with\n"
+    "TERM=dumb, or when stderr is not a terminal, a plain line when a shape starts,\n"
+    "every 10 s or quarter of the way, and when it ends).\n"
     "\n"
     "Every variant runs in a GPU worker process: one that faults or hangs is\n"
     "recorded as crashed or timeout, and a fresh worker carries on. Every trial is\n"
@@ -455,7 +460,59 @@ static int script_status(int rc, const gb_err *err, const gb_lua_host *h, const 
     return h->n_shapes_failed > 0 ? 1 : 0;
 }
 
-static int run_script(const tune_args *a, gb_lua_host *h, const char *prog)
+/* The progress display on stderr (report/progress.h) and the streams that erase
+ * its status line before their own text. */
+typedef struct progress {
+    gb_progress_view *view; /* NULL: none (out of memory) */
+    FILE *log, *out;        /* tty mode: the tuner's log and the tables, through the view */
+    char prefix[64];
+} progress;
+
+/* A status line on a terminal; plain lines for a file, a pipe or TERM=dumb (a
+ * terminal that cannot erase a line); nothing with -q. */
+static gb_progress_mode progress_mode(bool quiet)
+{
+    const char *term = getenv("TERM");
+    if (quiet) return GB_PROGRESS_MODE_QUIET;
+    if (!isatty(fileno(stderr)) || (term && strcmp(term, "dumb") == 0))
+        return GB_PROGRESS_MODE_LINES;
+    return GB_PROGRESS_MODE_TTY;
+}
+
+/* In tty mode the tuner's log (warnings, -v lines) and the tables (when stdout is
+ * a terminal too) go through the view, which erases its line before each write:
+ * the tuner and the binding need not know the line is there. */
+static void progress_start(progress *pr, gb_lua_host *h, bool quiet, const char *prog)
+{
+    gb_err err = {0};
+    snprintf(pr->prefix, sizeof pr->prefix, "%s: ", prog);
+    gb_progress_view_opts opts = {.mode = progress_mode(quiet), .prefix = pr->prefix};
+    if (gb_progress_view_create(stderr, &opts, &pr->view, &err) != GB_OK) return;
+    h->tuner.progress = gb_progress_view_event;
+    h->tuner.progress_ctx = pr->view;
+    if (opts.mode != GB_PROGRESS_MODE_TTY) return;
+    if ((pr->log = gb_progress_view_stream(pr->view, stderr))) h->tuner.log = pr->log;
+    if (h->out && isatty(fileno(stdout)) && (pr->out = gb_progress_view_stream(pr->view, stdout)))
+        h->out = pr->out;
+}
+
+/* Before the front end prints on its own: what the streams hold comes out, and
+ * the status line is gone. */
+static void progress_finish(progress *pr)
+{
+    if (pr->log) fflush(pr->log);
+    if (pr->out) fflush(pr->out);
+    gb_progress_view_finish(pr->view);
+}
+
+static void progress_end(progress *pr)
+{
+    if (pr->log) fclose(pr->log);
+    if (pr->out) fclose(pr->out);
+    gb_progress_view_destroy(pr->view);
+}
+
+static int run_script(const tune_args *a, gb_lua_host *h, progress *pr, const char *prog)
 {
     lua_State *L = NULL;
     gb_err err = {0};
@@ -465,6 +522,7 @@ static int run_script(const tune_args *a, gb_lua_host *h, const char *prog)
     if (rc == GB_OK) rc = gb_lua_run(L, a->script, a->n_script_args, a->script_args, &err);
     signal(SIGINT, SIG_DFL);
     running_script = NULL;
+    progress_finish(pr); /* an error or Ctrl-C may have left the status line up */
     int status = script_status(rc, &err, h, prog);
     /* A run with failed shapes still exports what it tuned. */
     if (a->export_header && (status == 0 || status == 1)) {
@@ -505,9 +563,12 @@ int gb_cli_tune(int argc, char **argv)
         free(env);
         return gb_cli_exit_status(err.code);
     }
-    status = run_script(&a, &h, argv[0]);
+    progress pr = {0};
+    progress_start(&pr, &h, a.quiet, argv[0]);
+    status = run_script(&a, &h, &pr, argv[0]);
     gb_tuner_lease_end(&lease); /* after the worker is gone (gb_lua_close) */
     gb_cache_close(h.tuner.cache);
+    progress_end(&pr); /* last: the log goes through it until the script is closed */
     free(env);
     return status;
 }
