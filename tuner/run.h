@@ -65,6 +65,7 @@ typedef struct run {
     const gb_strategy_factory *custom; /* ... or the script's */
     int64_t planned;                   /* configurations this shape will try; -1: unknown */
     double shape_start_ms;
+    bool progress_started; /* START was sent for this shape, END not yet */
     bool gpu_shared; /* this shape: a contended trial stayed contended when measured again,
                         so later ones are not measured twice */
     gb_err *err;

@@ -58,7 +58,6 @@ int gb_search_plan(run *r, gb_shape_result *res)
     if (!name) { /* the default rule */
         if ((rc = gb_search_count_valid(r, small, &valid))) return rc;
         name = valid <= small ? "exhaustive" : "auto";
-        r->planned = valid <= small ? (int64_t)valid : -1;
     }
     if (!r->custom && !(r->kind = gb_strategy_find(name))) {
         gb_strbuf names = GB_STRBUF_INIT;
@@ -72,9 +71,12 @@ int gb_search_plan(run *r, gb_shape_result *res)
     /* Every strategy but exhaustive gets a budget: without one it would run until
      * the space is used up, which is exhaustive's job. */
     if (!budgeted && strcmp(name, "exhaustive") != 0) res->budget_evals = auto_evals;
+    r->planned = -1;
     if (res->budget_evals > 0)
         r->planned = res->budget_evals;
-    else if (strcmp(name, "exhaustive") == 0 && !valid && r->search.size <= COUNT_ALL_MAX &&
+    else if (strcmp(name, "exhaustive") == 0 && valid > 0 && valid <= small)
+        r->planned = (int64_t)valid; /* the default rule counted them all */
+    else if (strcmp(name, "exhaustive") == 0 && r->search.size <= COUNT_ALL_MAX &&
              (rc = gb_search_count_valid(r, r->search.size, &valid)) == GB_OK)
         r->planned = (int64_t)valid;
     return rc;
@@ -206,8 +208,6 @@ int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_s
     searcher s = {.r = r, .shape = shape, .id = id, .res = res, .best = best};
     int window = window_size(r), rc = create_strategy(r, &s.strategy);
     bool idle = false;
-    r->progress.n_planned = r->planned > INT32_MAX ? -1 : (int)r->planned;
-    gb_run_progress(r, GB_PROGRESS_START, best);
     if (rc == GB_OK) rc = gb_history_recorded(r, id, on_recorded, &s);
     s.t0_s = gb_now_ms() / 1e3;
     while (rc == GB_OK) {

@@ -65,6 +65,7 @@ void gb_trial_shape_begin(run *r, const gb_shape_result *res)
     r->n_trial_s = 0;
     r->n_ok = 0;
     r->gpu_shared = false;
+    r->progress_started = false;
     r->shape_start_ms = gb_now_ms();
     r->progress = (gb_progress){
         .kernel = r->k->name,
@@ -78,6 +79,7 @@ void gb_trial_shape_begin(run *r, const gb_shape_result *res)
 
 void gb_run_progress(run *r, gb_progress_phase phase, const leader *best)
 {
+    r->progress_started = phase != GB_PROGRESS_END;
     if (!r->opts->progress) return;
     gb_strbuf text = GB_STRBUF_INIT;
     gb_progress *p = &r->progress;

@@ -333,6 +333,8 @@ static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
 {
     leader best = {0};
     bool cached;
+    r->progress.n_planned = r->planned > INT32_MAX ? -1 : (int)r->planned;
+    gb_run_progress(r, GB_PROGRESS_START, NULL);
     int rc = gb_run_prepare(r, shape, id, res, &cached);
     if (rc || cached || res->failure) return rc;
     rc = gb_search_shape(r, shape, id, res, &best);
@@ -365,7 +367,7 @@ static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
         rc = gb_bench_shape(r, shape, &id, res);
     else if ((rc = gb_search_plan(r, res)) == GB_OK && !gb_history_cached_best(r, &id, res))
         rc = measure_shape(r, shape, &id, res);
-    if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_END, NULL);
+    if (r->progress_started) gb_run_progress(r, GB_PROGRESS_END, NULL);
     gb_search_free(&r->search);
     gb_record_id_free(&id);
     return rc;
