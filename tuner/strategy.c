@@ -5,6 +5,11 @@
 const gb_strategy_kind gb_strategy_kinds[] = {
     {"exhaustive", "every valid configuration, in the canonical order", gb_strategy_exhaustive},
     {"random", "uniform samples of the valid configurations, without repeats", gb_strategy_random},
+    {"anneal", "simulated annealing over one-parameter neighbours, with restarts",
+     gb_strategy_anneal},
+    {"genetic", "a population bred by tournament, crossover and mutation", gb_strategy_genetic},
+    {"local", "multi-start greedy descent, then iterated local search over neighbours",
+     gb_strategy_local},
 };
 const int gb_strategy_n_kinds = (int)(sizeof gb_strategy_kinds / sizeof gb_strategy_kinds[0]);
 
