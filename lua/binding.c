@@ -476,12 +476,9 @@ static int core_template_path(lua_State *L)
 static int open_core(lua_State *L)
 {
     static const luaL_Reg fns[] = {
-        {"tune", core_tune},
-        {"strategies", core_strategies},
-        {"bench", core_bench},
-        {"device", core_device},
-        {"best", core_best},
-        {"template_path", core_template_path},
+        {"tune", core_tune},   {"strategies", core_strategies},
+        {"bench", core_bench}, {"device", core_device},
+        {"best", core_best},   {"template_path", core_template_path},
         {NULL, NULL},
     };
     luaL_newlib(L, fns);

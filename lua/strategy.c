@@ -122,8 +122,8 @@ static int ask(gb_strategy *s, int n, gb_config *out, int *out_n, gb_err *err)
     int rc = ls->thread != LUA_NOREF ? resume(ls, n, err) : call_ask(ls, n, err);
     if (rc == GB_OK && lua_isnil(L, -1)) ls->done = true;
     if (rc == GB_OK && !lua_isnil(L, -1) && !lua_istable(L, -1))
-        rc = gb_err_set(err, GB_ESCRIPT, "strategy %s: ask must return a list, got a %s",
-                        ls->name, luaL_typename(L, -1));
+        rc = gb_err_set(err, GB_ESCRIPT, "strategy %s: ask must return a list, got a %s", ls->name,
+                        luaL_typename(L, -1));
     int len = rc == GB_OK && lua_istable(L, -1) ? (int)luaL_len(L, -1) : 0;
     if (rc == GB_OK && len == 0) ls->done = true;
     for (int i = 1; rc == GB_OK && i <= len && *out_n < n; i++) {
@@ -168,7 +168,7 @@ static int tell(gb_strategy *s, const gb_observation *obs, int n, gb_err *err)
     for (int i = 0; i < n; i++) {
         push_observation(L, &obs[i]);
         lua_pushvalue(L, -1);
-        lua_rawseti(L, -3, i + 1);                        /* results[i] */
+        lua_rawseti(L, -3, i + 1);                            /* results[i] */
         lua_rawseti(L, -3, (lua_Integer)luaL_len(L, -3) + 1); /* history[#history + 1] */
     }
     int rc = GB_OK;
@@ -212,8 +212,8 @@ static int create(void *ctx, gb_search *search, gb_strategy **out, gb_err *err)
     lua_State *L = f->L;
     lua_strategy *ls = calloc(1, sizeof *ls);
     if (!ls) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    *ls = (lua_strategy){.base = {&OPS, search}, .L = L, .thread = LUA_NOREF,
-                         .name = f->factory.name};
+    *ls = (lua_strategy){
+        .base = {&OPS, search}, .L = L, .thread = LUA_NOREF, .name = f->factory.name};
     lua_rawgeti(L, LUA_REGISTRYINDEX, f->spec);
     if (lua_isfunction(L, -1)) {
         lua_State *co = lua_newthread(L);

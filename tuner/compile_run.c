@@ -77,7 +77,8 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
     if (rc == GB_OK) rc = gb_strategy_exhaustive(&r->search, &all, r->err);
     if (rc == GB_OK && r->search.size <= (UINT64_C(1) << 20) &&
         (rc = gb_search_count_valid(r, r->search.size, &valid)) == GB_OK)
-        r->progress.n_planned = (int)(limit > 0 && (uint64_t)limit < valid ? (uint64_t)limit : valid);
+        r->progress.n_planned =
+            (int)(limit > 0 && (uint64_t)limit < valid ? (uint64_t)limit : valid);
     if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_START, NULL);
     if (rc == GB_OK && r->k->reference) rc = compile_reference(r, shape, res);
     while (rc == GB_OK) {

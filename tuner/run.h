@@ -66,8 +66,8 @@ typedef struct run {
     int64_t planned;                   /* configurations this shape will try; -1: unknown */
     double shape_start_ms;
     bool progress_started; /* START was sent for this shape, END not yet */
-    bool gpu_shared; /* this shape: a contended trial stayed contended when measured again,
-                        so later ones are not measured twice */
+    bool gpu_shared;       /* this shape: a contended trial stayed contended when measured again,
+                              so later ones are not measured twice */
     gb_err *err;
 } run;
 

@@ -43,8 +43,8 @@ int gb_search_plan(run *r, gb_shape_result *res)
     const gb_tune_request *q = r->req;
     const gb_tuner_opts *o = r->opts;
     res->seed = q->has_seed ? q->seed : o->seed;
-    int rc = gb_search_init(&r->search, &r->k->space, gb_tune_accept, (void *)r->k, res->seed,
-                            r->err);
+    int rc =
+        gb_search_init(&r->search, &r->k->space, gb_tune_accept, (void *)r->k, res->seed, r->err);
     if (rc) return rc;
     r->kind = NULL;
     r->custom = o->strategy ? NULL : q->custom;
@@ -52,8 +52,8 @@ int gb_search_plan(run *r, gb_shape_result *res)
     res->budget_evals = q->max_evals;
     res->budget_seconds = q->max_seconds;
     bool budgeted = q->max_evals > 0 || q->max_seconds > 0;
-    uint64_t valid = 0, small = (uint64_t)(o->exhaustive_max > 0 ? o->exhaustive_max
-                                                                  : DEFAULT_EXHAUSTIVE_MAX);
+    uint64_t valid = 0,
+             small = (uint64_t)(o->exhaustive_max > 0 ? o->exhaustive_max : DEFAULT_EXHAUSTIVE_MAX);
     int64_t auto_evals = o->auto_evals > 0 ? o->auto_evals : DEFAULT_AUTO_EVALS;
     if (!name) { /* the default rule */
         if ((rc = gb_search_count_valid(r, small, &valid))) return rc;
