@@ -226,15 +226,15 @@ static void print_header(const replay_args *a, const gb_replay_table *t, double 
         sep = ", ";
     }
     printf("%s\n", failed ? ")" : "");
-    if (t->n_unmeasured)
-        printf("  (%zu ok trials without statistics left out)\n", t->n_unmeasured);
+    if (t->n_unmeasured) printf("  (%zu ok trials without statistics left out)\n", t->n_unmeasured);
     config_text(t, best->ordinal, &sb);
     printf("  optimum  %.6g ms: %s\n", best->ms, gb_sb_str(&sb));
     printf("  target   within %g%% (at most %.6g ms): %zu configurations\n", a->opts.within_pct,
            gb_replay_target_ms(t, a->opts.within_pct), gb_replay_n_within(t, a->opts.within_pct));
-    printf("  run      %d seeds per strategy, budget %d evaluations, batch %d; table read in %.2f s\n",
-           a->opts.n_seeds, a->opts.budget ? a->opts.budget : (int)t->n_entries,
-           a->opts.batch ? a->opts.batch : 1, load_s);
+    printf(
+        "  run      %d seeds per strategy, budget %d evaluations, batch %d; table read in %.2f s\n",
+        a->opts.n_seeds, a->opts.budget ? a->opts.budget : (int)t->n_entries,
+        a->opts.batch ? a->opts.batch : 1, load_s);
     gb_sb_free(&sb);
 }
 
@@ -308,8 +308,8 @@ static json_t *table_json(const replay_args *a, const gb_replay_table *t)
                      "n_within", (json_int_t)gb_replay_n_within(t, a->opts.within_pct));
 }
 
-static int print_json(const replay_args *a, const gb_replay_table *t,
-                      const gb_replay_stats *stats, int n, int best)
+static int print_json(const replay_args *a, const gb_replay_table *t, const gb_replay_stats *stats,
+                      int n, int best)
 {
     json_t *doc = table_json(a, t), *list = json_array();
     for (int i = 0; doc && list && i < n; i++)

@@ -89,7 +89,7 @@ int gb_replay_run(const gb_replay_table *t, const gb_strategy_kind *kind,
     memset(out, 0, sizeof *out);
     if (opts->n_seeds < 1) return gb_err_set(err, GB_EINVAL, "replay needs at least one seed");
     if (!t->has_optimum) return gb_err_set(err, GB_EINVAL, "the table has no timed configuration");
-    int budget = opts->budget > 0 ? opts->budget
+    int budget = opts->budget > 0           ? opts->budget
                  : t->n_entries > INT32_MAX ? INT32_MAX
                                             : (int)t->n_entries;
     gb_offline_opts o = {.max_evals = budget,
@@ -126,7 +126,8 @@ int gb_replay_compare(const gb_replay_stats *a, const gb_replay_stats *b)
 {
     int c = order_evals(a->median, b->median);
     if (!c) c = order_evals(a->p90, b->p90);
-    double reached_a = (double)a->n_reached / a->n_seeds, reached_b = (double)b->n_reached / b->n_seeds;
+    double reached_a = (double)a->n_reached / a->n_seeds,
+           reached_b = (double)b->n_reached / b->n_seeds;
     if (!c) c = (reached_b > reached_a) - (reached_b < reached_a);
     if (!c) c = (a->mean_evals > b->mean_evals) - (a->mean_evals < b->mean_evals);
     return c;

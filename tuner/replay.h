@@ -127,11 +127,11 @@ typedef struct gb_replay_stats {
     const char *strategy;
     int n_seeds;
     int budget;
-    int *evals;      /* per seed: evaluations until the target was reached; GB_REPLAY_INF */
-    int median;      /* the ceil(n/2)-th smallest of evals, unreached ones counted as larger
-                        than any number; GB_REPLAY_INF when that is an unreached one */
-    int p90;         /* the ceil(0.9 n)-th smallest, likewise */
-    int n_reached;   /* seeds that reached the target */
+    int *evals;        /* per seed: evaluations until the target was reached; GB_REPLAY_INF */
+    int median;        /* the ceil(n/2)-th smallest of evals, unreached ones counted as larger
+                          than any number; GB_REPLAY_INF when that is an unreached one */
+    int p90;           /* the ceil(0.9 n)-th smallest, likewise */
+    int n_reached;     /* seeds that reached the target */
     double mean_evals; /* evaluations spent per seed, reached or not */
     double seconds;    /* wall time of all the seeds */
 } gb_replay_stats;

@@ -34,7 +34,7 @@ static bool selects_anything(const gb_replay_select *sel)
 /* ---- Kernel Tuner files ----------------------------------------------------- */
 
 typedef struct kt_space {
-    int *order[GB_KTUNER_MAX_PARAMS]; /* per file parameter: each value's place in the space */
+    int *order[GB_KTUNER_MAX_PARAMS];      /* per file parameter: each value's place in the space */
     uint64_t stride[GB_KTUNER_MAX_PARAMS]; /* per file parameter: its ordinal stride */
 } kt_space;
 
@@ -56,12 +56,13 @@ static int kt_make_space(const gb_ktuner_file *f, gb_space *space, kt_space *k, 
     }
     for (int i = 0; rc == GB_OK && i < f->n_params; i++) {
         k->stride[i] = 1;
-        for (int p = space->n_params - 1; p >= 0 && strcmp(space->params[p].name, f->params[i].name);
-             p--)
+        for (int p = space->n_params - 1;
+             p >= 0 && strcmp(space->params[p].name, f->params[i].name); p--)
             k->stride[i] *= (uint64_t)space->params[p].n_values;
     }
     if (rc == GB_OK && gb_space_size(space) == UINT64_MAX)
-        rc = gb_err_set(err, GB_ELIMIT, "tune_params span more configurations than gpubench counts");
+        rc =
+            gb_err_set(err, GB_ELIMIT, "tune_params span more configurations than gpubench counts");
     return rc;
 }
 
@@ -100,11 +101,10 @@ static int load_ktuner(json_t *doc, const gb_replay_select *sel, gb_replay_table
     if (rc == GB_OK) rc = kt_entries(&f, &k, t, err);
     if (rc == GB_OK) {
         t->format = GB_REPLAY_KTUNER;
-        snprintf(t->what, sizeof t->what, "Kernel Tuner cache, kernel %s, device %s",
-                 shown(json_string_value(json_object_get(doc, "kernel_name")), kernel,
-                       sizeof kernel),
-                 shown(json_string_value(json_object_get(doc, "device_name")), device,
-                       sizeof device));
+        snprintf(
+            t->what, sizeof t->what, "Kernel Tuner cache, kernel %s, device %s",
+            shown(json_string_value(json_object_get(doc, "kernel_name")), kernel, sizeof kernel),
+            shown(json_string_value(json_object_get(doc, "device_name")), device, sizeof device));
     }
     gb_space_free(&space);
     kt_space_free(&k);
@@ -227,7 +227,8 @@ static void describe(const group *g, gb_strbuf *sb)
     gb_strbuf shape = GB_STRBUF_INIT;
     gb_fields_append_canonical(&shape, &g->id.shape, NULL, 0);
     char shape_text[400];
-    gb_sb_printf(sb, "kernel %s, shape %s, device %s, kernel_fp %s", shown(g->id.kernel, kernel, sizeof kernel),
+    gb_sb_printf(sb, "kernel %s, shape %s, device %s, kernel_fp %s",
+                 shown(g->id.kernel, kernel, sizeof kernel),
                  shown(shape.len ? gb_sb_str(&shape) : "-", shape_text, sizeof shape_text),
                  shown(g->id.device, device, sizeof device), shown(g->id.kernel_fp, fp, sizeof fp));
     gb_sb_free(&shape);
@@ -260,11 +261,12 @@ static int pick_group(const reading *r, bool any_selection, int *out, gb_err *er
     gb_strbuf sb = GB_STRBUF_INIT;
     if (n == 0) {
         gb_sb_printf(&sb, "no trials match the --kernel, --shape, --device and "
-                                        "--kernel-fp given; it holds trials of");
+                          "--kernel-fp given; it holds trials of");
         list_groups(r, false, &sb);
     } else {
-        gb_sb_printf(&sb, "holds trials of %d kernels, shapes or devices%s; pick one with --kernel, "
-                          "--shape, --device or --kernel-fp:",
+        gb_sb_printf(&sb,
+                     "holds trials of %d kernels, shapes or devices%s; pick one with --kernel, "
+                     "--shape, --device or --kernel-fp:",
                      n, any_selection ? " that match" : "");
         list_groups(r, true, &sb);
     }
@@ -473,8 +475,8 @@ static int read_all(const char *path, char **out, size_t *out_len, gb_err *err)
     FILE *f = fopen(path, "rb");
     struct stat st;
     if (!f) return gb_err_set(err, GB_EIO, "%s: %s", path, strerror(errno));
-    int rc = fstat(fileno(f), &st) ? gb_err_set(err, GB_EIO, "%s: %s", path, strerror(errno))
-                                   : GB_OK;
+    int rc =
+        fstat(fileno(f), &st) ? gb_err_set(err, GB_EIO, "%s: %s", path, strerror(errno)) : GB_OK;
     if (rc == GB_OK && !S_ISREG(st.st_mode))
         rc = gb_err_set(err, GB_EINVAL, "%s: not a regular file", path);
     size_t size = rc ? 0 : (size_t)st.st_size;
@@ -496,8 +498,7 @@ static int read_all(const char *path, char **out, size_t *out_len, gb_err *err)
     return GB_OK;
 }
 
-int gb_replay_load(const char *path, const gb_replay_select *sel, gb_replay_table *out,
-                   gb_err *err)
+int gb_replay_load(const char *path, const gb_replay_select *sel, gb_replay_table *out, gb_err *err)
 {
     char *text = NULL;
     size_t len = 0;
