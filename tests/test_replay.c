@@ -263,9 +263,9 @@ static void built_table(gb_replay_table *t)
     assert_int_equal(gb_space_add(&space, "x", values, 10, &err), GB_OK);
     assert_int_equal(gb_replay_table_init(t, &space, 0, &err), GB_OK);
     for (int i = 0; i < 10; i++)
-        assert_int_equal(
-            gb_replay_table_add(t, (uint64_t)i, i < 3 ? GB_TRIAL_WRONG : GB_TRIAL_OK, 10.0 - i, &err),
-            GB_OK);
+        assert_int_equal(gb_replay_table_add(t, (uint64_t)i, i < 3 ? GB_TRIAL_WRONG : GB_TRIAL_OK,
+                                             10.0 - i, &err),
+                         GB_OK);
     assert_int_equal(gb_replay_table_add(t, 4, GB_TRIAL_OK, 1, &err), GB_EINVAL);
     assert_non_null(strstr(err.msg, "configuration x=4 is in the table twice"));
 }
@@ -333,14 +333,15 @@ static void bad_files_say_what_is_wrong(void **state)
                  "cache entry \"1,c\": by is not one of tune_params' values");
     expect_error(KT_HEAD "\"1,a\": {\"bx\": 1, \"time\": 1.0}}}",
                  "cache entry \"1,a\": by is missing or not a value");
-    expect_error(KT_HEAD "\"1,a\": {\"bx\": 1, \"by\": \"a\"}}}", "cache entry \"1,a\": no \"time\"");
+    expect_error(KT_HEAD "\"1,a\": {\"bx\": 1, \"by\": \"a\"}}}",
+                 "cache entry \"1,a\": no \"time\"");
     expect_error(KT_HEAD "\"1,a\": {\"bx\": 1, \"by\": \"a\", \"time\": -2}}}",
                  "time is not a positive number");
     expect_error(KT_HEAD "\"1,a\": {\"bx\": 1, \"by\": \"a\", \"time\": 1.0},"
                          "\"1.0,a\": {\"bx\": 1.0, \"by\": \"a\", \"time\": 2.0}}}",
                  "cache entry \"1.0,a\": configuration bx=1,by=\"a\" is in the table twice");
     expect_error(KT_HEAD "\"1,a\": {\"bx\": 1, \"by\": \"a\", \"time\": \"InvalidConfig\"}}}",
-                 "no configuration of its table has a time (1 entries, all failed)");
+                 "no configuration has a time: every one of its 1 entries failed");
     expect_error("{\"tune_params\": {\"bx\": []}, \"cache\": {}}",
                  "tune_params[\"bx\"] is not a list of 1 to");
     expect_error("{\"format\": \"gpubench-cache-export\", \"version\": 9, \"trials\": []}",

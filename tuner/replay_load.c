@@ -461,7 +461,7 @@ int gb_replay_parse(const char *text, size_t len, const char *name, const gb_rep
     json_decref(doc);
     if (rc == GB_OK && !out->has_optimum)
         rc = gb_err_set(err, GB_EINVAL,
-                        "no configuration of its table has a time (%zu entries, all failed)",
+                        "no configuration has a time: every one of its %zu entries failed",
                         out->n_entries);
     if (rc) {
         gb_replay_table_free(out);
