@@ -234,8 +234,8 @@ static void describe(const group *g, gb_strbuf *sb)
     gb_sb_free(&shape);
 }
 
-/* "...: it holds" and the groups (the selected ones when only), at most 12. */
-static int list_groups(const reading *r, bool only_selected, gb_strbuf *sb)
+/* The groups, a line each (with only_selected, the selected ones), at most 12. */
+static void list_groups(const reading *r, bool only_selected, gb_strbuf *sb)
 {
     int n = 0, listed = 0;
     for (int i = 0; i < r->n_groups; i++) {
@@ -247,7 +247,6 @@ static int list_groups(const reading *r, bool only_selected, gb_strbuf *sb)
         listed++;
     }
     if (n > listed) gb_sb_printf(sb, "\n  and %d more", n - listed);
-    return n;
 }
 
 /* The one selected group, or an error that lists what the file holds. */
