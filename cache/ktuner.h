@@ -16,12 +16,11 @@
 #ifndef GB_CACHE_KTUNER_H
 #define GB_CACHE_KTUNER_H
 
+#include "cache/ktuner_file.h"
 #include "cache/transfer.h"
 
+/* With ktuner_file.h's bounds on entries, parameters and values. */
 #define GB_KTUNER_MAX_FILE_BYTES ((size_t)64 << 20)
-#define GB_KTUNER_MAX_ENTRIES    200000
-#define GB_KTUNER_MAX_PARAMS     32 /* gpubench's limit on a space's parameters */
-#define GB_KTUNER_MAX_VALUES     10000
 #define GB_KTUNER_MAX_TIMES      100000
 
 typedef struct gb_ktuner_opts {

@@ -24,6 +24,8 @@ static const char USAGE[] =
     "  export --header OUT --kernel K [options]\n"
     "                          a kernel's tuned table as a C header (or JSON) that\n"
     "                          other builds include\n"
+    "  replay FILE [options]   search strategies run against a recorded table (an\n"
+    "                          export or a Kernel Tuner cache) instead of the GPU\n"
     "\n"
     "  --help                  this text; `gpubench COMMAND --help` for a command\n"
     "  --version               the version\n";
@@ -47,7 +49,7 @@ int main(int argc, char **argv)
     }
     /* Each command sees itself as argv[0], named as the messages should name it. */
     static char tune_name[] = "gpubench tune", cache_name[] = "gpubench";
-    static char export_name[] = "gpubench";
+    static char export_name[] = "gpubench", replay_name[] = "gpubench";
     if (!strcmp(cmd, "tune")) {
         argv[1] = tune_name;
         return gb_cli_tune(argc - 1, argv + 1);
@@ -59,6 +61,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "export")) {
         argv[1] = export_name;
         return gb_cli_export(argc - 1, argv + 1);
+    }
+    if (!strcmp(cmd, "replay")) {
+        argv[1] = replay_name;
+        return gb_cli_replay(argc - 1, argv + 1);
     }
     fprintf(stderr, "gpubench: unknown command '%s'\n\n%s", cmd, USAGE);
     return 2;

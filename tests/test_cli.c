@@ -584,6 +584,127 @@ static void test_ctrl_c_stops_a_script_with_status_130(void **state)
     assert_non_null(strstr(f->r.err, "interrupted"));
 }
 
+/* ---- gpubench replay -------------------------------------------------------- */
+
+static const char *replay_data(const char *name)
+{
+    static char path[2][4096];
+    static int which;
+    which ^= 1;
+    snprintf(path[which], sizeof path[which], "%s/tests/data/%s", getenv("GB_SOURCE_DIR"), name);
+    return path[which];
+}
+
+/* The last line of the output, without its newline. */
+static const char *last_line(const char *out, char *buf, size_t n)
+{
+    size_t len = strlen(out);
+    while (len && out[len - 1] == '\n')
+        len--;
+    size_t start = len;
+    while (start && out[start - 1] != '\n')
+        start--;
+    snprintf(buf, n, "%.*s", (int)(len - start), out + start);
+    return buf;
+}
+
+static void test_replay_prints_the_table_and_ends_with_the_best(void **state)
+{
+    fixture *f = *state;
+    char line[512];
+    run(f, "gpubench", "--help", NULL);
+    assert_non_null(strstr(f->r.out, "replay FILE [options]"));
+    run(f, "gpubench", "replay", replay_data("replay_kt.json"), "--strategy", "exhaustive",
+        "--seeds", "5", "--within", "0", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "216 configurations of a space of 240: 202 timed, 14 failed "
+                                     "(7 compile_error, 7 launch_error)"));
+    assert_non_null(strstr(f->r.out, "optimum  0.191243 ms: block_size_x=64,block_size_y=4,"
+                                     "layout=\"row\",tile=4,use_shmem=1"));
+    assert_non_null(strstr(f->r.out, "target   within 0% (at most 0.191243 ms): 1 configurations"));
+    /* exhaustive meets the optimum at its place among the valid configurations */
+    assert_string_equal(last_line(f->r.out, line, sizeof line),
+                        "replay: strategy=exhaustive seeds=5 within=0% median_evals=120 "
+                        "p90_evals=120 reached=1.00");
+}
+
+/* Every strategy, both formats of the same table: the same figures. */
+static void test_replay_of_an_export_and_a_kernel_tuner_file_agree(void **state)
+{
+    fixture *f = *state;
+    char kt[512], ex[512];
+    run(f, "gpubench", "replay", replay_data("replay_kt.json"), "--seeds", "7", "--within", "10",
+        NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "\nexhaustive "));
+    assert_non_null(strstr(f->r.out, "\nrandom "));
+    last_line(f->r.out, kt, sizeof kt);
+    assert_int_equal(strncmp(kt, "replay: strategy=", 17), 0);
+    assert_non_null(strstr(kt, " seeds=7 within=10% median_evals="));
+    assert_non_null(strstr(kt, " p90_evals="));
+    assert_non_null(strstr(kt, " reached="));
+    run(f, "gpubench", "replay", replay_data("replay_export.json"), "--seeds", "7", "--within",
+        "10", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_string_equal(last_line(f->r.out, ex, sizeof ex), kt);
+    run(f, "gpubench", "replay", replay_data("replay_export.json"), "--seeds", "7", "--json", NULL);
+    assert_int_equal(f->r.status, 0);
+    json_error_t jerr;
+    json_t *doc = json_loads(f->r.out, 0, &jerr);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "format")), "export");
+    assert_int_equal(json_integer_value(json_object_get(doc, "entries")), 216);
+    assert_true(json_array_size(json_object_get(doc, "strategies")) >= 2);
+    assert_non_null(json_string_value(json_object_get(doc, "best")));
+    json_decref(doc);
+}
+
+/* `cache show KERNEL SHAPE --json` is a trials file replay reads. */
+static void test_replay_reads_what_cache_show_json_prints(void **state)
+{
+    fixture *f = *state;
+    run(f, "gpubench", "cache", "import", "--from", "kernel-tuner",
+        replay_data("ktuner_small.json"), "--kernel", "vector_add", "--shape", "n=100", "--cache",
+        f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    run(f, "gpubench", "cache", "show", "vector_add", "n=100", "--json", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    write_script(f, "trials.json", f->r.out);
+    run(f, "gpubench", "replay", "trials.json", "--seeds", "3", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "replay trials.json: kernel vector_add, shape n=100, device "
+                                     "NVIDIA RTX A4000"));
+    assert_non_null(strstr(f->r.out, "15 configurations of a space of 15: 15 timed, 0 failed"));
+}
+
+static void test_replay_usage_errors_exit_2_and_bad_files_1(void **state)
+{
+    fixture *f = *state;
+    const char *kt = replay_data("replay_kt.json");
+    run(f, "gpubench", "replay", "--help", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "--strategy S|all"));
+    run(f, "gpubench", "replay", kt, "--strategy", "nope", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "unknown strategy 'nope': the strategies are exhaustive, "
+                                     "random"));
+    run(f, "gpubench", "replay", kt, "--within", "-1", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--within needs a percentage"));
+    run(f, "gpubench", "replay", kt, "--seeds", "0", NULL);
+    assert_int_equal(f->r.status, 2);
+    run(f, "gpubench", "replay", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "no FILE given"));
+    run(f, "gpubench", "replay", "missing.json", NULL);
+    assert_int_equal(f->r.status, 1);
+    assert_non_null(strstr(f->r.err, "gpubench replay: missing.json: No such file or directory"));
+    write_script(f, "other.json", "{\"hello\": 1}");
+    run(f, "gpubench", "replay", "other.json", NULL);
+    assert_int_equal(f->r.status, 1);
+    assert_non_null(strstr(f->r.err, "other.json: not a table replay reads"));
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -608,6 +729,10 @@ int main(void)
         T(test_a_corrupt_cache_is_named_and_exits_with_2),
         T(test_script_arguments_reach_arg),
         T(test_ctrl_c_stops_a_script_with_status_130),
+        T(test_replay_prints_the_table_and_ends_with_the_best),
+        T(test_replay_of_an_export_and_a_kernel_tuner_file_agree),
+        T(test_replay_reads_what_cache_show_json_prints),
+        T(test_replay_usage_errors_exit_2_and_bad_files_1),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
