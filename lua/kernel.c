@@ -454,6 +454,28 @@ static void push_counts(lua_State *L, const gb_shape_result *r)
         set_integer(L, gb_trial_status_name((gb_trial_status)s), r->n_status[s]);
 }
 
+/* The search that found the best: {strategy, seed, budget = {evals, seconds},
+ * ended_by, evals, recorded, complete}. */
+static void push_search(lua_State *L, const gb_shape_result *r)
+{
+    lua_createtable(L, 0, 7);
+    lua_pushstring(L, r->strategy);
+    lua_setfield(L, -2, "strategy");
+    set_integer(L, "seed", (lua_Integer)r->seed);
+    lua_createtable(L, 0, 2);
+    if (r->budget_evals > 0) set_integer(L, "evals", r->budget_evals);
+    if (r->budget_seconds > 0) set_number(L, "seconds", r->budget_seconds);
+    lua_setfield(L, -2, "budget");
+    if (r->ended_by != GB_END_NONE) {
+        lua_pushstring(L, gb_search_end_name(r->ended_by));
+        lua_setfield(L, -2, "ended_by");
+    }
+    set_integer(L, "evals", r->n_evals);
+    set_integer(L, "recorded", r->n_recorded);
+    lua_pushboolean(L, r->complete);
+    lua_setfield(L, -2, "complete");
+}
+
 static void push_shape_result(lua_State *L, const gb_shape_result *r)
 {
     lua_createtable(L, 0, 8);
@@ -475,6 +497,8 @@ static void push_shape_result(lua_State *L, const gb_shape_result *r)
     push_counts(L, r);
     lua_setfield(L, -2, "counts");
     set_integer(L, "leaders", r->n_leaders);
+    push_search(L, r);
+    lua_setfield(L, -2, "search");
     if (r->race_failure) {
         lua_pushstring(L, r->race_failure);
         lua_setfield(L, -2, "race_failure");
