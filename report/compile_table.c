@@ -7,12 +7,12 @@
 
 #define FIRST_ERROR_BYTES 1024
 
-/* Compiles that failed the same way. Rows are grouped by the first diagnostic,
- * or with -v by the whole output (two outputs that differ only in a later line
- * are then shown apart, each whole). */
+/* Compiles that failed the same way: rows are grouped by their first diagnostic,
+ * with or without -v, so the numbers match. The whole outputs of a group may
+ * still differ in later lines (a template's errors name the instantiation). */
 typedef struct error_group {
-    const char *text;              /* the grouping text (of the first row) */
-    char first[FIRST_ERROR_BYTES]; /* its first diagnostic */
+    const char *text;              /* the whole output of the group's first row */
+    char first[FIRST_ERROR_BYTES]; /* the first diagnostic they share */
     const gb_compile_row **rows;
     int n_rows;
 } error_group;
@@ -24,19 +24,18 @@ typedef struct error_groups {
     bool failed;   /* out of memory: the table says so */
 } error_groups;
 
-static int find_group(const error_groups *g, const char *text, const char *first, bool verbose)
+static int find_group(const error_groups *g, const char *first)
 {
     for (int i = 0; i < g->n_groups; i++)
-        if (!strcmp(verbose ? g->groups[i].text : g->groups[i].first, verbose ? text : first))
-            return i;
+        if (!strcmp(g->groups[i].first, first)) return i;
     return -1;
 }
 
-static int add_to_group(error_groups *g, const gb_compile_row *row, bool verbose)
+static int add_to_group(error_groups *g, const gb_compile_row *row)
 {
     char first[FIRST_ERROR_BYTES];
     gb_nvrtc_first_error(row->error, first, sizeof first);
-    int i = find_group(g, row->error, first, verbose);
+    int i = find_group(g, first);
     if (i < 0) {
         i = g->n_groups++;
         memset(&g->groups[i], 0, sizeof g->groups[i]);
@@ -51,7 +50,7 @@ static int add_to_group(error_groups *g, const gb_compile_row *row, bool verbose
     return i;
 }
 
-static error_groups group_errors(const gb_tune_result *r, bool verbose)
+static error_groups group_errors(const gb_tune_result *r)
 {
     error_groups g = {0};
     size_t n = r->n_compiles > 0 ? (size_t)r->n_compiles : 1;
@@ -62,7 +61,7 @@ static error_groups group_errors(const gb_tune_result *r, bool verbose)
         return g;
     }
     for (int i = 0; i < r->n_compiles; i++) {
-        g.group_of[i] = r->compiles[i].error ? add_to_group(&g, &r->compiles[i], verbose) : -1;
+        g.group_of[i] = r->compiles[i].error ? add_to_group(&g, &r->compiles[i]) : -1;
         g.failed = g.failed || (r->compiles[i].error && g.group_of[i] < 0);
     }
     return g;
@@ -114,7 +113,7 @@ static void compile_row(gb_table *t, const gb_compile_row *row, int group)
 
 /* ---- the errors below the table --------------------------------------------- */
 
-/* The compiler's output, indented, without its trailing blank lines. */
+/* The compiler's output, indented, without trailing blanks or blank lines. */
 static void print_indented(FILE *out, const char *text)
 {
     size_t len = strlen(text);
@@ -122,8 +121,13 @@ static void print_indented(FILE *out, const char *text)
         len--;
     for (const char *line = text, *end = text + len; line < end;) {
         const char *eol = memchr(line, '\n', (size_t)(end - line));
-        size_t n = eol ? (size_t)(eol - line) : (size_t)(end - line);
-        fprintf(out, "    %.*s\n", (int)n, line);
+        size_t n = eol ? (size_t)(eol - line) : (size_t)(end - line), shown = n;
+        while (shown > 0 && (line[shown - 1] == ' ' || line[shown - 1] == '\r'))
+            shown--;
+        if (shown)
+            fprintf(out, "    %.*s\n", (int)shown, line);
+        else
+            fputc('\n', out);
         line += n + 1;
     }
 }
@@ -131,14 +135,22 @@ static void print_indented(FILE *out, const char *text)
 static void print_group_verbose(FILE *out, const error_group *e, int number)
 {
     gb_strbuf sb = GB_STRBUF_INIT;
+    bool same = true;
     for (int i = 0; i < e->n_rows; i++) {
         if (i) gb_sb_puts(&sb, "; ");
         config_text(&sb, &e->rows[i]->config);
+        same = same && !strcmp(e->rows[i]->error, e->text);
     }
     fprintf(out, "  error %d, in %d configuration%s: %s\n", number, e->n_rows,
             e->n_rows == 1 ? "" : "s", gb_sb_str(&sb));
-    gb_sb_free(&sb);
     print_indented(out, e->text);
+    if (!same) {
+        gb_sb_reset(&sb);
+        config_text(&sb, &e->rows[0]->config);
+        fprintf(out, "    (the output for %s; for the others it differs after the first error)\n",
+                gb_sb_str(&sb));
+    }
+    gb_sb_free(&sb);
 }
 
 /* Whether -v would show more than the first diagnostic of some error. */
@@ -175,7 +187,7 @@ static void rejected_text(FILE *out, const gb_tune_result *r)
         hi = n > hi ? n : hi;
     }
     if (r->n_shapes == 0) lo = 0;
-    if (lo == hi && r->n_shapes > 1)
+    if (lo == hi && lo > 0 && r->n_shapes > 1)
         fprintf(out, "%llu rejected by constraints in each of %d shapes", (unsigned long long)lo,
                 r->n_shapes);
     else if (lo == hi)
@@ -215,7 +227,7 @@ void gb_report_compiles(FILE *out, const gb_tune_result *r, const gb_report_opts
 {
     static const char *const headers[] = {"config", "regs", "local B", "spill B",
                                           "smem B", "ms",   "",        NULL};
-    error_groups groups = group_errors(r, opts->verbose);
+    error_groups groups = group_errors(r);
     gb_table t;
     gb_table_init(&t, headers, "lrrrrrl");
     for (int i = 0; i < r->n_compiles && !groups.failed; i++)

@@ -147,20 +147,20 @@ static void test_without_v_each_first_diagnostic_is_shown_once(void **state)
     assert_line(f, "  -v shows the full compiler output");
 }
 
-static void test_with_v_each_distinct_output_is_shown_whole_with_its_configurations(void **state)
+static void test_with_v_each_error_is_shown_whole_with_its_configurations(void **state)
 {
     fixture *f = *state;
     typical_run(f);
     report(f, true, 2, "sm_90a");
-    /* BM=32 and BM=16 differ in their second line, so each is shown whole. */
-    assert_line(f, "  error 1, in 1 configuration: BM=32");
+    assert_line(f, "  error 1, in 2 configurations: BM=32; BM=16");
     assert_line(f, "    k.cuh(4): error: identifier \"undefined_thing\" is undefined");
     assert_line(f, "              detected during instantiation of \"void k<32>(float *)\"");
-    assert_line(f, "    1 error detected in the compilation of \"k.cuh\".");
-    assert_line(f, "  error 2, in 1 configuration: BM=16");
-    assert_int_equal(count(f->text, "k<16>"), 1);
-    assert_line(f, "  error 3, in 1 configuration: BM=8");
-    assert_line(f, "BM=8       -        -        -       -    -  error 3");
+    /* The blank line of the log stays blank: no indentation, no trailing blanks. */
+    assert_line(f, "\n    1 error detected in the compilation of \"k.cuh\".");
+    assert_int_equal(count(f->text, "k<16>"), 0); /* BM=16's differs only there */
+    assert_line(f, "    (the output for BM=32; for the others it differs after the first error)");
+    assert_line(f, "  error 2, in 1 configuration: BM=8");
+    assert_line(f, "BM=8       -        -        -       -    -  error 2"); /* as without -v */
     assert_null(strstr(f->text, "-v shows"));
 }
 
@@ -173,6 +173,7 @@ static void test_with_v_an_output_many_configurations_share_is_printed_once(void
     report(f, true, 2, NULL);
     assert_line(f, "  error 1, in 4 configurations: BM=8; BM=16; BM=32; BM=64");
     assert_int_equal(count(f->text, "expected a"), 1);
+    assert_null(strstr(f->text, "differs"));          /* the same output: nothing to qualify */
     assert_int_equal(count(f->text, "error 1\n"), 4); /* the rows */
 }
 
@@ -206,6 +207,7 @@ static void test_the_summary_line_without_failures_names_no_limit_count(void **s
     add_row(f, 64);
     add_row(f, 128);
     add_shape(f, 0);
+    add_shape(f, 0); /* none rejected: no need to say per shape */
     f->result.timing.compile_cpu_s = 0.44;
     report(f, false, 0, NULL); /* --jobs 0: on the tuner's thread */
     assert_line(f, "  2 compiled, 0 failed, 0 rejected by constraints; NVRTC 0.4 s over 1 thread");
@@ -233,7 +235,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_rows_say_compiled_cache_over_limits_or_which_error),
         T(test_without_v_each_first_diagnostic_is_shown_once),
-        T(test_with_v_each_distinct_output_is_shown_whole_with_its_configurations),
+        T(test_with_v_each_error_is_shown_whole_with_its_configurations),
         T(test_with_v_an_output_many_configurations_share_is_printed_once),
         T(test_a_one_line_error_gives_no_hint_that_v_shows_more),
         T(test_the_summary_line_counts_each_kind_once_and_ends_the_table),
