@@ -1,6 +1,7 @@
 /* gpubench-tune SCRIPT [options] [-- script arguments] */
 #include "cache/cache.h"
 #include "cli/cli.h"
+#include "engine/arch.h"
 #include "engine/exec.h"
 #include "engine/interrupt.h"
 #include "engine/worker.h"
@@ -44,9 +45,11 @@ static const char USAGE[] =
     "                   else ~/.cache/gpubench)\n"
     "  --no-cache       keep nothing: no cached results, no cubins\n"
     "  --force          re-tune shapes that have a cached best\n"
-    "  --compile-only   compile every variant, report registers and spills, time nothing\n"
-    "  --arch ARCH      compile for ARCH (default: the GPU's when timing; sm_90a\n"
-    "                   with --compile-only or without a GPU)\n"
+    "  --compile-only   compile every variant, report registers and spills and what\n"
+    "                   exceeds ARCH's limits, time nothing\n"
+    "  --arch ARCH      compile for ARCH: sm_XY, sm_XYa or sm_XYf, one this NVRTC\n"
+    "                   supports (default: the GPU's when timing; sm_90a with\n"
+    "                   --compile-only or without a GPU)\n"
     "  --require-gpu    exit with status 3 when there is no usable GPU\n"
     "  --device N       the GPU to use (default 0)\n"
     "  --jobs N         compile threads (default: the number of CPUs)\n"
@@ -76,7 +79,8 @@ static const char USAGE[] =
     "  --export-header OUT.h  after the run, write the tuned table of each kernel the\n"
     "                   script tuned (on this run's device) to OUT.h, prefixed by the\n"
     "                   kernel's name (see `gpubench export --help`)\n"
-    "  -v, --verbose    a line for every trial\n"
+    "  -v, --verbose    a line for every trial; with --compile-only, each compile\n"
+    "                   error's whole compiler output\n"
     "  -q, --quiet      no progress display and no result tables\n"
     "  -h, --help       this text\n"
     "      --version    the version\n"
@@ -363,6 +367,17 @@ static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
     return -1;
 }
 
+/* --arch is checked before the script runs: a target this NVRTC does not compile
+ * for is a usage error, said once with the list of those it does, rather than the
+ * same compile error on every variant. Returns -1 to go on, or an exit status. */
+static int check_arch(const char *prog, const char *arch)
+{
+    gb_err err = {0};
+    if (!arch || gb_arch_validate(arch, &err) == GB_OK) return -1;
+    fprintf(stderr, "%s: --arch: %s\n", prog, err.msg);
+    return err.code == GB_EINVAL ? 2 : gb_cli_exit_status(err.code);
+}
+
 /* The GPU is this same program, started again as a worker (engine/worker.h). */
 static int open_worker(void *ctx, gb_exec **out, gb_err *err)
 {
@@ -547,6 +562,7 @@ int gb_cli_tune(int argc, char **argv)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     h.tuner.jobs = cpus > 0 ? (int)cpus : 1;
     int status = parse_args(argc, argv, &a, &h);
+    if (status < 0) status = check_arch(argv[0], h.tuner.arch);
     if (status >= 0) return status;
     if (a.quiet) h.out = NULL;
     h.open_exec = open_worker;

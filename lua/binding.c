@@ -326,8 +326,8 @@ static int run_kernel(lua_State *L, gb_tune_request *req, gb_err *err)
     if (rc == GB_OK || rc == GB_EINTR) { /* an interrupted run shows what finished */
         tally(host, &opts, &result);
         if (rc == GB_OK) rc = note_tuned(host, def->name, &result, err);
-        if (host->out)
-            gb_report_tune(host->out, def->name, &result, opts.compile_only, opts.verbose);
+        gb_report_opts report = {opts.compile_only, opts.verbose, opts.jobs, opts.arch};
+        if (host->out) gb_report_tune(host->out, def->name, &result, &report);
     }
     if (rc == GB_OK) gb_lua_push_results(L, &result);
     gb_tune_result_free(&result);

@@ -151,39 +151,6 @@ static void shape_row(gb_table *t, const gb_shape_result *s, bool bench)
                                  : "tuned");
 }
 
-static void compile_row(gb_table *t, const gb_compile_row *row)
-{
-    config_cell(t, &row->config);
-    if (row->error) {
-        for (int i = 0; i < 5; i++)
-            gb_table_cell(t, "-");
-        gb_table_cell(t, "error: %.80s", row->error);
-        return;
-    }
-    const gb_resources *r = &row->resources;
-    gb_table_cell(t, "%d", r->registers);
-    gb_table_cell(t, "%d", r->stack_bytes);
-    if (r->spill_store_bytes >= 0)
-        gb_table_cell(t, "%d", r->spill_store_bytes + r->spill_load_bytes);
-    else
-        gb_table_cell(t, "?"); /* ptxas did not report it */
-    gb_table_cell(t, "%d", r->smem_static_bytes);
-    gb_table_cell(t, "%.0f", row->compile_ms);
-    gb_table_cell(t, "%s", row->cached ? "cache" : "compiled");
-}
-
-static void report_compiles(FILE *out, const gb_tune_result *r)
-{
-    static const char *const headers[] = {"config", "regs", "local B", "spill B",
-                                          "smem B", "ms",   "",        NULL};
-    gb_table t;
-    gb_table_init(&t, headers, "lrrrrrl");
-    for (int i = 0; i < r->n_compiles; i++)
-        compile_row(&t, &r->compiles[i]);
-    gb_table_print(&t, out);
-    gb_table_free(&t);
-}
-
 /* "40 ok, 3 wrong, 2 crashed (5 from an earlier run)" */
 static void status_counts(FILE *out, const gb_shape_result *s)
 {
@@ -315,13 +282,13 @@ static void timing_line(FILE *out, const gb_tune_timing *t)
             t->compile_wait_s, t->compile_cpu_s, other > 0 ? other : 0);
 }
 
-void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool compile_only,
-                    bool verbose)
+void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r,
+                    const gb_report_opts *opts)
 {
     fprintf(out, "\n%s  (kernel %.12s%s%s%s%s)\n", kernel, r->kernel_fp, r->device[0] ? ", " : "",
             r->device, r->clock_source[0] ? ", clocks from " : "", r->clock_source);
-    if (compile_only) {
-        report_compiles(out, r);
+    if (opts->compile_only) {
+        gb_report_compiles(out, r, opts);
         fflush(out);
         return;
     }
@@ -334,7 +301,7 @@ void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r, bool
         shape_row(&t, &r->shapes[i], r->bench);
     gb_table_print(&t, out);
     gb_table_free(&t);
-    summary(out, r, verbose);
+    summary(out, r, opts->verbose);
     timing_line(out, &r->timing);
     fflush(out);
 }

@@ -252,7 +252,7 @@ static void test_compile_only_reports_compile_errors_without_failing_the_run(voi
         "gb.tune(k, { shapes = { {N = 1} } })\n");
     run(f, "gpubench-tune", "err.lua", "--compile-only", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 0);
-    assert_non_null(strstr(f->r.out, "error: e.cu:2: error"));
+    assert_non_null(strstr(f->r.out, "error 1 (1 configuration): e.cu:2: error"));
     assert_non_null(strstr(f->r.out, "V must be 1"));
 }
 

@@ -179,6 +179,7 @@ typedef struct gb_compile_row {
     double compile_ms;
     bool cached;
     char *error; /* the first diagnostic, or NULL */
+    char *limit; /* the variant compiled but exceeds the target's limits: why (gb_arch_check) */
 } gb_compile_row;
 
 /* What ended a search. */

@@ -1,0 +1,208 @@
+/* gpubench-tune --arch and --compile-only as a user meets them: a target NVRTC
+ * does not compile for is refused before anything is compiled, and the table of
+ * compiles ends with its summary line. Runs the real binary from
+ * GB_BINARY_DIR/cli; needs NVRTC, never a GPU. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <nvrtc.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+typedef struct fixture {
+    char dir[64];
+    char cache[128];
+    int status;
+    char out[1 << 16];
+    char err[1 << 16];
+} fixture;
+
+static void read_all(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[got] = '\0';
+    if (f) fclose(f);
+}
+
+/* Runs gpubench-tune with the arguments (NULL-terminated), capturing its output. */
+static void tune(fixture *f, ...)
+{
+    char exe[4096], out_path[128], err_path[128];
+    snprintf(exe, sizeof exe, "%s/cli/gpubench-tune", getenv("GB_BINARY_DIR"));
+    snprintf(out_path, sizeof out_path, "%s/stdout", f->dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", f->dir);
+    char *argv[32] = {exe};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, f);
+    for (char *a; argc < 31 && (a = va_arg(ap, char *));)
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    f->status = WEXITSTATUS(status);
+    read_all(out_path, f->out, sizeof f->out);
+    read_all(err_path, f->err, sizeof f->err);
+}
+
+static void write_script(fixture *f, const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/gb-test-cli-compile-XXXXXX");
+    if (!mkdtemp(f->dir)) return -1;
+    snprintf(f->cache, sizeof f->cache, "%s/cache", f->dir);
+    if (chdir(f->dir) != 0) return -1;
+    *state = f;
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+/* Two variants that compile in a blink; the second with a larger block. */
+static const char TINY[] =
+    "local gb = require 'gpubench'\n"
+    "local k = gb.kernel { name = 'tiny', entry = 'scale<${S}>',\n"
+    "  source = [[template <int S> __global__ void scale(float *x, int n)\n"
+    "    { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= S; }]],\n"
+    "  params = { S = {2, 3, 4} },\n"
+    "  constraints = { function(c) return c.S ~= 4 end },\n"
+    "  args = function(s) return { gb.tensor('f32', {s.N}, 'randn'), gb.i32(s.N) } end,\n"
+    "  grid = function(c, s) return gb.cdiv(s.N, 256) end, block = 256 }\n"
+    "gb.tune(k, { shapes = { {N = 1024} } })\n";
+
+/* V = 2 and 3 fail their static_assert, each with its own message. */
+static const char ERRORS[] =
+    "local gb = require 'gpubench'\n"
+    "local k = gb.kernel { name = 'e', entry = 'k<${V}>', params = { V = {1, 2, 3} },\n"
+    "  source = 'template <int V> __global__ void k(float *x)\\n"
+    "{ static_assert(V != 2, \"V must not be 2\");\\n"
+    "  static_assert(V != 3, \"V must not be 3\"); x[0] = V; }',\n"
+    "  args = function(s) return { gb.tensor('f32', {4}) } end, grid = 1, block = 1 }\n"
+    "gb.tune(k, { shapes = { {N = 1} } })\n";
+
+static int oldest_nvrtc_arch(void)
+{
+    int n = 0, archs[64];
+    assert_int_equal(nvrtcGetNumSupportedArchs(&n), NVRTC_SUCCESS);
+    assert_true(n > 0 && n <= 64);
+    assert_int_equal(nvrtcGetSupportedArchs(archs), NVRTC_SUCCESS);
+    return archs[0];
+}
+
+static void test_an_arch_nvrtc_lacks_exits_2_before_anything_is_compiled(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "tiny.lua", TINY);
+    char arch[16], oldest[16];
+    snprintf(arch, sizeof arch, "sm_%d", oldest_nvrtc_arch() - 1);
+    snprintf(oldest, sizeof oldest, "sm_%d ", oldest_nvrtc_arch());
+    tune(f, "tiny.lua", "--compile-only", "--arch", arch, "--cache", f->cache, NULL);
+    assert_int_equal(f->status, 2);
+    assert_non_null(strstr(f->err, "gpubench-tune: --arch: NVRTC "));
+    assert_non_null(strstr(f->err, "does not compile for"));
+    assert_non_null(strstr(f->err, oldest)); /* the list of what it does compile for */
+    assert_string_equal(f->out, "");
+    assert_int_equal(access(f->cache, F_OK), -1); /* the cache was not even opened */
+}
+
+static void test_malformed_and_virtual_archs_exit_2_with_what_a_target_looks_like(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "tiny.lua", TINY);
+    tune(f, "tiny.lua", "--arch", "compute_90", "--cache", f->cache, NULL);
+    assert_int_equal(f->status, 2);
+    assert_non_null(strstr(f->err, "virtual architecture"));
+    tune(f, "tiny.lua", "--arch", "90a", "--cache", f->cache, NULL);
+    assert_int_equal(f->status, 2);
+    assert_non_null(strstr(f->err, "sm_XY, sm_XYa or sm_XYf"));
+    tune(f, "tiny.lua", "--arch", "sm_80a", "--cache", f->cache, NULL); /* never existed */
+    assert_int_equal(f->status, 2);
+    assert_non_null(strstr(f->err, "does not compile for sm_80a"));
+}
+
+static void test_the_compile_only_table_ends_with_its_summary_line(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "tiny.lua", TINY);
+    tune(f, "tiny.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache", f->cache,
+         NULL);
+    assert_int_equal(f->status, 0);
+    assert_non_null(strstr(f->out, "S=2"));
+    assert_non_null(strstr(f->out, "2 compiled, 0 failed, 1 rejected by constraints; NVRTC "));
+    assert_non_null(strstr(f->out, " s over 2 threads\n"));
+    tune(f, "tiny.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache", f->cache,
+         NULL);
+    assert_non_null(strstr(f->out, "2 compiled (2 from the cache), 0 failed"));
+}
+
+static void test_each_compile_error_is_listed_once_below_the_table(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "err.lua", ERRORS);
+    tune(f, "err.lua", "--compile-only", "--cache", f->cache, NULL);
+    assert_int_equal(f->status, 0); /* V=1 compiled */
+    assert_non_null(strstr(f->out, "error 1 (1 configuration): e.cu:2: error: static assertion "
+                                   "failed with \"V must not be 2\""));
+    assert_non_null(strstr(f->out, "error 2 (1 configuration): e.cu:3: error"));
+    assert_non_null(strstr(f->out, "1 compiled, 2 failed, 0 rejected by constraints; NVRTC"));
+    tune(f, "err.lua", "--compile-only", "-v", "--cache", f->cache, NULL);
+    assert_non_null(strstr(f->out, "  error 1, in 1 configuration: V=2\n    e.cu"));
+    assert_non_null(strstr(f->out, "  error 2, in 1 configuration: V=3\n    e.cu"));
+    assert_null(strstr(f->out, "-v shows"));
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_an_arch_nvrtc_lacks_exits_2_before_anything_is_compiled),
+        T(test_malformed_and_virtual_archs_exit_2_with_what_a_target_looks_like),
+        T(test_the_compile_only_table_ends_with_its_summary_line),
+        T(test_each_compile_error_is_listed_once_below_the_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
