@@ -270,7 +270,8 @@ static void check_launch(reasons *r, const gb_arch_limits *lim, const gb_launch 
         refuse(r, "needs %lld threads per block (block %ux%ux%u); %s allows %lld",
                (long long)threads, l->block[0], l->block[1], l->block[2], lim->arch,
                (long long)lim->max_threads_per_block);
-    check_dims(r, lim, "block", l->block, lim->max_block);
+    else /* a block within the thread limit can still be too long in one dimension */
+        check_dims(r, lim, "block", l->block, lim->max_block);
     check_dims(r, lim, "grid", l->grid, lim->max_grid);
 }
 

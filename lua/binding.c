@@ -242,8 +242,9 @@ static void tally(gb_lua_host *host, const gb_tuner_opts *opts, const gb_tune_re
     host->n_tuned++;
     for (int i = 0; i < result->n_shapes; i++) {
         const gb_shape_result *s = &result->shapes[i];
-        if (opts->compile_only ? s->n_status[GB_TRIAL_COMPILE_ERROR] > 0 && s->n_compiled == 0
-                               : !s->has_best)
+        if (opts->compile_only
+                ? s->failure || (s->n_status[GB_TRIAL_COMPILE_ERROR] > 0 && s->n_compiled == 0)
+                : !s->has_best)
             host->n_shapes_failed++;
     }
 }
@@ -326,7 +327,7 @@ static int run_kernel(lua_State *L, gb_tune_request *req, gb_err *err)
     if (rc == GB_OK || rc == GB_EINTR) { /* an interrupted run shows what finished */
         tally(host, &opts, &result);
         if (rc == GB_OK) rc = note_tuned(host, def->name, &result, err);
-        gb_report_opts report = {opts.compile_only, opts.verbose, opts.jobs, opts.arch};
+        gb_report_opts report = {opts.compile_only, opts.verbose, opts.jobs, result.arch};
         if (host->out) gb_report_tune(host->out, def->name, &result, &report);
     }
     if (rc == GB_OK) gb_lua_push_results(L, &result);

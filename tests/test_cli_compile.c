@@ -195,6 +195,32 @@ static void test_each_compile_error_is_listed_once_below_the_table(void **state)
     assert_null(strstr(f->out, "-v shows"));
 }
 
+/* A reference with a syntax error, and a variant of 2048 threads per block. */
+static const char BAD_REFERENCE[] =
+    "local gb = require 'gpubench'\n"
+    "local ref = gb.kernel { name = 'badref', entry = 'r',\n"
+    "  source = 'extern \"C\" __global__ void r(float *x) { x[0] = ; }',\n"
+    "  grid = 1, block = 1 }\n"
+    "local k = gb.kernel { name = 'big', entry = 'k<${B}>', params = { B = {256, 2048} },\n"
+    "  source = 'template <int B> __global__ void k(float *x) { x[threadIdx.x] = B; }',\n"
+    "  args = function(s) return { gb.tensor('f32', {4096}, 'output') } end,\n"
+    "  grid = 1, block = function(c) return c.B end, reference = ref }\n"
+    "gb.tune(k, { shapes = { {N = 1} } })\n";
+
+/* Compiling only finds a reference that does not compile (exit 1, the shape
+ * fails naming it) and a variant over the target's limits, with no GPU. */
+static void test_compile_only_compiles_the_reference_and_checks_limits(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "badref.lua", BAD_REFERENCE);
+    tune(f, "badref.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
+    assert_int_equal(f->status, 1);
+    assert_non_null(strstr(f->err, "reference badref: "));
+    assert_non_null(strstr(f->out, "expected an expression"));
+    assert_non_null(strstr(f->out, "2048 threads per block"));
+    assert_non_null(strstr(f->out, "1 over sm_90a's limits"));
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -203,6 +229,7 @@ int main(void)
         T(test_malformed_and_virtual_archs_exit_2_with_what_a_target_looks_like),
         T(test_the_compile_only_table_ends_with_its_summary_line),
         T(test_each_compile_error_is_listed_once_below_the_table),
+        T(test_compile_only_compiles_the_reference_and_checks_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

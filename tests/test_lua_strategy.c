@@ -80,13 +80,13 @@ static void test_an_error_in_a_strategy_names_its_line(void **state)
 {
     fixture *f = *state;
     use_fake_gpu(f);
-    const char *text = REQUIRE WIDE_KERNEL
-        "local mine = {}\n"
-        "function mine.ask(n, history)\n"
-        "  if #history > 0 then error('out of ideas') end -- HERE\n"
-        "  return { { B = 32 } }\n"
-        "end\n"
-        "gb.tune(k, { shapes = { { n = 4096 } }, strategy = mine })\n";
+    const char *text =
+        REQUIRE WIDE_KERNEL "local mine = {}\n"
+                            "function mine.ask(n, history)\n"
+                            "  if #history > 0 then error('out of ideas') end -- HERE\n"
+                            "  return { { B = 32 } }\n"
+                            "end\n"
+                            "gb.tune(k, { shapes = { { n = 4096 } }, strategy = mine })\n";
     EXPECT_ERROR_NAMING(f, run(f, text), line_of(text, "HERE"), "strategy lua: ask",
                         "out of ideas");
     const char *coroutine_text = REQUIRE WIDE_KERNEL
@@ -94,8 +94,8 @@ static void test_an_error_in_a_strategy_names_its_line(void **state)
         "  coroutine.yield({ { B = 32 } })\n"
         "  local x = nil + 1 -- HERE\n"
         "end })\n";
-    EXPECT_ERROR_NAMING(f, run(f, coroutine_text), line_of(coroutine_text, "HERE"),
-                        "strategy lua", "arithmetic");
+    EXPECT_ERROR_NAMING(f, run(f, coroutine_text), line_of(coroutine_text, "HERE"), "strategy lua",
+                        "arithmetic");
 }
 
 static void test_a_strategy_must_propose_configurations_of_the_space(void **state)

@@ -145,7 +145,9 @@ static void test_compiles_are_reused_from_the_cache(void **state)
     f->opts.compile_only = true;
     f->opts.exec = NULL;
     assert_int_equal(tune(f, 2), GB_OK);
-    assert_int_equal(f->result.n_compiles, 7); /* one row per compile, not per shape */
+    /* One row per compile, not per shape: seven variants and the reference. */
+    assert_int_equal(f->result.n_compiles, 8);
+    assert_int_equal(f->result.compiles[0].config.n, 0); /* the reference, first */
     for (int i = 0; i < f->result.n_compiles; i++)
         assert_false(f->result.compiles[i].cached);
     assert_int_equal(tune(f, 1), GB_OK);

@@ -13,11 +13,13 @@
 
 #define WINDOW_MAX 64
 
-static int add_compile_row(run *r, const gb_pending *p, const gb_compile_out *out, int crc,
-                           const gb_err *e)
+/* One row per distinct compile (by cubin key): its resources, its whole compiler
+ * output when it failed, and why it exceeds the target's limits when it does. */
+static int add_row(run *r, const gb_compile_job *job, const gb_fields *config,
+                   const gb_launch *launch, const gb_compile_out *out, int crc, const gb_err *e)
 {
     gb_tune_result *tr = r->result;
-    const gb_key *key = gb_compile_job_key(p->job);
+    const gb_key *key = gb_compile_job_key(job);
     for (int i = 0; i < tr->n_compiles; i++)
         if (!memcmp(&tr->compiles[i].key, key, sizeof *key)) return GB_OK;
     gb_compile_row *rows = realloc(tr->compiles, (size_t)(tr->n_compiles + 1) * sizeof *rows);
@@ -27,9 +29,12 @@ static int add_compile_row(run *r, const gb_pending *p, const gb_compile_out *ou
     *row = (gb_compile_row){.key = *key,
                             .resources = out->resources,
                             .compile_ms = out->compile_ms,
-                            .cached = gb_compile_job_cached(p->job)};
-    if (crc) row->error = strdup(e->msg);
-    if (gb_fields_copy(&p->ident.fields, &row->config) || (crc && !row->error))
+                            .cached = gb_compile_job_cached(job)};
+    char reason[512];
+    bool fits = crc || gb_arch_check(&r->limits, launch, &out->resources, reason, sizeof reason);
+    if (crc) row->error = strdup(out->log && out->log[0] ? out->log : e->msg);
+    if (!fits) row->limit = strdup(reason);
+    if (gb_fields_copy(config, &row->config) || (crc && !row->error) || (!fits && !row->limit))
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     return GB_OK;
 }
@@ -42,18 +47,23 @@ static int finish(run *r, gb_pending *p, gb_shape_result *res)
     res->n_compiled += crc == GB_OK;
     res->n_status[GB_TRIAL_COMPILE_ERROR] += crc != GB_OK;
     r->progress.n_failed += crc != GB_OK;
-    int rc = add_compile_row(r, p, out, crc, &cerr);
+    int rc = add_row(r, p->job, &p->ident.fields, &p->launch, out, crc, &cerr);
     if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_COMPILE, NULL);
     return rc;
 }
 
-/* The reference must compile too: a broken one would fail every timed run. */
+/* The reference must compile too: a broken one would fail every timed run. Its
+ * row has no configuration; its failure fails the shape. */
 static int compile_reference(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_compile_job *job = NULL;
-    gb_variant v;
+    gb_variant v = {0};
     gb_err e = {0};
+    const gb_compile_out *out = NULL;
+    gb_fields none = {0};
     int rc = gb_run_reference_variant(r, shape, &job, &v, &e);
+    if (rc == GB_OK) gb_compiler_wait(r->compiler, job, &out, NULL);
+    if (rc == GB_OK) rc = add_row(r, job, &none, &v.launch, out, e.code, &e);
     gb_compile_job_free(job);
     if (rc == GB_OK && e.code &&
         asprintf(&res->failure, "reference %s: %s", r->k->reference->name, e.msg) < 0)

@@ -10,6 +10,7 @@
 #define GB_TUNER_RUN_H
 
 #include "base/clock.h"
+#include "engine/arch.h"
 #include "cache/record.h"
 #include "tuner/compiler.h"
 #include "tuner/strategy.h"
@@ -59,6 +60,7 @@ typedef struct run {
     int n_ok;
     int cap_ok;
     bool warned_cache;
+    gb_arch_limits limits;             /* the target's, for what can be checked without running */
     gb_progress progress;              /* this shape's counts, for opts->progress */
     gb_search search;                  /* this shape's: the space, its constraints, what was seen */
     const gb_strategy_kind *kind;      /* this shape's strategy: a built-in one ... */

@@ -230,11 +230,19 @@ int gb_trial_measure(run *r, const gb_variant *v, const gb_measure_opts *opts, g
     return rc;
 }
 
-/* Why a compiled variant is not worth the GPU's time: it spills under --no-spills.
- * Sets t (status skipped) and returns true when so. */
-static bool skip_variant(const run *r, const gb_compile_out *out, gb_trial_result *t)
+/* Why a compiled variant is not worth the GPU's time: it exceeds the target's
+ * limits (its launch would fail), or it spills under --no-spills. Sets t (status
+ * skipped) and returns true when so. */
+static bool skip_variant(const run *r, const gb_pending *p, const gb_compile_out *out,
+                         gb_trial_result *t)
 {
     const gb_resources *res = &out->resources;
+    char reason[sizeof t->reason - 32];
+    if (!gb_arch_check(&r->limits, &p->launch, res, reason, sizeof reason)) {
+        t->status = GB_TRIAL_SKIPPED;
+        snprintf(t->reason, sizeof t->reason, "over the target's limits: %s", reason);
+        return true;
+    }
     if (!r->opts->no_spills || (res->spill_store_bytes <= 0 && res->spill_load_bytes <= 0))
         return false;
     t->status = GB_TRIAL_SKIPPED;
@@ -277,7 +285,7 @@ int gb_pending_finish(run *r, const gb_record_id *id, gb_pending *p, const gb_me
         int crc = gb_pending_compile(r, p, &out, &cerr);
         res->n_compiled += crc == GB_OK;
         gb_run_progress(r, GB_PROGRESS_COMPILE, best);
-        if (crc == GB_OK && !skip_variant(r, out, &t)) {
+        if (crc == GB_OK && !skip_variant(r, p, out, &t)) {
             rc = try_variant(r, id, p, out, opts, &t);
         } else if (crc) {
             t.status = GB_TRIAL_COMPILE_ERROR;

@@ -395,7 +395,11 @@ static int start_run(run *r)
         if (!o->arch) r->arch = r->dev.arch;
         gb_device_fingerprint(&r->dev, r->result->device, sizeof r->result->device);
         gb_strlcpy(r->result->clock_source, r->dev.clock_source, sizeof r->result->clock_source);
+        gb_arch_limits_from_device(&r->dev, &r->limits);
+    } else if ((rc = gb_arch_limits_for(r->arch, &r->limits, r->err))) {
+        return rc;
     }
+    gb_strlcpy(r->result->arch, r->arch, sizeof r->result->arch);
     return gb_compiler_create(o->cache, o->jobs, &r->compiler, r->err);
 }
 
@@ -453,6 +457,7 @@ void gb_tune_result_free(gb_tune_result *result)
     for (int i = 0; i < result->n_compiles; i++) {
         gb_fields_free(&result->compiles[i].config);
         free(result->compiles[i].error);
+        free(result->compiles[i].limit);
     }
     free(result->shapes);
     free(result->compiles);

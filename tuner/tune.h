@@ -268,6 +268,7 @@ typedef struct gb_tune_result {
     char kernel_fp[33];
     char device[320];     /* device fingerprint, "" without a device */
     char clock_source[8]; /* "nvml" or "probe"; "" without a device */
+    char arch[16];        /* the compile target ("sm_90a") */
     bool bench;           /* a benchmark of fixed configurations, not a tuning run */
     gb_tune_timing timing;
 } gb_tune_result;
