@@ -8,7 +8,7 @@
 # is looked for in $CUDA_HOME, then /usr/local/cuda.
 set -eu
 
-PACKAGES="build-essential cmake pkgconf clang-format clang libclang-rt-dev liblua5.4-dev liblmdb-dev libxxhash-dev libjansson-dev libcmocka-dev"
+PACKAGES="build-essential cmake pkgconf clang-format clang libclang-rt-dev liblua5.4-dev liblmdb-dev libxxhash-dev libjansson-dev libcmocka-dev libgsl-dev"
 
 missing=""
 for p in $PACKAGES; do
