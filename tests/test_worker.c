@@ -232,7 +232,18 @@ static void test_a_trial_brings_its_phases_and_the_executor_times_the_call(void 
     assert_true(ph->kernel_ms == 30);
     assert_true(ph->session_ms == 0.25 + 0.5 + 6 + 30 + 0.125);
     assert_true(ph->total_ms > 0 && ph->total_ms <= took_ms);
+    /* The tuner's totals: a second trial's phases add to the first's. */
+    gb_trial_phases sum = {0};
+    gb_trial_result second;
+    assert_int_equal(run_trial(exec, 1, 5, &second, &err), GB_OK);
+    gb_trial_phases_add(&sum, &result.phases);
+    gb_trial_phases_add(&sum, &second.phases);
+    assert_true(sum.load_ms == 0.5 && sum.check_ms == 1.0 && sum.warmup_ms == 8);
+    assert_true(sum.sample_ms == 40 && sum.kernel_ms == 40);
+    assert_true(sum.session_ms == result.phases.session_ms + second.phases.session_ms);
+    assert_true(sum.total_ms == result.phases.total_ms + second.phases.total_ms);
     gb_trial_result_free(&result);
+    gb_trial_result_free(&second);
 }
 
 /* A trial the watchdog ended still counts its time: the run's breakdown must not
