@@ -87,6 +87,10 @@ run_gpubench() {
     gb_ms=${row#* }
     echo "== $1 $2: gpubench: wall $gb_s s (exit $rc), best ${gb_cfg:-?} ${gb_ms:-?} ms"
     grep -E '^  (time|each trial)' "$log" | sed 's/^  /   /'
+    # The wall time outside gb.tune's own: process start, Lua, the worker's exit.
+    tuned=$(sed -n 's/^  time \([0-9.]*\) s:.*/\1/p' "$log" | head -1)
+    [ -n "$tuned" ] && awk -v w="$gb_s" -v t="$tuned" \
+        'BEGIN { printf "   outside the tuning call (start-up, exit): %.2f s\n", w - t }'
     # No row: say why (the tool's own messages, the end of its output).
     [ $rc -ne 0 ] || [ -z "$row" ] && { grep '^gpubench' "$log" | head -3; tail -3 "$log"; } |
         sed 's/^/   | /'
