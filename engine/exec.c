@@ -1,5 +1,6 @@
 #include "engine/exec.h"
 
+#include "base/clock.h"
 #include "base/strbuf.h"
 
 #include <stdio.h>
@@ -52,6 +53,17 @@ int gb_trial_status_parse(const char *name, gb_trial_status *out)
 void gb_trial_result_free(gb_trial_result *result)
 {
     if (result) gb_measurement_free(&result->measurement);
+}
+
+void gb_trial_phases_add(gb_trial_phases *sum, const gb_trial_phases *t)
+{
+    sum->load_ms += t->load_ms;
+    sum->check_ms += t->check_ms;
+    sum->warmup_ms += t->warmup_ms;
+    sum->sample_ms += t->sample_ms;
+    sum->kernel_ms += t->kernel_ms;
+    sum->session_ms += t->session_ms;
+    sum->total_ms += t->total_ms;
 }
 
 int gb_exec_create(const gb_backend_ops *ops, void *backend, gb_exec **out, gb_err *err)
@@ -159,7 +171,9 @@ int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check
     int rc = ensure_ready(exec, err);
     if (rc) return rc;
     gb_err trial_err = {0};
+    double start_ms = gb_now_ms();
     rc = exec->ops->trial(exec->backend, v, check, opts, timeout_s, out, &trial_err);
+    out->phases.total_ms = gb_now_ms() - start_ms;
     if (rc == GB_OK) return GB_OK;
     if (rc == GB_EINTR) close_backend(exec); /* the worker was ended mid-trial */
     if (!backend_lost(rc)) return gb_err_copy(err, &trial_err);

@@ -48,11 +48,42 @@ typedef enum gb_trial_status {
 const char *gb_trial_status_name(gb_trial_status status);
 int gb_trial_status_parse(const char *name, gb_trial_status *out);
 
+/* Where one trial's wall time went, in milliseconds. The GPU session times its
+ * phases (a phase a trial did not reach is 0); the executor times the whole call,
+ * so what the phases leave over is the trial's overhead: in the session, the looks
+ * at other processes, the sampler's set-up and the unload (session_ms less the
+ * phases); outside it, the round trip to the worker process, with the encoding
+ * and decoding of both messages (total_ms less session_ms). */
+typedef struct gb_trial_phases {
+    double load_ms;    /* loading the cubin as a module and finding the kernel */
+    double check_ms;   /* inputs restored, outputs poisoned, one launch, the comparison */
+    double warmup_ms;  /* the measurement's warm-up (gb_measurement.warmup_ms) */
+    double sample_ms;  /* its samples (gb_measurement.wall_ms): the kernel and, per
+                          sample, the L2 flush, the wait for the events, the clock */
+    double kernel_ms;  /* of sample_ms, the kernel itself: the samples' sum */
+    double session_ms; /* the whole trial in the GPU session, from load to unload */
+    double total_ms;   /* the whole trial as the executor saw it (not on the wire) */
+} gb_trial_phases;
+
+/* The wire description (base/wire.h; gb_wire_trial_phases); total_ms stays with
+ * the executor that measured it. */
+#define GB_TRIAL_PHASES_WIRE(X)                                                                    \
+    X(load_ms, DOUBLE, "load_ms", GB_WIRE_RANGE(0, INFINITY))                                      \
+    X(check_ms, DOUBLE, "check_ms", GB_WIRE_RANGE(0, INFINITY))                                    \
+    X(warmup_ms, DOUBLE, "warmup_ms", GB_WIRE_RANGE(0, INFINITY))                                  \
+    X(sample_ms, DOUBLE, "sample_ms", GB_WIRE_RANGE(0, INFINITY))                                  \
+    X(kernel_ms, DOUBLE, "kernel_ms", GB_WIRE_RANGE(0, INFINITY))                                  \
+    X(session_ms, DOUBLE, "session_ms", GB_WIRE_RANGE(0, INFINITY))
+
+/* Adds each phase of t to sum (the tuner's totals over a run). */
+void gb_trial_phases_add(gb_trial_phases *sum, const gb_trial_phases *t);
+
 typedef struct gb_trial_result {
     gb_trial_status status;
     char reason[1024]; /* why it is not ok: the CUDA error, the check's figures... */
     gb_check_result check;
     gb_measurement measurement; /* only for ok trials */
+    gb_trial_phases phases;     /* for every trial, whatever its status */
 } gb_trial_result;
 
 /* The wire description (base/wire.h; gb_wire_trial_result): the measurement is
@@ -61,7 +92,8 @@ typedef struct gb_trial_result {
     X(status, ENUM, "status", .enumeration = &gb_wire_enum_trial_status)                           \
     X(reason, CHARS, "reason")                                                                     \
     X(check, STRUCT, "check", .type = &gb_wire_check_result)                                       \
-    X(measurement, STRUCT, "measurement", .type = &gb_wire_measurement, .when = gb_wire_trial_ok)
+    X(measurement, STRUCT, "measurement", .type = &gb_wire_measurement, .when = gb_wire_trial_ok)  \
+    X(phases, STRUCT, "phases", .type = &gb_wire_trial_phases, .flags = GB_WIRE_OPTIONAL)
 
 void gb_trial_result_free(gb_trial_result *result);
 
@@ -110,9 +142,10 @@ int gb_exec_reference(gb_exec *exec, const gb_variant *ref, gb_err *err);
 
 /* Runs one trial within timeout_s seconds (0: no limit). Losing the backend is not
  * an error of the run: the result says crashed or timeout with the reason, and the
- * next call starts a fresh backend. The return value is non-zero only when the run
- * itself cannot go on (the problem or the reference fail on a fresh backend, no
- * GPU, out of memory) or was interrupted (GB_EINTR). */
+ * next call starts a fresh backend. out->phases.total_ms is the backend's call, from
+ * the request to the answer read (a fresh backend's start is not in it). The return value is
+ * non-zero only when the run itself cannot go on (the problem or the reference fail on a fresh
+ * backend, no GPU, out of memory) or was interrupted (GB_EINTR). */
 int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check,
                   const gb_measure_opts *opts, double timeout_s, gb_trial_result *out, gb_err *err);
 

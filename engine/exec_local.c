@@ -4,6 +4,7 @@
 #include "engine/driver.h"
 #include "engine/exec.h"
 
+#include "base/clock.h"
 #include "base/strbuf.h"
 #include "engine/gpu.h"
 
@@ -76,6 +77,29 @@ static int settle(int rc, const gb_err *e, gb_trial_result *out)
     return GB_OK;
 }
 
+/* The kernel's own share of the samples: their times, each sample's launches. */
+static double kernel_ms(const gb_measurement *m)
+{
+    double sum = 0;
+    for (int i = 0; i < m->n_samples; i++)
+        sum += m->samples_ms[i];
+    return sum * (m->launches_per_sample > 0 ? m->launches_per_sample : 1);
+}
+
+/* Measures an ok variant; the phases get the warm-up and the samples. */
+static int measure_phases(local_backend *b, gb_gpu_kernel *k, const gb_variant *v,
+                          const gb_measure_opts *opts, gb_trial_result *out, gb_err *err)
+{
+    out->status = GB_TRIAL_OK;
+    int rc = gb_gpu_measure(b->gpu, k, &v->launch, opts, &out->measurement, err);
+    if (rc) return rc;
+    out->phases.warmup_ms = out->measurement.warmup_ms;
+    out->phases.sample_ms = out->measurement.wall_ms;
+    out->phases.kernel_ms = kernel_ms(&out->measurement);
+    return GB_OK;
+}
+
+/* Load, check, measure, unload; each phase timed, for the run's breakdown. */
 static int local_trial(void *self, const gb_variant *v, const gb_check_spec *check,
                        const gb_measure_opts *opts, double timeout_s, gb_trial_result *out,
                        gb_err *err)
@@ -83,17 +107,23 @@ static int local_trial(void *self, const gb_variant *v, const gb_check_spec *che
     (void)timeout_s; /* a hang here hangs the process: the worker's supervisor watches */
     local_backend *b = self;
     gb_gpu_kernel *k = NULL;
+    gb_trial_phases *ph = &out->phases;
+    double start_ms = gb_now_ms(), at_ms;
     int rc = gb_gpu_load(b->gpu, v->cubin, v->cubin_bytes, v->lowered_name, v->launch.smem_bytes,
                          &k, err);
-    if (rc == GB_OK) rc = gb_gpu_verify(b->gpu, k, &v->launch, check, &out->check, err);
+    ph->load_ms = (at_ms = gb_now_ms()) - start_ms;
+    if (rc == GB_OK) {
+        rc = gb_gpu_verify(b->gpu, k, &v->launch, check, &out->check, err);
+        ph->check_ms = gb_now_ms() - at_ms;
+    }
     if (rc == GB_OK && out->check.n_bad > 0) {
         out->status = GB_TRIAL_WRONG;
         describe_wrong(&out->check, out->reason, sizeof out->reason);
     } else if (rc == GB_OK) {
-        rc = gb_gpu_measure(b->gpu, k, &v->launch, opts, &out->measurement, err);
-        out->status = GB_TRIAL_OK;
+        rc = measure_phases(b, k, v, opts, out, err);
     }
     gb_gpu_unload(b->gpu, k);
+    ph->session_ms = gb_now_ms() - start_ms;
     return settle(rc, err, out);
 }
 

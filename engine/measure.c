@@ -4,8 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Samples whose clocks decide whether the warm-up is over. */
+/* Samples whose clocks decide whether the warm-up is over: the last five, or the
+ * last three when those alone lasted the warm-up's minimum (a long kernel, for
+ * which five would stretch the warm-up to several times that minimum while
+ * adding nothing the clock check needs). */
 #define STEADY_WINDOW 5
+#define SHORT_WINDOW  3
 /* Below this many kept samples the stopping rule is checked after every sample;
  * above, after every n / CHECK_SPACING, so a long run stays O(n log n). */
 #define CHECK_EVERY_UNTIL 100
@@ -156,31 +160,54 @@ int gb_measurement_summarise(gb_measurement *m)
 
 /* ---- warming up --------------------------------------------------------- */
 
-/* True when the window's clocks are within tolerance of their median; unknown
- * clocks (0) count as steady. Sets *steady_mhz to that median. */
-static bool clock_settled(const double ring[STEADY_WINDOW], double tolerance, double *steady_mhz)
+/* The warm-up's last samples: their clocks and when each began (a ring). */
+typedef struct warm_ring {
+    double clock_mhz[STEADY_WINDOW];
+    double began_ms[STEADY_WINDOW];
+} warm_ring;
+
+/* How many of the n samples so far (the last ending at now_ms) must show a steady
+ * clock: SHORT_WINDOW when those alone took warmup_ms, else STEADY_WINDOW; 0 while
+ * there are too few samples for either. */
+static int steady_window(const warm_ring *r, int n, double now_ms, double warmup_ms)
 {
-    double window[STEADY_WINDOW];
-    memcpy(window, ring, sizeof window);
-    qsort(window, STEADY_WINDOW, sizeof *window, compare_doubles);
-    double median = window[STEADY_WINDOW / 2];
+    if (n >= SHORT_WINDOW && now_ms - r->began_ms[(n - SHORT_WINDOW) % STEADY_WINDOW] >= warmup_ms)
+        return SHORT_WINDOW;
+    return n >= STEADY_WINDOW ? STEADY_WINDOW : 0;
+}
+
+/* True when the clocks of the last `window` of n samples are within tolerance of
+ * their median; unknown clocks (0) count as steady. Sets *steady_mhz to that
+ * median. */
+static bool clock_settled(const warm_ring *r, int n, int window, double tolerance,
+                          double *steady_mhz)
+{
+    double clocks[STEADY_WINDOW];
+    for (int i = 0; i < window; i++)
+        clocks[i] = r->clock_mhz[(n - window + i) % STEADY_WINDOW];
+    qsort(clocks, (size_t)window, sizeof *clocks, compare_doubles);
+    double median = clocks[window / 2];
     *steady_mhz = median;
     if (median <= 0) return true;
-    return window[0] >= median * (1 - tolerance) &&
-           window[STEADY_WINDOW - 1] <= median * (1 + tolerance);
+    return clocks[0] >= median * (1 - tolerance) && clocks[window - 1] <= median * (1 + tolerance);
 }
 
 static int warm_up(const gb_sampler *s, const gb_measure_opts *o, gb_measurement *m, gb_err *err)
 {
-    double start = s->now_ms(s->ctx), ring[STEADY_WINDOW];
+    double start = s->now_ms(s->ctx);
+    warm_ring ring;
     for (;;) {
         gb_sample sample = {0};
+        double began = s->now_ms(s->ctx);
         int rc = s->sample(s->ctx, &sample, err);
         if (rc) return rc;
-        ring[m->n_warmup++ % STEADY_WINDOW] = sample.clock_mhz;
-        double elapsed = s->now_ms(s->ctx) - start;
-        m->clock_steady = m->n_warmup >= STEADY_WINDOW &&
-                          clock_settled(ring, o->clock_tolerance, &m->steady_clock_mhz);
+        ring.clock_mhz[m->n_warmup % STEADY_WINDOW] = sample.clock_mhz;
+        ring.began_ms[m->n_warmup % STEADY_WINDOW] = began;
+        m->n_warmup++;
+        double now = s->now_ms(s->ctx), elapsed = now - start;
+        int window = steady_window(&ring, m->n_warmup, now, o->warmup_ms);
+        m->clock_steady = window > 0 && clock_settled(&ring, m->n_warmup, window,
+                                                      o->clock_tolerance, &m->steady_clock_mhz);
         if ((elapsed >= o->warmup_ms && m->clock_steady) || elapsed >= o->warmup_max_ms) {
             if (!m->clock_steady) m->steady_clock_mhz = 0; /* no reference to judge throttling by */
             m->warmup_ms = elapsed;

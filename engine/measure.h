@@ -6,9 +6,10 @@
  * launches); this module decides how many samples to take and what they mean:
  *
  *   1. Warm up by time, not by count: sample for at least warmup_ms, and on until
- *      the SM clock of the last few samples is steady (within clock_tolerance of
- *      their median), or warmup_max_ms has passed. Warm-up samples are not kept.
- *      The steady clock is the median clock of those last samples.
+ *      the SM clock of the last five samples is steady (within clock_tolerance of
+ *      their median), or warmup_max_ms has passed; of the last three, when those
+ *      alone lasted warmup_ms (a long kernel). Warm-up samples are not kept. The
+ *      steady clock is the median clock of those last samples.
  *   2. Sample until the 95% confidence interval of the median is within ±noise of
  *      the median (at least min_samples), or until max_ms of sampling or
  *      max_samples: a variant stopped there is marked capped and reports the

@@ -120,6 +120,9 @@ GB_WIRE_TABLE(gb_wire_measurement, "measurement", GB_MEASUREMENT_WIRE, measureme
 #define GB_WIRE_T gb_device_info
 GB_WIRE_TABLE(gb_wire_device_info, "device", GB_DEVICE_INFO_WIRE, NULL)
 #undef GB_WIRE_T
+#define GB_WIRE_T gb_trial_phases
+GB_WIRE_TABLE(gb_wire_trial_phases, "trial_phases", GB_TRIAL_PHASES_WIRE, NULL)
+#undef GB_WIRE_T
 #define GB_WIRE_T gb_trial_result
 GB_WIRE_TABLE(gb_wire_trial_result, "trial_result", GB_TRIAL_RESULT_WIRE, trial_result_finish)
 #undef GB_WIRE_T

@@ -20,6 +20,7 @@ extern const gb_wire_type gb_wire_arg;          /* gb_arg */
 extern const gb_wire_type gb_wire_measure_opts; /* gb_measure_opts */
 extern const gb_wire_type gb_wire_measurement;  /* gb_measurement */
 extern const gb_wire_type gb_wire_device_info;  /* gb_device_info */
+extern const gb_wire_type gb_wire_trial_phases; /* gb_trial_phases */
 extern const gb_wire_type gb_wire_trial_result; /* gb_trial_result */
 
 /* The enums, by name. */

@@ -5,8 +5,31 @@
 --   gpubench-tune examples/gemm.lua            tune, print a table, fill the cache
 --   gpubench-tune examples/gemm.lua --force    tune again even where cached
 --   gpubench-tune examples/gemm.lua --compile-only
+--   gpubench-tune examples/gemm.lua -- 2048 1999x1531x1021 nobaseline
+--
+-- Script arguments, when given, replace the shapes below: N for N x N x N, or
+-- MxNxK; the word nobaseline leaves out the reference's timing (the "vs ref"
+-- column). bench/vs_kernel_tuner.sh tunes one shape this way.
 
 local gb = require "gpubench"
+
+-- The shapes the script arguments name (none: an empty list), and the baseline.
+local function from_arguments()
+  local shapes, baseline = {}, "reference"
+  for _, word in ipairs(arg or {}) do
+    if word == "nobaseline" then
+      baseline = false
+    else
+      local m, n, k = word:match("^(%d+)x(%d+)x(%d+)$")
+      if not m then m = word:match("^(%d+)$"); n, k = m, m end
+      if not m then
+        error("a script argument is a shape (N or MxNxK) or nobaseline, got '" .. word .. "'")
+      end
+      shapes[#shapes + 1] = { M = tonumber(m), N = tonumber(n), K = tonumber(k) }
+    end
+  end
+  return shapes, baseline
+end
 
 local reference = gb.kernel {
   name  = "gemm_f32_ref",
@@ -47,12 +70,16 @@ local gemm = gb.kernel {
   key   = { "M", "N", "K" },
 }
 
-gb.tune(gemm, {
+local shapes, baseline = from_arguments()
+if #shapes == 0 then
   shapes = {
     { M = 1024, N = 1024, K = 1024 },
     { M = 2048, N = 2048, K = 2048 },
     { M = 4096, N = 4096, K = 4096 },
     { M = 1999, N = 1531, K = 1021 },   -- a multiple of no tile size, odd: the scalar path
-  },
-  baseline = "reference",               -- also time the reference: the "vs ref" column
+  }
+end
+gb.tune(gemm, {
+  shapes = shapes,
+  baseline = baseline,                  -- "reference": also time it, for the "vs ref" column
 })

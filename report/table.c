@@ -282,6 +282,25 @@ static void timing_line(FILE *out, const gb_tune_timing *t)
             t->compile_wait_s, t->compile_cpu_s, other > 0 ? other : 0);
 }
 
+/* Where a trial's time went, on average: its phases in the GPU session, and the
+ * overhead around them, in the session and on the way to and from the worker. */
+static void phases_line(FILE *out, const gb_tune_timing *t)
+{
+    const gb_trial_phases *p = &t->trial_phases;
+    if (t->n_trials == 0 || !(p->total_ms > 0)) return;
+    double n = t->n_trials;
+    double in_session = p->session_ms - p->load_ms - p->check_ms - p->warmup_ms - p->sample_ms;
+    double round_trip = p->total_ms - p->session_ms;
+    in_session = in_session > 0 ? in_session : 0;
+    round_trip = round_trip > 0 ? round_trip : 0;
+    fprintf(out,
+            "  each trial: %.1f ms loading, %.1f ms checking, %.1f ms warming up, %.1f ms "
+            "sampling (%.1f ms in the kernel), %.1f ms overhead (%.1f ms in the worker, %.1f ms "
+            "round trip)\n",
+            p->load_ms / n, p->check_ms / n, p->warmup_ms / n, p->sample_ms / n, p->kernel_ms / n,
+            (in_session + round_trip) / n, in_session / n, round_trip / n);
+}
+
 void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r,
                     const gb_report_opts *opts)
 {
@@ -303,5 +322,6 @@ void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *r,
     gb_table_free(&t);
     summary(out, r, opts->verbose);
     timing_line(out, &r->timing);
+    phases_line(out, &r->timing);
     fflush(out);
 }

@@ -6,7 +6,8 @@
  *
  * Run as `fake_worker --worker`, it serves engine/proto.h on fd 3: OPEN gets a
  * fake device, PROBLEM and REFERENCE get OK once their fields read back, and TRIAL
- * gets an ok result whose samples all equal launch.grid[0] milliseconds. Each
+ * gets an ok result whose samples all equal launch.grid[0] milliseconds (and
+ * phases: a warm-up of twice that, fixed load and check times). Each
  * ordinal is a GPU of its own: its UUID and PCI bus id end in the ordinal.
  *
  * GB_FAKE_WORKER lists misbehaviours, comma-separated (see `options` below).
@@ -255,6 +256,15 @@ static int answer_trial(const gb_launch *launch)
                   .first_bad_index = -1},
         .measurement = fake_measurement(launch, samples_ms, clocks, throttled),
     };
+    /* Phases that add up the way a real session's do: the samples are the
+     * measurement's wall time, the kernel all of it, the session a little more. */
+    result.phases = (gb_trial_phases){.load_ms = 0.25,
+                                      .check_ms = 0.5,
+                                      .warmup_ms = 2 * launch->grid[0],
+                                      .sample_ms = result.measurement.wall_ms,
+                                      .kernel_ms = result.measurement.wall_ms};
+    result.phases.session_ms =
+        0.25 + 0.5 + 2 * launch->grid[0] + result.measurement.wall_ms + 0.125;
     reply(GB_MSG_RESULT, &result);
     return SERVE_ON;
 }

@@ -64,9 +64,10 @@ static void compile_kernels(const char *arch, gb_compile_out *out)
     assert_int_equal(gb_nvrtc_compile(&req, out, &err), GB_OK);
 }
 
-static void set_copy_problem(gb_gpu *gpu, uint64_t seed)
+/* in -> out, n: the problem every test but the in-place one uses. */
+static void copy_args(gb_arg args[3])
 {
-    gb_arg args[3] = {
+    gb_arg copy[3] = {
         {.kind = GB_ARG_TENSOR,
          .dtype = GB_DT_F32,
          .n_dims = 1,
@@ -80,6 +81,13 @@ static void set_copy_problem(gb_gpu *gpu, uint64_t seed)
          .checked = true},
         {.kind = GB_ARG_SCALAR, .dtype = GB_DT_I32, .int_value = N},
     };
+    memcpy(args, copy, sizeof copy);
+}
+
+static void set_copy_problem(gb_gpu *gpu, uint64_t seed)
+{
+    gb_arg args[3];
+    copy_args(args);
     gb_err err;
     assert_int_equal(gb_gpu_set_problem(gpu, args, 3, seed, &err), GB_OK);
 }
@@ -264,6 +272,53 @@ static void test_a_race_measures_every_entrant(void **state)
         gb_measurement_free(&m[i]);
         gb_gpu_unload(f->gpu, k[i]);
     }
+}
+
+/* A trial in the in-process backend, of the kernel named name. */
+static void local_trial(fixture *f, gb_exec *exec, const char *name, gb_trial_result *out)
+{
+    gb_variant v = {f->cubin.cubin, f->cubin.cubin_bytes, name, f->launch};
+    gb_measure_opts defaults = gb_measure_defaults(), opts = gb_measure_screening(&defaults);
+    gb_err err;
+    assert_int_equal(gb_exec_trial(exec, &v, &f->check, &opts, 0, out, &err), GB_OK);
+}
+
+/* The run's breakdown of a trial's time: each phase the session went through is
+ * timed, the warm-up and samples are the measurement's own, and the phases fit
+ * inside the session, which fits inside the executor's call. */
+static void test_a_trial_times_each_phase_it_reaches(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    gb_exec *exec = NULL;
+    gb_arg args[3];
+    gb_variant ref = {f->cubin.cubin, f->cubin.cubin_bytes, "copy", f->launch};
+    gb_err err;
+    copy_args(args);
+    assert_int_equal(gb_exec_local(0, &exec, &err), GB_OK);
+    assert_int_equal(gb_exec_set_problem(exec, args, 3, 42, &err), GB_OK);
+    assert_int_equal(gb_exec_reference(exec, &ref, &err), GB_OK);
+    gb_trial_result ok, wrong;
+    local_trial(f, exec, "copy", &ok);
+    local_trial(f, exec, "copy_plus", &wrong);
+    const gb_trial_phases *p = &ok.phases;
+    assert_int_equal(ok.status, GB_TRIAL_OK);
+    assert_true(p->load_ms > 0 && p->check_ms > 0);
+    assert_true(p->warmup_ms == ok.measurement.warmup_ms && p->warmup_ms >= 10);
+    assert_true(p->sample_ms == ok.measurement.wall_ms);
+    assert_true(p->kernel_ms > 0 && p->kernel_ms <= p->sample_ms);
+    assert_true(p->session_ms >= p->load_ms + p->check_ms + p->warmup_ms + p->sample_ms);
+    assert_true(p->total_ms >= p->session_ms);
+    printf("# a screening trial of a copy: load %.2f ms, check %.2f ms, warm-up %.2f ms, samples "
+           "%.2f ms (kernel %.2f ms), session %.2f ms, call %.2f ms\n",
+           p->load_ms, p->check_ms, p->warmup_ms, p->sample_ms, p->kernel_ms, p->session_ms,
+           p->total_ms);
+    assert_int_equal(wrong.status, GB_TRIAL_WRONG); /* checked, never measured */
+    assert_true(wrong.phases.check_ms > 0);
+    assert_true(wrong.phases.warmup_ms == 0 && wrong.phases.sample_ms == 0);
+    gb_trial_result_free(&ok);
+    gb_trial_result_free(&wrong);
+    gb_exec_destroy(exec);
 }
 
 static void test_dynamic_shared_memory_above_48k_is_granted(void **state)
@@ -487,6 +542,7 @@ int main(void)
         T(test_unwritten_outputs_fail_the_check),
         T(test_cold_and_hot_measurements_are_finite_ordered_and_clocked),
         T(test_a_race_measures_every_entrant),
+        T(test_a_trial_times_each_phase_it_reaches),
         T(test_dynamic_shared_memory_above_48k_is_granted),
         T(test_an_impossible_launch_is_refused),
         T(test_an_in_place_kernel_is_checked_on_its_own_input),

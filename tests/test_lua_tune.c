@@ -403,6 +403,28 @@ static void test_gemm_example_compiles(void **state)
     if (strstr(table, "error:")) fail_msg("a gemm variant failed to compile:\n%s", table);
 }
 
+/* bench/vs_kernel_tuner.sh tunes the example at one shape, without the
+ * reference's timing, through the script's arguments. */
+static void test_gemm_example_takes_its_shapes_from_the_script_arguments(void **state)
+{
+    fixture *f = *state;
+    char src[PATH_MAX - 32], path[PATH_MAX];
+    source_dir(src, sizeof src);
+    snprintf(path, sizeof path, "%s/examples/gemm.lua", src);
+    use_cache(f);
+    f->host.tuner.jobs = 2;
+    assert_int_equal(gb_lua_new(&f->host, &f->L, &f->err), GB_OK);
+    char *ok_args[] = {"64x32x16", "nobaseline"};
+    int rc = gb_lua_run(f->L, path, 2, ok_args, &f->err);
+    if (rc) fail_msg("examples/gemm.lua -- 64x32x16 nobaseline failed (%d): %s", rc, f->err.msg);
+    assert_int_equal(f->host.n_tuned, 1);
+    char *bad_args[] = {"2048", "20x48"};
+    gb_err_clear(&f->err);
+    assert_int_not_equal(gb_lua_run(f->L, path, 2, bad_args, &f->err), GB_OK);
+    expect_text(f->err.msg, "examples/gemm.lua:");
+    expect_text(f->err.msg, "a script argument is a shape (N or MxNxK) or nobaseline, got '20x48'");
+}
+
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -428,6 +450,7 @@ int main(void)
         TEST(test_bench_refuses_a_configuration_the_constraints_drop),
         TEST(test_bench_options_are_checked),
         TEST(test_gemm_example_compiles),
+        TEST(test_gemm_example_takes_its_shapes_from_the_script_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -230,6 +230,20 @@ static void test_the_time_cap_counts_the_samplers_overhead(void **state)
     gb_measurement_free(&m);
 }
 
+/* The run's breakdown takes a trial's warm-up and samples from these two: between
+ * them they cover the measurement's whole time, with nothing counted twice. */
+static void test_warmup_and_sampling_times_add_up_to_the_measurement(void **state)
+{
+    fake f = make_fake(0, noisy, 0.5, 0.02);
+    gb_measure_opts defaults = gb_measure_defaults(), opts = gb_measure_screening(&defaults);
+    gb_measurement m = measure(&f, &opts);
+    assert_near(m.warmup_ms, time_of_calls(0, 0, m.n_warmup));
+    assert_near(m.wall_ms, sampling_time(&m, 0));
+    assert_near(m.warmup_ms + m.wall_ms, world.now_ms);
+    assert_true(m.warmup_ms >= opts.warmup_ms);
+    gb_measurement_free(&m);
+}
+
 static void test_a_drifting_stream_stops_at_the_cap_marked_capped(void **state)
 {
     fake f = make_fake(0, drifting, 1.0, 0.0);
@@ -508,6 +522,7 @@ int main(void)
         T(test_very_noisy_samples_are_capped_by_time_with_their_real_interval),
         T(test_very_noisy_samples_are_capped_by_max_samples),
         T(test_the_time_cap_counts_the_samplers_overhead),
+        T(test_warmup_and_sampling_times_add_up_to_the_measurement),
         T(test_a_drifting_stream_stops_at_the_cap_marked_capped),
         T(test_cold_mode_is_one_launch_per_sample),
         T(test_hot_mode_is_reported),

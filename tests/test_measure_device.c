@@ -66,6 +66,48 @@ static void test_warmup_waits_for_a_ramping_clock_to_settle(void **state)
     gb_measurement_free(&m);
 }
 
+/* 5 ms samples, screened (10 ms of warm-up at least): three of them already last
+ * the warm-up's minimum and show a steady clock, so a fourth and fifth would add
+ * 10 ms to every trial and nothing to the check. */
+static void test_a_long_kernel_warms_up_over_three_samples(void **state)
+{
+    fake f = make_fake(0, constant, 5.0, 0.0);
+    gb_measure_opts defaults = gb_measure_defaults(), opts = gb_measure_screening(&defaults);
+    gb_measurement m = measure(&f, &opts);
+    assert_int_equal(m.n_warmup, 3);
+    assert_true(m.clock_steady);
+    assert_near(m.steady_clock_mhz, STEADY_MHZ);
+    assert_near(m.warmup_ms, time_of_calls(0, 0, 3));
+    gb_measurement_free(&m);
+}
+
+/* 3 ms samples: three last 9 ms, less than the 10 ms minimum, so the clock is
+ * judged over five, as for any short kernel. */
+static void test_three_samples_short_of_the_warmup_are_not_enough(void **state)
+{
+    fake f = make_fake(0, constant, 3.0, 0.0);
+    gb_measure_opts defaults = gb_measure_defaults(), opts = gb_measure_screening(&defaults);
+    gb_measurement m = measure(&f, &opts);
+    assert_int_equal(m.n_warmup, 5);
+    assert_true(m.clock_steady);
+    gb_measurement_free(&m);
+}
+
+/* Three long samples are enough only when their clocks agree: a clock still
+ * ramping up keeps the warm-up going until it is flat. */
+static void test_a_long_kernel_still_waits_for_a_ramping_clock(void **state)
+{
+    fake f = make_fake(0, ramping_clock, 6.0, 0.0);
+    gb_measure_opts defaults = gb_measure_defaults(), opts = gb_measure_screening(&defaults);
+    gb_measurement m = measure(&f, &opts);
+    assert_true(m.clock_steady);
+    assert_true(fabs(m.steady_clock_mhz - STEADY_MHZ) <= opts.clock_tolerance * STEADY_MHZ);
+    assert_true(m.warmup_ms >= 40.0); /* the ramp's length */
+    for (int i = 0; i < m.n_samples; i++)
+        assert_true(m.clock_mhz[i] >= (1.0 - opts.clock_tolerance) * STEADY_MHZ);
+    gb_measurement_free(&m);
+}
+
 static void test_warmup_gives_up_on_an_unsteady_clock_at_warmup_max_ms(void **state)
 {
     fake f = make_fake(0, alternating_clock, 1.0, 0.0);
@@ -247,6 +289,9 @@ int main(void)
         T(test_a_cold_start_is_left_in_the_warmup),
         T(test_warmup_lasts_at_least_warmup_ms_of_clock_time),
         T(test_warmup_waits_for_a_ramping_clock_to_settle),
+        T(test_a_long_kernel_warms_up_over_three_samples),
+        T(test_three_samples_short_of_the_warmup_are_not_enough),
+        T(test_a_long_kernel_still_waits_for_a_ramping_clock),
         T(test_warmup_gives_up_on_an_unsteady_clock_at_warmup_max_ms),
         T(test_an_unknown_clock_does_not_hold_up_the_warmup),
         T(test_samples_the_device_flags_are_kept_tagged_and_left_out_of_the_stats),

@@ -247,12 +247,20 @@ static void test_ok_result_brings_its_samples_and_recomputes_the_statistics(void
                         .contended = true,
                         .n_other_procs = 2,
                         .stats = {.median = 999}}, /* wrong on purpose: not sent */
+        .phases = {.load_ms = 0.75,
+                   .check_ms = 1.5,
+                   .warmup_ms = 10.25,
+                   .sample_ms = 20.5,
+                   .kernel_ms = 17.0,
+                   .session_ms = 33.0,
+                   .total_ms = 99.0}, /* the executor's own: not sent */
     };
     gb_stats want; /* of the samples not throttled */
     assert_int_equal(gb_stats_compute(samples_ms, N_OF(samples_ms) - 1, &want), GB_OK);
     gb_trial_result got;
     char *text = deliver(*state, GB_MSG_RESULT, &sent, &got);
     assert_null(strstr(text, "median")); /* derived, never sent */
+    assert_null(strstr(text, "total_ms"));
     free(text);
     assert_string_equal(gb_trial_status_name(got.status), "ok");
     assert_string_equal(got.reason, "");
@@ -270,7 +278,25 @@ static void test_ok_result_brings_its_samples_and_recomputes_the_statistics(void
     assert_true(m->throttled[10] && !m->throttled[0]);
     assert_true(m->clock_mhz_median == 1980);
     assert_true(gb_wire_equal(&gb_wire_stats, &m->stats, &want));
+    assert_true(gb_wire_equal(&gb_wire_trial_phases, &got.phases, &sent.phases));
+    assert_true(got.phases.load_ms == 0.75 && got.phases.session_ms == 33.0);
+    assert_true(got.phases.total_ms == 0);
     gb_trial_result_free(&got);
+}
+
+/* A failed trial's phases travel too: its load and check took time. */
+static void test_a_failed_result_brings_the_phases_it_reached(void **state)
+{
+    gb_trial_result sent = {.status = GB_TRIAL_WRONG,
+                            .check = {.checked = true, .n_bad = 1, .n_compared = 4},
+                            .phases = {.load_ms = 0.5, .check_ms = 2.25, .session_ms = 3.0}};
+    gb_trial_result got;
+    char *text = deliver(*state, GB_MSG_RESULT, &sent, &got);
+    assert_contains(text, "\"phases\":{\"load_ms\":0.5,\"check_ms\":2.25,\"warmup_ms\":0.0");
+    free(text);
+    assert_true(got.phases.load_ms == 0.5 && got.phases.check_ms == 2.25);
+    assert_true(got.phases.warmup_ms == 0 && got.phases.sample_ms == 0);
+    assert_true(got.phases.session_ms == 3.0);
 }
 
 static void test_wrong_result_has_no_measurement_and_nan_errors_travel_as_null(void **state)
@@ -497,6 +523,31 @@ static void test_a_measurement_whose_lists_disagree_is_refused(void **state)
                            "trial_result.measurement.samples_ms: expected a list of 1 to");
 }
 
+static void test_a_result_without_phases_reads_as_zero_phases(void **state)
+{
+    int *fds = *state;
+    gb_err err;
+    gb_msg m;
+    send_message(fds[0], "GBWP", GB_PROTO_VERSION, GB_MSG_RESULT,
+                 RESULT_OK(MEASUREMENT("[1]", "[0]", "[false]")));
+    assert_int_equal(gb_proto_recv(fds[1], gb_now_ms() + 5000, &m, &err), GB_OK);
+    gb_trial_result got;
+    assert_int_equal(gb_proto_decode(&m, &got, &err), GB_OK);
+    gb_msg_free(&m);
+    assert_true(got.phases.load_ms == 0 && got.phases.session_ms == 0);
+    gb_trial_result_free(&got);
+}
+
+static void test_a_negative_phase_is_refused(void **state)
+{
+    expect_payload_refused(*state, GB_MSG_RESULT,
+                           "{\"status\":\"wrong\",\"reason\":\"\",\"check\":{\"checked\":true,"
+                           "\"n_bad\":1,\"n_compared\":4,\"max_abs_err\":0,\"max_rel_err\":0},"
+                           "\"phases\":{\"load_ms\":-1,\"check_ms\":0,\"warmup_ms\":0,"
+                           "\"sample_ms\":0,\"kernel_ms\":0,\"session_ms\":0}}",
+                           "trial_result.phases.load_ms: expected a number >= 0");
+}
+
 static void test_more_bad_elements_than_compared_is_refused(void **state)
 {
     expect_payload_refused(
@@ -525,6 +576,7 @@ int main(void)
         TEST(test_ok_result_brings_its_samples_and_recomputes_the_statistics),
         TEST(test_wrong_result_has_no_measurement_and_nan_errors_travel_as_null),
         TEST(test_launch_error_result_has_no_measurement),
+        TEST(test_a_failed_result_brings_the_phases_it_reached),
         TEST(test_a_race_and_its_measurements_round_trip),
         TEST(test_every_payload_table_checks_out),
         TEST(test_tensor_without_dims_is_refused),
@@ -535,6 +587,8 @@ int main(void)
         TEST(test_measure_options_that_cannot_work_are_refused),
         TEST(test_an_ok_result_without_measurement_is_refused),
         TEST(test_a_measurement_whose_lists_disagree_is_refused),
+        TEST(test_a_result_without_phases_reads_as_zero_phases),
+        TEST(test_a_negative_phase_is_refused),
         TEST(test_more_bad_elements_than_compared_is_refused),
         TEST(test_an_error_of_code_0_is_refused),
 #undef TEST

@@ -392,6 +392,7 @@ static void test_every_table_checks_out(void **state)
         &gb_wire_trial_record,  &gb_wire_proto_open,  &gb_wire_proto_problem,
         &gb_wire_proto_variant, &gb_wire_proto_trial, &gb_wire_proto_race,
         &gb_wire_proto_raced,   &gb_wire_proto_error, &gb_wire_record_source,
+        &gb_wire_trial_phases,
     };
     for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
         gb_err err;

@@ -213,6 +213,52 @@ static void test_healthy_worker_reports_its_device_and_times_trials(void **state
     assert_int_equal(count_records(f, "TRIAL"), 2);
 }
 
+/* The tuner's breakdown of a run's time: the session's phases cross the protocol
+ * as the worker measured them, and the executor adds the whole call's time. */
+static void test_a_trial_brings_its_phases_and_the_executor_times_the_call(void **state)
+{
+    fixture *f = *state;
+    gb_exec *exec = start(f, NULL);
+    set_up_problem(exec);
+    gb_trial_result result;
+    gb_err err;
+    double begun_ms = gb_now_ms();
+    assert_int_equal(run_trial(exec, 3, 5, &result, &err), GB_OK);
+    double took_ms = gb_now_ms() - begun_ms;
+    const gb_trial_phases *ph = &result.phases;
+    assert_true(ph->load_ms == 0.25 && ph->check_ms == 0.5);
+    assert_true(ph->warmup_ms == 6);
+    assert_true(ph->sample_ms == result.measurement.wall_ms && ph->sample_ms == 30);
+    assert_true(ph->kernel_ms == 30);
+    assert_true(ph->session_ms == 0.25 + 0.5 + 6 + 30 + 0.125);
+    assert_true(ph->total_ms > 0 && ph->total_ms <= took_ms);
+    /* The tuner's totals: a second trial's phases add to the first's. */
+    gb_trial_phases sum = {0};
+    gb_trial_result second;
+    assert_int_equal(run_trial(exec, 1, 5, &second, &err), GB_OK);
+    gb_trial_phases_add(&sum, &result.phases);
+    gb_trial_phases_add(&sum, &second.phases);
+    assert_true(sum.load_ms == 0.5 && sum.check_ms == 1.0 && sum.warmup_ms == 8);
+    assert_true(sum.sample_ms == 40 && sum.kernel_ms == 40);
+    assert_true(sum.session_ms == result.phases.session_ms + second.phases.session_ms);
+    assert_true(sum.total_ms == result.phases.total_ms + second.phases.total_ms);
+    gb_trial_result_free(&result);
+    gb_trial_result_free(&second);
+}
+
+/* A trial the watchdog ended still counts its time: the run's breakdown must not
+ * lose the seconds a hang cost. */
+static void test_a_lost_trial_is_timed_to_the_watchdog(void **state)
+{
+    fixture *f = *state;
+    gb_exec *exec = start(f, "hang_on_trial=1");
+    gb_trial_result result;
+    set_up_problem(exec);
+    expect_lost_trial(exec, GB_TRIAL_TIMEOUT, 0.5, &result);
+    assert_true(result.phases.total_ms >= 450 && result.phases.total_ms < 3000);
+    assert_true(result.phases.session_ms == 0); /* the worker never answered */
+}
+
 static void test_a_race_measures_every_variant_and_the_worker_serves_on(void **state)
 {
     fixture *f = *state;
@@ -428,6 +474,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         TEST(test_healthy_worker_reports_its_device_and_times_trials),
+        TEST(test_a_trial_brings_its_phases_and_the_executor_times_the_call),
+        TEST(test_a_lost_trial_is_timed_to_the_watchdog),
         TEST(test_a_race_measures_every_variant_and_the_worker_serves_on),
         TEST(test_the_worker_sends_the_gpu_s_uuid_bus_id_and_contention),
         TEST(test_a_worker_on_another_ordinal_is_another_gpu),

@@ -215,11 +215,14 @@ int gb_trial_tally(run *r, const gb_trial_ident *id, bool resumed, const gb_tria
 
 int gb_trial_measure(run *r, const gb_variant *v, const gb_measure_opts *opts, gb_trial_result *t)
 {
+    gb_trial_phases *phases = &r->result->timing.trial_phases;
     int rc = gb_exec_trial(r->opts->exec, v, &r->check, opts, gb_trial_timeout_s(r), t, r->err);
+    if (rc == GB_OK) gb_trial_phases_add(phases, &t->phases);
     if (rc || t->status != GB_TRIAL_OK || !t->measurement.contended || r->gpu_shared) return rc;
     gb_trial_result again = {0};
     if ((rc = gb_run_pause_for_contention(r))) return rc;
     rc = gb_exec_trial(r->opts->exec, v, &r->check, opts, gb_trial_timeout_s(r), &again, r->err);
+    if (rc == GB_OK) gb_trial_phases_add(phases, &again.phases);
     if (rc == GB_OK && again.status == GB_TRIAL_OK) {
         gb_trial_result_free(t);
         *t = again; /* moved */

@@ -258,6 +258,8 @@ typedef struct gb_tune_timing {
     double compile_cpu_s;  /* NVRTC's own time, summed over the compile threads */
     double lease_wait_s;   /* waiting for another process to let go of the GPU's lease */
     int n_trials;          /* trials run (not resumed) */
+    /* The trials' phases summed (gb_trial_phases_add), in ms: where screening_s went. */
+    gb_trial_phases trial_phases;
 } gb_tune_timing;
 
 typedef struct gb_tune_result {
