@@ -31,7 +31,8 @@ static char *report(const gb_tune_timing *timing)
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     assert_non_null(out);
-    gb_report_tune(out, "k", &result, false, false);
+    gb_report_opts opts = {0};
+    gb_report_tune(out, "k", &result, &opts);
     fclose(out);
     return text;
 }
