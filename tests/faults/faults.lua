@@ -1,6 +1,7 @@
 -- One tuning run over variants that trap, fault, hang, ask for too much shared
--- memory, fail to compile or compute the wrong answer (faults.cuh). It must
--- finish, record each reason, and pick the fastest correct variant.
+-- memory (skipped before launch: over the target's limits), fail to compile or
+-- compute the wrong answer (faults.cuh). It must finish, record each reason, and
+-- pick the fastest correct variant.
 --
 --   gpubench-tune tests/faults/faults.lua --trial-timeout 20 -v
 --
@@ -34,7 +35,7 @@ local faulty = gb.kernel {
 local r = gb.tune(faulty, { shapes = { { N = 1 << 24 } } })[1]
 
 if arg[1] == "check" then
-  local expect = { ok = 2, crashed = 4, timeout = 2, launch_error = 2, compile_error = 2, wrong = 2 }
+  local expect = { ok = 2, crashed = 4, timeout = 2, skipped = 2, compile_error = 2, wrong = 2 }
   for status, n in pairs(expect) do
     assert(r.counts[status] == n, ("%d %s trials, expected %d"):format(r.counts[status], status, n))
   end
