@@ -171,9 +171,35 @@ struct compare_result {
     u64 max_rel;
 };
 
+__device__ __forceinline__ u64 warp_sum(u64 v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ u64 warp_min(u64 v)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        u64 w = __shfl_down_sync(0xffffffffu, v, o);
+        v = w < v ? w : v;
+    }
+    return v;
+}
+
+__device__ __forceinline__ double warp_max(double v)
+{
+    for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// The block's totals go out in one set of atomics, not one per thread: with every
+// element a little off (any GEMM in float), per-thread atomics on the same four
+// words serialised into tens of milliseconds per check.
 extern "C" __global__ void gb_compare(const void *x, const void *ref, int dtype, u64 n, double rtol,
                                       double atol, compare_result *out)
 {
+    __shared__ u64 s_bad[32], s_first[32];
+    __shared__ double s_abs[32], s_rel[32];
     u64 bad = 0, first = ~0ull;
     double max_abs = 0.0, max_rel = 0.0;
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
@@ -190,6 +216,19 @@ extern "C" __global__ void gb_compare(const void *x, const void *ref, int dtype,
             max_rel = fmax(max_rel, r != 0.0 ? diff / fabs(r) : GB_INF_F64);
         }
     }
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = (blockDim.x + 31) >> 5;
+    bad = warp_sum(bad), first = warp_min(first);
+    max_abs = warp_max(max_abs), max_rel = warp_max(max_rel);
+    if (lane == 0) s_bad[warp] = bad, s_first[warp] = first, s_abs[warp] = max_abs, s_rel[warp] = max_rel;
+    __syncthreads();
+    if (warp != 0) return;
+    bad = lane < n_warps ? s_bad[lane] : 0;
+    first = lane < n_warps ? s_first[lane] : ~0ull;
+    max_abs = lane < n_warps ? s_abs[lane] : 0.0;
+    max_rel = lane < n_warps ? s_rel[lane] : 0.0;
+    bad = warp_sum(bad), first = warp_min(first);
+    max_abs = warp_max(max_abs), max_rel = warp_max(max_rel);
+    if (lane != 0) return;
     if (bad) {
         atomicAdd(&out->n_bad, bad);
         atomicMin(&out->first_bad, first);
@@ -198,9 +237,6 @@ extern "C" __global__ void gb_compare(const void *x, const void *ref, int dtype,
     if (max_rel > 0.0) atomicMax(&out->max_rel, (u64)__double_as_longlong(max_rel));
 }
 
-// Writes every word of a buffer larger than L2, which evicts whatever the timed
-// kernel could otherwise find there. The value changes per call so no write is
-// skipped as redundant.
 extern "C" __global__ void gb_flush(u32 *buf, u64 n_words, u32 value)
 {
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n_words; i += (u64)gridDim.x * blockDim.x)

@@ -54,7 +54,7 @@ gb_measure_opts gb_measure_screening(const gb_measure_opts *full)
     gb_measure_opts o = *full;
     if (full->min_samples == full->max_samples) return o; /* a fixed count stays fixed */
     o.noise = fmax(full->noise, 0.02);
-    o.min_samples = full->min_samples < 5 ? full->min_samples : 5;
+    o.min_samples = full->min_samples < 3 ? full->min_samples : 3;
     o.max_ms = fmin(full->max_ms, 100.0);
     o.warmup_ms = fmin(full->warmup_ms, 10.0);
     return o;

@@ -46,7 +46,7 @@ static void test_screening_is_looser_than_the_full_criterion(void **state)
     gb_measure_opts s = gb_measure_screening(&full);
     assert_near(s.noise, 0.02);
     assert_true(s.noise > full.noise);
-    assert_int_equal(s.min_samples, 5);
+    assert_int_equal(s.min_samples, 3);
     assert_near(s.max_ms, 100.0);
     assert_true(s.max_ms < full.max_ms);
     assert_near(s.warmup_ms, 10.0);
