@@ -240,7 +240,10 @@ static void search_line(FILE *out, const gb_shape_result *s)
     if (s->n_recorded) fprintf(out, " (%d by earlier runs)", s->n_recorded);
     double seen = s->n_configs ? 100.0 * s->n_evals / (double)s->n_configs : 0.0;
     fprintf(out, " of %llu in the space (%.*f%%)", (unsigned long long)s->n_configs,
-            seen < 0.1 ? 3 : seen < 10 ? 2 : 1, seen);
+            seen < 0.1  ? 3
+            : seen < 10 ? 2
+                        : 1,
+            seen);
     if (s->n_checked)
         fprintf(out, "; constraints rejected %llu of %llu looked at (%.2g M/s)",
                 (unsigned long long)s->n_rejected, (unsigned long long)s->n_checked,
