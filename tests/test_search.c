@@ -26,7 +26,7 @@ static void make_space(gb_space *space, const int *counts, int n_params)
         gb_value values[128];
         for (int j = 0; j < counts[p]; j++)
             values[j] = gb_value_int(counts[p] <= 16 ? (int64_t)1 << j : j + 1);
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "P%d", p);
         assert_int_equal(gb_space_add(space, name, values, counts[p], &err), GB_OK);
     }

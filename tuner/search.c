@@ -61,57 +61,20 @@ uint64_t gb_rng_below(gb_rng *rng, uint64_t n)
 enum { CHECKED = 1, VALID = 2, SEEN = 4 };
 
 struct gb_search_slot {
-    uint64_t key; /* ordinal + 1; 0 is an empty slot */
+    uint64_t key; /* ordinal + 1 (gb_ordmap's) */
     uint8_t flags;
 };
 
-static size_t slot_hash(uint64_t key, size_t cap)
-{
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    return (size_t)key & (cap - 1);
-}
-
 static gb_search_slot *find(const gb_search *s, uint64_t ordinal)
 {
-    if (!s->cap_slots) return NULL;
-    size_t i = slot_hash(ordinal + 1, s->cap_slots);
-    for (; s->slots[i].key; i = (i + 1) & (s->cap_slots - 1))
-        if (s->slots[i].key == ordinal + 1) return &s->slots[i];
-    return NULL;
-}
-
-static int grow(gb_search *s)
-{
-    size_t cap = s->cap_slots ? 2 * s->cap_slots : 1024;
-    gb_search_slot *slots = calloc(cap, sizeof *slots);
-    if (!slots) return GB_ENOMEM;
-    for (size_t i = 0; i < s->cap_slots; i++) {
-        if (!s->slots[i].key) continue;
-        size_t j = slot_hash(s->slots[i].key, cap);
-        while (slots[j].key)
-            j = (j + 1) & (cap - 1);
-        slots[j] = s->slots[i];
-    }
-    free(s->slots);
-    s->slots = slots;
-    s->cap_slots = cap;
-    return GB_OK;
+    return gb_ordmap_find(&s->slots, ordinal);
 }
 
 /* The slot for ordinal, made when missing; NULL on ENOMEM. */
 static gb_search_slot *slot(gb_search *s, uint64_t ordinal)
 {
-    gb_search_slot *found = find(s, ordinal);
-    if (found) return found;
-    if (2 * (s->n_slots + 1) > s->cap_slots && grow(s)) return NULL;
-    size_t i = slot_hash(ordinal + 1, s->cap_slots);
-    while (s->slots[i].key)
-        i = (i + 1) & (s->cap_slots - 1);
-    s->slots[i] = (gb_search_slot){.key = ordinal + 1};
-    s->n_slots++;
-    return &s->slots[i];
+    bool fresh;
+    return gb_ordmap_add(&s->slots, ordinal, &fresh);
 }
 
 /* ---- setting up ------------------------------------------------------------ */
@@ -147,6 +110,7 @@ int gb_search_init(gb_search *s, const gb_space *space, gb_config_filter accept,
 {
     *s = (gb_search){
         .space = space, .size = gb_space_size(space), .accept = accept, .accept_ctx = ctx};
+    gb_ordmap_init(&s->slots, sizeof(gb_search_slot));
     gb_rng_seed(&s->rng, seed);
     for (int i = 0; i < space->n_params; i++) {
         s->encoding[i] = malloc((size_t)space->params[i].n_values * sizeof(double));
@@ -162,7 +126,7 @@ int gb_search_init(gb_search *s, const gb_space *space, gb_config_filter accept,
 void gb_search_free(gb_search *s)
 {
     if (!s) return;
-    free(s->slots);
+    gb_ordmap_free(&s->slots);
     free(s->valid);
     for (int i = 0; i < GB_MAX_PARAMS; i++)
         free(s->encoding[i]);

@@ -14,6 +14,7 @@
 #define GB_TUNER_SEARCH_H
 
 #include "base/error.h"
+#include "tuner/ordmap.h"
 #include "tuner/space.h"
 
 #include <stdbool.h>
@@ -41,8 +42,7 @@ typedef struct gb_search {
     void *accept_ctx;
     gb_rng rng;
     /* What is known of each configuration looked at: checked, valid, seen. */
-    gb_search_slot *slots;
-    size_t n_slots, cap_slots;
+    gb_ordmap slots;     /* of gb_search_slot */
     uint64_t n_checked;  /* configurations the constraints were asked about */
     uint64_t n_rejected; /* ... and rejected */
     uint64_t n_seen;     /* proposed or recorded */

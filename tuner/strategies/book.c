@@ -5,51 +5,18 @@
 #include <math.h>
 #include <stdlib.h>
 
-static size_t hash(uint64_t key, size_t cap)
-{
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    return (size_t)key & (cap - 1);
-}
-
 gb_book_entry *gb_book_find(const gb_book *b, uint64_t ordinal)
 {
-    if (!b->cap) return NULL;
-    for (size_t i = hash(ordinal + 1, b->cap); b->slots[i].key; i = (i + 1) & (b->cap - 1))
-        if (b->slots[i].key == ordinal + 1) return &b->slots[i];
-    return NULL;
-}
-
-static int grow(gb_book *b)
-{
-    size_t cap = b->cap ? 2 * b->cap : 256;
-    gb_book_entry *slots = calloc(cap, sizeof *slots);
-    if (!slots) return GB_ENOMEM;
-    for (size_t i = 0; i < b->cap; i++) {
-        if (!b->slots[i].key) continue;
-        size_t j = hash(b->slots[i].key, cap);
-        while (slots[j].key)
-            j = (j + 1) & (cap - 1);
-        slots[j] = b->slots[i];
-    }
-    free(b->slots);
-    b->slots = slots;
-    b->cap = cap;
-    return GB_OK;
+    return gb_ordmap_find(&b->map, ordinal);
 }
 
 int gb_book_add(gb_book *b, uint64_t ordinal, gb_book_entry **out, gb_err *err)
 {
-    if ((*out = gb_book_find(b, ordinal))) return GB_OK;
-    if (2 * (b->n + 1) > b->cap && grow(b))
-        return gb_err_set(err, GB_ENOMEM, "out of memory (strategy book of %zu entries)", b->n);
-    size_t i = hash(ordinal + 1, b->cap);
-    while (b->slots[i].key)
-        i = (i + 1) & (b->cap - 1);
-    b->slots[i] = (gb_book_entry){.key = ordinal + 1, .cost = INFINITY};
-    b->n++;
-    *out = &b->slots[i];
+    bool fresh;
+    if (!b->map.entry_size) gb_ordmap_init(&b->map, sizeof(gb_book_entry)); /* a zeroed book */
+    if (!(*out = gb_ordmap_add(&b->map, ordinal, &fresh)))
+        return gb_err_set(err, GB_ENOMEM, "out of memory (strategy book of %zu entries)", b->map.n);
+    if (fresh) (*out)->cost = INFINITY;
     return GB_OK;
 }
 
@@ -77,7 +44,7 @@ int gb_book_tell(gb_book *b, const gb_observation *o, gb_book_entry **out, bool 
 void gb_book_free(gb_book *b)
 {
     if (!b) return;
-    free(b->slots);
+    gb_ordmap_free(&b->map);
     *b = (gb_book){0};
 }
 

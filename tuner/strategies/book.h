@@ -15,6 +15,7 @@
 #ifndef GB_TUNER_STRATEGIES_BOOK_H
 #define GB_TUNER_STRATEGIES_BOOK_H
 
+#include "tuner/ordmap.h"
 #include "tuner/strategy.h"
 
 #include <stdbool.h>
@@ -22,15 +23,14 @@
 #include <stdint.h>
 
 typedef struct gb_book_entry {
-    uint64_t key; /* ordinal + 1; 0 is an empty slot */
+    uint64_t key; /* ordinal + 1 (gb_ordmap's) */
     double cost;  /* log(ms); INFINITY for a failure; meaningless while pending */
     uint32_t tag; /* the strategy's: which phase proposed it */
     bool pending; /* proposed, not told yet */
 } gb_book_entry;
 
 typedef struct gb_book {
-    gb_book_entry *slots;
-    size_t n, cap; /* cap is 0 or a power of two */
+    gb_ordmap map; /* of gb_book_entry; a zeroed book is an empty one */
 } gb_book;
 
 /* The entry for ordinal, or NULL when the book never met it. */
