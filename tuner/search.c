@@ -248,15 +248,29 @@ static int list_valid(gb_search *s, gb_err *err)
     return GB_OK;
 }
 
-static int draw_listed(gb_search *s, gb_config *out, gb_err *err)
+/* Whether the configuration at ordinal is valid and unseen; claimed when claim is
+ * set (then *out_fresh says the claim was new). */
+static int take(gb_search *s, uint64_t ordinal, bool claim, bool *out_fresh, gb_err *err)
+{
+    if (claim) return gb_search_claim(s, ordinal, out_fresh, err);
+    int rc = gb_search_valid(s, ordinal, out_fresh, err);
+    if (rc == GB_OK && *out_fresh) *out_fresh = !gb_search_seen(s, ordinal);
+    return rc;
+}
+
+static int draw_listed(gb_search *s, bool claim, gb_config *out, gb_err *err)
 {
     while (s->n_valid_unseen > 0) {
         uint64_t i = gb_rng_below(&s->rng, s->n_valid_unseen), o = s->valid[i];
+        bool fresh;
+        int rc = take(s, o, claim, &fresh, err);
+        if (rc) return rc;
+        if (fresh && !claim) { /* stays among the unseen */
+            gb_config_at(s->space, o, out);
+            return GB_OK;
+        }
         s->valid[i] = s->valid[--s->n_valid_unseen]; /* the drawn one moves behind */
         s->valid[s->n_valid_unseen] = o;
-        bool fresh;
-        int rc = gb_search_claim(s, o, &fresh, err);
-        if (rc) return rc;
         if (fresh) {
             gb_config_at(s->space, o, out);
             return GB_OK;
@@ -266,14 +280,14 @@ static int draw_listed(gb_search *s, gb_config *out, gb_err *err)
     return GB_ENOTFOUND;
 }
 
-int gb_search_random(gb_search *s, gb_config *out, gb_err *err)
+static int draw(gb_search *s, bool claim, gb_config *out, gb_err *err)
 {
     if (s->exhausted || s->size == 0) return GB_ENOTFOUND;
-    if (s->listed) return draw_listed(s, out, err);
+    if (s->listed) return draw_listed(s, claim, out, err);
     for (uint64_t tries = reject_tries(s); tries > 0; tries--) {
         uint64_t o = gb_rng_below(&s->rng, s->size);
         bool fresh;
-        int rc = gb_search_claim(s, o, &fresh, err);
+        int rc = take(s, o, claim, &fresh, err);
         if (rc) return rc;
         if (fresh) {
             gb_config_at(s->space, o, out);
@@ -285,7 +299,17 @@ int gb_search_random(gb_search *s, gb_config *out, gb_err *err)
         return GB_ENOTFOUND;
     }
     int rc = list_valid(s, err);
-    return rc ? rc : draw_listed(s, out, err);
+    return rc ? rc : draw_listed(s, claim, out, err);
+}
+
+int gb_search_random(gb_search *s, gb_config *out, gb_err *err)
+{
+    return draw(s, true, out, err);
+}
+
+int gb_search_peek_random(gb_search *s, gb_config *out, gb_err *err)
+{
+    return draw(s, false, out, err);
 }
 
 /* ---- neighbours and encodings ------------------------------------------------ */

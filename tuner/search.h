@@ -76,6 +76,13 @@ int gb_search_claim(gb_search *s, uint64_t ordinal, bool *out_new, gb_err *err);
  * from. */
 int gb_search_random(gb_search *s, gb_config *out, gb_err *err);
 
+/* Like gb_search_random, but the configuration is not claimed: it stays unseen,
+ * so later draws may give it again. How a model-guided strategy gathers
+ * candidates to score before it claims the few it proposes. Draws the same way
+ * (and from the same rng) as gb_search_random; GB_ENOTFOUND (and s->exhausted)
+ * when no valid configuration is left unseen. */
+int gb_search_peek_random(gb_search *s, gb_config *out, gb_err *err);
+
 /* The valid configurations that differ from c in exactly one parameter, seen or
  * not, parameter by parameter, nearest value first; at most max of them. With
  * step > 0 only values within step places of c's (in the order the script gave

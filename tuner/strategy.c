@@ -10,6 +10,10 @@ const gb_strategy_kind gb_strategy_kinds[] = {
     {"genetic", "a population bred by tournament, crossover and mutation", gb_strategy_genetic},
     {"local", "multi-start greedy descent, then iterated local search over neighbours",
      gb_strategy_local},
+    {"auto",
+     "a Gaussian-process model of the run time proposes batches (expected improvement), then "
+     "local search",
+     gb_strategy_auto},
 };
 const int gb_strategy_n_kinds = (int)(sizeof gb_strategy_kinds / sizeof gb_strategy_kinds[0]);
 
