@@ -158,6 +158,37 @@ static void test_budgets_are_recorded_and_a_larger_one_goes_on(void **state)
     assert_int_equal(f->gpu.n_trials, 8); /* the three left */
 }
 
+/* With --no-spills, a variant whose compile spills registers is recorded as
+ * skipped, with the spill in its reason, and never reaches the GPU. */
+static void test_no_spills_skips_a_spilling_variant(void **state)
+{
+    fixture *f = *state;
+    use_fake_gpu(f);
+    const char *text = REQUIRE
+        "local k = gb.kernel { name = 'spill', entry = 'sp<${R}>', params = { R = {16, 64} },\n"
+        "  options = { '-maxrregcount=24' },\n"
+        "  source = [[template <int R> __global__ void sp(float *x, int n) {\n"
+        "    float a[48];\n"
+        "    #pragma unroll\n"
+        "    for (int i = 0; i < 48; i++) a[i] = x[i * n + threadIdx.x];\n"
+        "    float s = 0;\n"
+        "    for (int j = 0; j < R; j++) {\n"
+        "      #pragma unroll\n"
+        "      for (int i = 0; i < 48; i++) { s += a[i] * s; a[i] = a[i] * 1.0001f + s; }\n"
+        "    }\n"
+        "    #pragma unroll\n"
+        "    for (int i = 0; i < 48; i++) x[i * n + threadIdx.x] = a[i] + s;\n"
+        "  }]],\n"
+        "  args = function(s) return { gb.tensor('f32', {48 * 128}, 'output'), gb.i32(128) } end,\n"
+        "  grid = 1, block = 128 }\n"
+        "local r = gb.tune(k, { shapes = { { n = 1 } } })[1]\n"
+        "assert(r.counts.skipped == 2 and r.best == nil, r.counts.skipped)\n";
+    f->host.tuner.no_spills = true;
+    EXPECT_OK(f, run(f, text));
+    assert_int_equal(f->gpu.n_trials, 0);
+    expect_text(read_back(f, f->host.out), "spills registers to local memory");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -170,6 +201,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_budgets_are_recorded_and_a_larger_one_goes_on, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_no_spills_skips_a_spilling_variant, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,8 +62,8 @@ typedef struct tile {
 
 static tile tile_of(const gb_config *c)
 {
-    return (tile){BM_VALUES[c->index[P_BM]],    BM_VALUES[c->index[P_BN]],
-                  BK_VALUES[c->index[P_BK]],    WARP_VALUES[c->index[P_WARPS]],
+    return (tile){BM_VALUES[c->index[P_BM]],        BM_VALUES[c->index[P_BN]],
+                  BK_VALUES[c->index[P_BK]],        WARP_VALUES[c->index[P_WARPS]],
                   STAGE_VALUES[c->index[P_STAGES]], VEC_VALUES[c->index[P_VEC]]};
 }
 
@@ -129,7 +129,7 @@ static int gemm_objective(void *ctx, const gb_config *c, gb_trial_status *st, do
     table *t = ctx;
     bool ok;
     gemm_valid(NULL, c, &ok, NULL);
-    assert_true(ok);                          /* never an invalid proposal */
+    assert_true(ok);                        /* never an invalid proposal */
     assert_false(t->evaluated[c->ordinal]); /* never a repeated one */
     t->evaluated[c->ordinal] = true;
     t->evals++;

@@ -24,8 +24,8 @@ static const double NOISES[] = {1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.2};
  * choosing extreme scales: centred on 0.5, a factor e^0.75 (about 2) either way
  * per sigma. */
 #define PRIOR_LENGTH 0.5
-#define PRIOR_SIGMA 0.75
-#define SWEEPS 2
+#define PRIOR_SIGMA  0.75
+#define SWEEPS       2
 
 static double matern52(double r2)
 {
@@ -68,10 +68,10 @@ static void standardise(const double *y, int n, double *out, double *out_mean, d
  * pair of points per dimension, so that a new set of length scales costs a sum. */
 typedef struct tune_ctx {
     int dim, n;
-    const double *y;    /* standardised */
-    double *diff2;      /* pairs × dim */
-    double *r;          /* n × n work */
-    double *alpha;      /* n work */
+    const double *y; /* standardised */
+    double *diff2;   /* pairs × dim */
+    double *r;       /* n × n work */
+    double *alpha;   /* n work */
 } tune_ctx;
 
 /* R (lower triangle and diagonal) for the length scales and nugget. */
@@ -111,8 +111,7 @@ static double score(tune_ctx *t, const double *length, double noise)
     if (gsl_linalg_cholesky_decomp1(&r.matrix) != GSL_SUCCESS) return -INFINITY;
     gsl_vector_const_view y = gsl_vector_const_view_array(t->y, (size_t)t->n);
     gsl_vector_view a = gsl_vector_view_array(t->alpha, (size_t)t->n);
-    if (gsl_linalg_cholesky_solve(&r.matrix, &y.vector, &a.vector) != GSL_SUCCESS)
-        return -INFINITY;
+    if (gsl_linalg_cholesky_solve(&r.matrix, &y.vector, &a.vector) != GSL_SUCCESS) return -INFINITY;
     double quad, log_det = 0;
     gsl_blas_ddot(&y.vector, &a.vector, &quad);
     for (int i = 0; i < t->n; i++)

@@ -30,10 +30,10 @@
 
 typedef struct gb_gp {
     int dim;
-    int n; /* observations in the model */
-    double *x;     /* n × dim, row-major */
-    double *alpha; /* R^-1 (y - mean), standardised */
-    double *chol;  /* n × n: the lower Cholesky factor of R (row-major) */
+    int n;                        /* observations in the model */
+    double *x;                    /* n × dim, row-major */
+    double *alpha;                /* R^-1 (y - mean), standardised */
+    double *chol;                 /* n × n: the lower Cholesky factor of R (row-major) */
     double y_mean, y_scale;       /* standardisation of the targets */
     double length[GB_MAX_PARAMS]; /* per-dimension length scales */
     double noise;                 /* the nugget, relative to the signal variance */
