@@ -253,6 +253,15 @@ static int run_auto(const gb_space *space, gb_config_filter accept, uint64_t see
     return (int)res.n_evals;
 }
 
+static void evaluate(table *t, const gb_config *asked, int n, gb_observation *obs)
+{
+    gb_err err = {0};
+    for (int i = 0; i < n; i++) {
+        obs[i] = (gb_observation){.config = asked[i]};
+        assert_int_equal(gemm_objective(t, &asked[i], &obs[i].status, &obs[i].ms, &err), GB_OK);
+    }
+}
+
 /* The same seed gives the same proposals in the same order; another seed does not. */
 static void same_seed_same_proposals(void **state)
 {
@@ -274,12 +283,9 @@ static void same_seed_same_proposals(void **state)
             int n;
             assert_int_equal(gb_strategy_ask(st, 4, asked, &n, &err), GB_OK);
             assert_int_equal(n, 4);
-            for (int i = 0; i < n; i++) {
+            for (int i = 0; i < n; i++)
                 seq[r][k + i] = asked[i].ordinal;
-                obs[i] = (gb_observation){.config = asked[i]};
-                assert_int_equal(gemm_objective(&t, &asked[i], &obs[i].status, &obs[i].ms, &err),
-                                 GB_OK);
-            }
+            evaluate(&t, asked, n, obs);
             assert_int_equal(gb_strategy_tell(st, obs, n, &err), GB_OK);
         }
         gb_strategy_destroy(st);
@@ -289,15 +295,6 @@ static void same_seed_same_proposals(void **state)
     assert_memory_equal(seq[0], seq[1], sizeof seq[0]);
     assert_memory_not_equal(seq[0], seq[2], sizeof seq[0]);
     gb_space_free(&space);
-}
-
-static void evaluate(table *t, const gb_config *asked, int n, gb_observation *obs)
-{
-    gb_err err = {0};
-    for (int i = 0; i < n; i++) {
-        obs[i] = (gb_observation){.config = asked[i]};
-        assert_int_equal(gemm_objective(t, &asked[i], &obs[i].status, &obs[i].ms, &err), GB_OK);
-    }
 }
 
 /* The pipeline asks again before it has told: every proposal is new, in the

@@ -5,12 +5,11 @@
  *
  * Candidates are valid unseen configurations: a pool of uniform samples kept from
  * ask to ask, the one-parameter neighbours of the best results and random
- * variations of them, grown by a few rounds of local search on the model itself.
- * Configurations in flight, and those already picked for the batch, are believed
- * to take their predicted time: the uncertainty around them shrinks and the next
- * pick goes elsewhere. Once no candidate's bound beats the best result, the search
- * is local: the neighbour of the best results with the best predicted time.
- * Without a model (too few results, or none that can be fitted) it searches the
+ * variations of them, grown by a few rounds of local search on the model itself
+ * (the neighbours of the candidates it likes best). Configurations in flight, and
+ * those already picked for the batch, are believed to take their predicted time:
+ * the uncertainty around them shrinks and the next pick goes elsewhere. Without a
+ * model (too few results, or none that can be fitted) the search takes the
  * neighbours of the best results, then uniform samples. See docs/search.md. */
 #include "tuner/gp.h"
 #include "tuner/strategy.h"
@@ -42,8 +41,8 @@
 /* Observations the model is fitted to (the best half of them, then a spread of
  * the rest), and the fewer its hyperparameters are chosen on: bounds on the cost
  * of a proposal, whatever the number of results. */
-#define MODEL_MAX 128
-#define TUNE_MAX  80
+#define MODEL_MAX 96
+#define TUNE_MAX  64
 /* The hyperparameters are chosen again when the results have grown by a quarter. */
 #define RETUNE_GROWTH 1.25
 /* Standard deviations in the optimistic bound: 2 is one chance in 44 that the
@@ -56,7 +55,6 @@
 
 typedef struct candidate {
     uint64_t ordinal;
-    bool local;    /* a neighbour or variation of one of the best results */
     bool expanded; /* its neighbours were added */
 } candidate;
 
@@ -232,12 +230,12 @@ cleanup:
 
 /* ---- candidates ------------------------------------------------------------------- */
 
-static int push(cand_list *l, uint64_t ordinal, bool local, gb_err *err)
+static int push(cand_list *l, uint64_t ordinal, gb_err *err)
 {
     candidate *c = reserve(l->c, &l->cap, l->n + 1, sizeof *c);
     if (!c) return oom(err);
     l->c = c;
-    l->c[l->n++] = (candidate){.ordinal = ordinal, .local = local};
+    l->c[l->n++] = (candidate){.ordinal = ordinal};
     return GB_OK;
 }
 
@@ -247,18 +245,14 @@ static int by_ordinal(const void *p, const void *q)
     return a->ordinal < b->ordinal ? -1 : a->ordinal > b->ordinal;
 }
 
-/* Sorted by ordinal, each once (local when any copy was). */
+/* Sorted by ordinal, each once. */
 static void dedupe(cand_list *l)
 {
     if (l->n == 0) return;
     qsort(l->c, (size_t)l->n, sizeof *l->c, by_ordinal);
     int k = 0;
-    for (int i = 0; i < l->n; i++) {
-        if (k > 0 && l->c[k - 1].ordinal == l->c[i].ordinal)
-            l->c[k - 1].local |= l->c[i].local;
-        else
-            l->c[k++] = l->c[i];
-    }
+    for (int i = 0; i < l->n; i++)
+        if (k == 0 || l->c[k - 1].ordinal != l->c[i].ordinal) l->c[k++] = l->c[i];
     l->n = k;
 }
 
@@ -272,7 +266,7 @@ static int add_pool(auto_strategy *a, cand_list *out, gb_err *err)
         for (uint64_t o = 0; rc == GB_OK && o < s->size; o++) {
             bool ok;
             rc = gb_search_valid(s, o, &ok, err);
-            if (rc == GB_OK && ok && !gb_search_seen(s, o)) rc = push(out, o, false, err);
+            if (rc == GB_OK && ok && !gb_search_seen(s, o)) rc = push(out, o, err);
         }
         return rc;
     }
@@ -293,13 +287,12 @@ static int add_pool(auto_strategy *a, cand_list *out, gb_err *err)
         a->pool[a->n_pool++] = c.ordinal;
     }
     for (int i = 0; i < a->n_pool; i++)
-        if ((rc = push(out, a->pool[i], false, err))) return rc;
+        if ((rc = push(out, a->pool[i], err))) return rc;
     return GB_OK;
 }
 
 /* The unseen one-parameter neighbours of the configuration at ordinal. */
-static int add_neighbours(auto_strategy *a, uint64_t ordinal, bool local, cand_list *out,
-                          gb_err *err)
+static int add_neighbours(auto_strategy *a, uint64_t ordinal, cand_list *out, gb_err *err)
 {
     gb_search *s = a->base.search;
     int max = gb_search_max_neighbours(s), n;
@@ -308,7 +301,7 @@ static int add_neighbours(auto_strategy *a, uint64_t ordinal, bool local, cand_l
     gb_search_config(s, ordinal, &c);
     int rc = gb_search_neighbours(s, &c, 0, nb, max, &n, err);
     for (int i = 0; rc == GB_OK && i < n; i++)
-        if (!gb_search_seen(s, nb[i].ordinal)) rc = push(out, nb[i].ordinal, local, err);
+        if (!gb_search_seen(s, nb[i].ordinal)) rc = push(out, nb[i].ordinal, err);
     free(nb);
     return rc;
 }
@@ -334,7 +327,7 @@ static int add_variations(auto_strategy *a, uint64_t ordinal, cand_list *out, gb
             o = o * (uint64_t)space->params[p].n_values + (uint64_t)index[p];
         bool ok;
         int rc = gb_search_valid(s, o, &ok, err);
-        if (rc == GB_OK && ok && !gb_search_seen(s, o)) rc = push(out, o, true, err);
+        if (rc == GB_OK && ok && !gb_search_seen(s, o)) rc = push(out, o, err);
         if (rc) return rc;
     }
     return GB_OK;
@@ -346,7 +339,7 @@ static int add_local(auto_strategy *a, cand_list *out, gb_err *err)
     int *idx = malloc((size_t)a->n_told * sizeof *idx + 1);
     int n = idx ? select_ok(a, N_TOP, idx) : -1, rc = n < 0 ? oom(err) : GB_OK;
     for (int k = 0; rc == GB_OK && k < n; k++) {
-        rc = add_neighbours(a, a->told[idx[k]], true, out, err);
+        rc = add_neighbours(a, a->told[idx[k]], out, err);
         if (rc == GB_OK) rc = add_variations(a, a->told[idx[k]], out, err);
     }
     free(idx);
@@ -433,35 +426,17 @@ static double bound(const scoring *sc, int j)
     return sc->b.mean[j] - KAPPA * sqrt(sc->b.var[j]);
 }
 
-/* The untaken candidates (only the local ones when local) in order of their bound
- * or of their predicted time, lowest first; how many. */
-static int rank(scoring *sc, bool local, bool by_bound)
+/* The candidate to propose next: the lowest bound among those likely to run (or
+ * the lowest, if none is); -1 when none is left. */
+static int pick(scoring *sc)
 {
     int n = 0;
     for (int j = sc->np; j < sc->b.m; j++)
-        if (!sc->taken[j] && (!local || entry(sc, j)->local))
-            sc->order[n++] = (ranked){by_bound ? bound(sc, j) : sc->b.mean[j], j};
+        if (!sc->taken[j]) sc->order[n++] = (ranked){bound(sc, j), j};
     qsort(sc->order, (size_t)n, sizeof *sc->order, by_key);
-    return n;
-}
-
-/* The first ranked candidate likely to run (or the first, if none is); -1 if none. */
-static int first_likely(scoring *sc, int n)
-{
     for (int k = 0; k < n; k++)
         if (odds(sc, sc->order[k].i) >= MIN_ODDS) return sc->order[k].i;
     return n > 0 ? sc->order[0].i : -1;
-}
-
-/* The candidate to propose next: the lowest bound among those likely to run; when
- * no bound is below the best result, the model expects nothing better anywhere,
- * and the local candidate with the best predicted time is taken instead. */
-static int pick(scoring *sc)
-{
-    int j = first_likely(sc, rank(sc, false, true));
-    if (j < 0 || bound(sc, j) < sc->gp->best_y) return j;
-    int local = first_likely(sc, rank(sc, true, false));
-    return local >= 0 ? local : j;
 }
 
 /* Encodes the candidates added since the last call and adds them to the posterior. */
@@ -532,7 +507,7 @@ static int expand(scoring *sc, gb_err *err)
             int i = best_unexpanded(sc, from, k % 2);
             if (i < 0) break;
             sc->l.c[i].expanded = true;
-            rc = add_neighbours(sc->a, sc->l.c[i].ordinal, false, &sc->l, err);
+            rc = add_neighbours(sc->a, sc->l.c[i].ordinal, &sc->l, err);
         }
         if (rc || (rc = keep_new(&sc->l, from, err))) return rc;
         if (sc->l.n == from) break;
