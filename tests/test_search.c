@@ -117,6 +117,49 @@ static void random_is_uniform_over_valid(void **state)
     gb_space_free(&space);
 }
 
+/* Peeking draws valid unseen configurations without claiming them: the seen set
+ * does not grow, what was claimed is never peeked, and when nothing is left
+ * unseen peeking says so, listed or not. */
+static void peek_does_not_claim(void **state)
+{
+    (void)state;
+    gb_space space;
+    make_space(&space, (int[]){4, 5, 6}, 3);
+    filter_ctx f = {.modulus = 3};
+    gb_search s;
+    gb_err err = {0};
+    assert_int_equal(gb_search_init(&s, &space, every_kth, &f, 11, &err), GB_OK);
+    gb_config c, claimed[40];
+    bool peeked[120] = {0};
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(gb_search_peek_random(&s, &c, &err), GB_OK);
+        assert_int_equal(c.ordinal % 3, 0);
+        peeked[c.ordinal] = true;
+    }
+    assert_int_equal(s.n_seen, 0);
+    int distinct = 0;
+    for (int o = 0; o < 120; o++)
+        distinct += peeked[o];
+    assert_true(distinct > 30); /* 200 draws over 40: all but a few come up */
+    for (int i = 0; i < 39; i++)
+        assert_int_equal(gb_search_random(&s, &claimed[i], &err), GB_OK);
+    uint64_t last = 0;
+    for (uint64_t o = 0; o < 120; o += 3)
+        if (!gb_search_seen(&s, o)) last = o;
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(gb_search_peek_random(&s, &c, &err), GB_OK);
+        assert_int_equal(c.ordinal, last);
+    }
+    bool fresh;
+    assert_int_equal(gb_search_claim(&s, last, &fresh, &err), GB_OK);
+    assert_true(fresh);
+    assert_int_equal(gb_search_peek_random(&s, &c, &err), GB_ENOTFOUND);
+    assert_true(s.exhausted);
+    assert_int_equal(gb_search_random(&s, &c, &err), GB_ENOTFOUND);
+    gb_search_free(&s);
+    gb_space_free(&space);
+}
+
 static void neighbours_differ_in_one_parameter(void **state)
 {
     (void)state;
@@ -196,6 +239,7 @@ int main(void)
         cmocka_unit_test(rng_is_reproducible),
         cmocka_unit_test(random_covers_valid_set_once),
         cmocka_unit_test(random_is_uniform_over_valid),
+        cmocka_unit_test(peek_does_not_claim),
         cmocka_unit_test(neighbours_differ_in_one_parameter),
         cmocka_unit_test(lazy_walk_of_a_million),
     };
