@@ -20,6 +20,8 @@ void gb_lua_push_value(lua_State *L, const gb_value *v);
 /* Converts the value at idx; GB_EINVAL for other types. */
 int gb_lua_to_value(lua_State *L, int idx, gb_value *out);
 void gb_lua_push_fields(lua_State *L, const gb_fields *f);
+/* A configuration as a table of its parameters' values. */
+void gb_lua_push_config(lua_State *L, const gb_config *config);
 /* A table of string keys to numbers, strings and booleans. */
 int gb_lua_to_fields(lua_State *L, int idx, gb_fields *out, gb_err *err);
 

@@ -22,7 +22,7 @@ static void push_kernel_field(lua_kernel *k, const char *field)
     lua_remove(k->L, -2);
 }
 
-static void push_config(lua_State *L, const gb_config *config)
+void gb_lua_push_config(lua_State *L, const gb_config *config)
 {
     const gb_space *s = config->space;
     lua_createtable(L, 0, s->n_params);
@@ -52,7 +52,7 @@ static int hook_accept(void *ctx, const gb_config *config, bool *ok, gb_err *err
     *ok = true;
     push_kernel_field(k, "constraints");
     int n = (int)luaL_len(L, -1), rc = GB_OK;
-    push_config(L, config);
+    gb_lua_push_config(L, config);
     for (int i = 1; i <= n && *ok && rc == GB_OK; i++) {
         lua_rawgeti(L, -2, i);
         lua_pushvalue(L, -2);
@@ -188,7 +188,7 @@ static int call_cs(lua_kernel *k, const char *field, const gb_config *c, const g
 {
     push_kernel_field(k, field);
     function_place(k->L, where, where_bytes);
-    push_config(k->L, c);
+    gb_lua_push_config(k->L, c);
     gb_lua_push_fields(k->L, s);
     return gb_lua_pcall(k->L, 2, 1, err);
 }

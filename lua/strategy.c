@@ -142,12 +142,8 @@ static int ask(gb_strategy *s, int n, gb_config *out, int *out_n, gb_err *err)
 static void push_observation(lua_State *L, const gb_observation *o)
 {
     lua_createtable(L, 0, 4);
-    gb_fields fields;
-    if (gb_config_to_fields(&o->config, &fields) == GB_OK) {
-        gb_lua_push_fields(L, &fields);
-        gb_fields_free(&fields);
-        lua_setfield(L, -2, "config");
-    }
+    gb_lua_push_config(L, &o->config);
+    lua_setfield(L, -2, "config");
     lua_pushstring(L, gb_trial_status_name(o->status));
     lua_setfield(L, -2, "status");
     if (o->status == GB_TRIAL_OK && isfinite(o->ms)) {

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WINDOW_MAX 64
-
 /* One row per distinct compile (by cubin key): its resources, its whole compiler
  * output when it failed, and why it exceeds the target's limits when it does. */
 static int add_row(run *r, const gb_compile_job *job, const gb_fields *config,
@@ -74,13 +72,12 @@ static int compile_reference(run *r, const gb_fields *shape, gb_shape_result *re
 int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res)
 {
     gb_arg args[GB_MAX_ARGS];
-    gb_pending ring[WINDOW_MAX];
+    gb_pending ring[GB_WINDOW_MAX];
     gb_strategy *all = NULL;
-    gb_config asked[WINDOW_MAX];
-    int n_args = 0, head = 0, count = 0, window = 2 * (r->opts->jobs > 0 ? r->opts->jobs : 1);
+    gb_config asked[GB_WINDOW_MAX];
+    int n_args = 0, head = 0, count = 0, window = gb_run_window(r);
     int64_t limit = r->req->max_evals, started = 0;
     uint64_t valid = 0;
-    if (window > WINDOW_MAX) window = WINDOW_MAX;
     int rc = gb_run_shape_args(r, shape, res, args, &n_args);
     if (rc == GB_OK)
         rc = gb_search_init(&r->search, &r->k->space, gb_tune_accept, (void *)r->k, 0, r->err);
@@ -96,7 +93,7 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
         if (limit > 0 && limit - started < want) want = (int)(limit - started);
         if (want > 0) rc = gb_strategy_ask(all, want, asked, &n, r->err);
         for (int i = 0; rc == GB_OK && i < n; i++) {
-            gb_pending *p = &ring[(head + count) % WINDOW_MAX];
+            gb_pending *p = &ring[(head + count) % GB_WINDOW_MAX];
             if ((rc = gb_pending_start(r, shape, id, &asked[i], false, p))) {
                 gb_pending_free(r, p);
                 break;
@@ -110,9 +107,9 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
         }
         rc = finish(r, &ring[head], res);
         gb_pending_free(r, &ring[head]);
-        head = (head + 1) % WINDOW_MAX, count--;
+        head = (head + 1) % GB_WINDOW_MAX, count--;
     }
-    for (; count > 0; count--, head = (head + 1) % WINDOW_MAX)
+    for (; count > 0; count--, head = (head + 1) % GB_WINDOW_MAX)
         gb_pending_free(r, &ring[head]);
     gb_strategy_destroy(all);
     res->n_evals = (int)started;

@@ -1,6 +1,8 @@
 /* What the cache keeps of a tuning run, and what a later run may reuse. */
 #include "tuner/run.h"
 
+#include "cache/inspect.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -201,13 +203,10 @@ static int visit_trial(void *ctx, const gb_cache_item *item)
     /* Most records are another kernel's: a look for the fingerprint's text skips
      * them without parsing. */
     if (!item->value || !memmem(item->value, item->len, fp, strlen(fp))) return 0;
-    json_error_t jerr;
-    json_t *json = json_loadb(item->value, item->len, 0, &jerr);
     gb_trial_record rec;
     gb_err e;
-    bool ok = json && gb_trial_record_from_json(json, &rec, &e) == GB_OK;
-    json_decref(json);
-    if (!ok) return 0; /* a damaged record is `cache verify`'s to report */
+    if (gb_cache_read_trial(item->value, item->len, &rec, &e) != GB_OK)
+        return 0; /* a damaged record is `cache verify`'s to report */
     gb_config config;
     gb_trial_result t;
     int rc = 0;

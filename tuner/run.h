@@ -131,6 +131,13 @@ void gb_history_warn(run *r, const gb_err *e);
 
 /* ---- trial.c ------------------------------------------------------------ */
 
+/* The most configurations a driver keeps between the strategy and the GPU. */
+#define GB_WINDOW_MAX 64
+
+/* How many configurations run ahead of the GPU: 2 x --jobs (1 job without
+ * threads), at most GB_WINDOW_MAX. */
+int gb_run_window(const run *r);
+
 /* Makes the configuration's identity and launch, then either finds its trial in
  * the cache (resume) or submits its compile. */
 int gb_pending_start(run *r, const gb_fields *shape, const gb_record_id *id,

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WINDOW_MAX             64
 #define DEFAULT_EXHAUSTIVE_MAX 512
 #define DEFAULT_AUTO_EVALS     200
 #define COUNT_ALL_MAX          (UINT64_C(1) << 20) /* exhaustive counts its work up to this */
@@ -91,16 +90,10 @@ typedef struct searcher {
     gb_shape_result *res;
     leader *best;
     gb_strategy *strategy;
-    gb_pending ring[WINDOW_MAX];
+    gb_pending ring[GB_WINDOW_MAX];
     int head, count;
     double t0_s;
 } searcher;
-
-static int window_size(const run *r)
-{
-    int w = 2 * (r->opts->jobs > 0 ? r->opts->jobs : 1);
-    return w > WINDOW_MAX ? WINDOW_MAX : w;
-}
 
 static bool out_of_time(const searcher *s)
 {
@@ -149,7 +142,7 @@ static int on_recorded(void *ctx, const gb_config *config, const gb_trial_result
 static int fill(searcher *s, int window, bool *out_idle)
 {
     run *r = s->r;
-    gb_config asked[WINDOW_MAX];
+    gb_config asked[GB_WINDOW_MAX];
     int want = window - s->count, n = 0;
     if (evals_left(s) < want) want = evals_left(s);
     *out_idle = false;
@@ -157,7 +150,7 @@ static int fill(searcher *s, int window, bool *out_idle)
     int rc = gb_strategy_ask(s->strategy, want, asked, &n, r->err);
     *out_idle = rc == GB_OK && n == 0;
     for (int i = 0; rc == GB_OK && i < n; i++) {
-        gb_pending *p = &s->ring[(s->head + s->count) % WINDOW_MAX];
+        gb_pending *p = &s->ring[(s->head + s->count) % GB_WINDOW_MAX];
         rc = gb_pending_start(r, s->shape, s->id, &asked[i], true, p);
         if (rc) {
             gb_pending_free(r, p);
@@ -182,7 +175,7 @@ static int finish_oldest(searcher *s)
     }
     gb_trial_result_free(&t);
     gb_pending_free(r, p);
-    s->head = (s->head + 1) % WINDOW_MAX;
+    s->head = (s->head + 1) % GB_WINDOW_MAX;
     s->count--;
     return rc;
 }
@@ -206,7 +199,7 @@ int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_s
                     leader *best)
 {
     searcher s = {.r = r, .shape = shape, .id = id, .res = res, .best = best};
-    int window = window_size(r), rc = create_strategy(r, &s.strategy);
+    int window = gb_run_window(r), rc = create_strategy(r, &s.strategy);
     bool idle = false;
     if (rc == GB_OK) rc = gb_history_recorded(r, id, on_recorded, &s);
     s.t0_s = gb_now_ms() / 1e3;
@@ -220,7 +213,7 @@ int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_s
         rc = finish_oldest(&s);
         idle = false; /* it knows more now */
     }
-    for (; s.count > 0; s.count--, s.head = (s.head + 1) % WINDOW_MAX)
+    for (; s.count > 0; s.count--, s.head = (s.head + 1) % GB_WINDOW_MAX)
         gb_pending_free(r, &s.ring[s.head]);
     res->ended_by = rc && rc != GB_EINTR ? GB_END_NONE : ending(&s, rc);
     res->complete = res->ended_by == GB_END_SPACE;

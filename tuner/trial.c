@@ -60,6 +60,12 @@ static int note_ok(run *r, const gb_config *config, double median_ms)
     return GB_OK;
 }
 
+int gb_run_window(const run *r)
+{
+    int w = 2 * (r->opts->jobs > 0 ? r->opts->jobs : 1);
+    return w > GB_WINDOW_MAX ? GB_WINDOW_MAX : w;
+}
+
 void gb_trial_shape_begin(run *r, const gb_shape_result *res)
 {
     r->n_trial_s = 0;
