@@ -289,8 +289,11 @@ local KERNEL_FIELDS = {
   options = "table", macros = "boolean", args = "function", grid = "geometry", block = "geometry",
   smem = "number-or-function", reference = "kernel", check = "table", flops = "number-or-function",
   bytes = "number-or-function", key = "table", shapes = "table", defines = "function",
-  include_dirs = "table", measure = "table",
+  include_dirs = "table", measure = "table", math = "string",
 }
+
+-- What a kernel's flops run on (its compute roof in the reports).
+local MATHS = { "fp32", "fp64", "tf32", "fp16", "bf16", "fp8", "int8" }
 
 -- Edit distance, for "did you mean" on a misspelt field.
 local function distance(a, b)
@@ -453,6 +456,13 @@ function gb.kernel(spec)
   if spec.include_dirs then check_list_of("gb.kernel: include_dirs", spec.include_dirs, "string") end
   if spec.check then check_check(spec.check) end
   if spec.measure then check_measure("gb.kernel", spec.measure) end
+  if spec.math then
+    local known = false
+    for _, m in ipairs(MATHS) do known = known or m == spec.math end
+    if not known then
+      fail("gb.kernel: math must be one of %s, got %q", table.concat(MATHS, ", "), spec.math)
+    end
+  end
   if spec.reference and next(spec.reference.params) ~= nil then
     fail("gb.kernel: reference %s has tuning parameters; a reference must have none", spec.reference.name)
   end
@@ -476,6 +486,7 @@ function gb.kernel(spec)
     constraints = spec.constraints or {},
     options = spec.options or {},
     macros = spec.macros or false,
+    math = spec.math or "fp32",
     args = spec.args,
     grid = as_function(spec.grid),
     block = as_function(spec.block),

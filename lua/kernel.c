@@ -371,7 +371,9 @@ int gb_lua_kernel_def(lua_State *L, int idx, gb_kernel_def **out, gb_err *err)
     d->entry = field_string(L, idx, "entry");
     lua_getfield(L, idx, "macros");
     d->macros = lua_toboolean(L, -1);
-    lua_pop(L, 1);
+    lua_getfield(L, idx, "math"); /* checked by the prelude */
+    if (gb_math_parse(lua_tostring(L, -1), &d->math) != GB_OK) d->math = GB_MATH_FP32;
+    lua_pop(L, 2);
     read_check(L, idx, &d->check);
     set_hooks(L, idx, k);
     int rc = d->name && d->source && d->source_name && d->entry ? read_lists(L, idx, d) : GB_ENOMEM;
@@ -490,9 +492,9 @@ static void push_shape_result(lua_State *L, const gb_shape_result *r)
         lua_setfield(L, -2, "best");
     }
     if (r->has_baseline) {
-        gb_lua_push_wire(L, &gb_wire_stats, &r->baseline);
+        gb_lua_push_wire(L, &gb_wire_stats, &r->baseline.stats);
         lua_setfield(L, -2, "baseline");
-        if (r->has_best) set_number(L, "speedup", r->baseline.median / r->best.median);
+        if (r->has_best) set_number(L, "speedup", r->baseline.stats.median / r->best.median);
     }
     push_counts(L, r);
     lua_setfield(L, -2, "counts");

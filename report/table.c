@@ -128,7 +128,7 @@ static void shape_row(gb_table *t, const gb_shape_result *s, bool bench)
             gb_table_cell(t, "-");
     }
     if (s->has_baseline && s->has_best)
-        gb_table_cell(t, "%.2fx", s->baseline.median / s->best.median);
+        gb_table_cell(t, "%.2fx", s->baseline.stats.median / s->best.median);
     else
         gb_table_cell(t, "-");
     if (s->cached) {
@@ -141,7 +141,7 @@ static void shape_row(gb_table *t, const gb_shape_result *s, bool bench)
     }
     gb_table_cell(t, "%d", s->n_compiled);
     gb_table_cell(t, "%llu", (unsigned long long)s->n_rejected);
-    gb_table_cell(t, "%d", s->n_failures);
+    gb_table_cell(t, "%d", gb_shape_n_failed(s));
     gb_table_cell(t, "%d", s->n_timed);
     gb_table_cell(t, "%s",
                   s->interrupted ? "interrupted"
@@ -170,12 +170,17 @@ static void status_counts(FILE *out, const gb_shape_result *s)
 
 static void failures(FILE *out, const gb_shape_result *s, bool verbose)
 {
-    int limit = verbose ? s->n_failures : s->has_best ? 0 : QUIET_FAILURES;
-    for (int i = 0; i < s->n_failures && i < limit; i++)
-        fprintf(out, "    %s: %s: %s\n", s->failures[i].config,
-                gb_trial_status_name(s->failures[i].status), s->failures[i].reason);
-    if (s->n_failures > limit && limit > 0)
-        fprintf(out, "    ... and %d more (--verbose lists them all)\n", s->n_failures - limit);
+    int n_failed = gb_shape_n_failed(s);
+    int limit = verbose ? n_failed : s->has_best ? 0 : QUIET_FAILURES, listed = 0;
+    for (int i = 0; i < s->n_trials && listed < limit; i++) {
+        const gb_trial_note *t = &s->trials[i];
+        if (t->status == GB_TRIAL_OK) continue;
+        fprintf(out, "    %s: %s: %s\n", t->config_text, gb_trial_status_name(t->status),
+                t->reason);
+        listed++;
+    }
+    if (n_failed > limit && limit > 0)
+        fprintf(out, "    ... and %d more (--verbose lists them all)\n", n_failed - limit);
 }
 
 /* How the best was chosen: the race, a tie, and what the measurement saw. */

@@ -314,9 +314,9 @@ test_a_trial_that_was_running_when_the_tuner_died_is_crashed_and_not_retried(voi
     const gb_shape_result *s = &f->result.shapes[0];
     assert_int_equal(s->n_status[GB_TRIAL_CRASHED], 1);
     bool found = false;
-    for (int i = 0; i < s->n_failures; i++)
-        found |= !strcmp(s->failures[i].config, "V=4") &&
-                 strstr(s->failures[i].reason, "the tuner stopped while this trial was running");
+    for (int i = 0; i < s->n_trials; i++)
+        found |= !strcmp(s->trials[i].config_text, "V=4") &&
+                 strstr(s->trials[i].reason, "the tuner stopped while this trial was running");
     assert_true(found);
     assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
 }

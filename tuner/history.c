@@ -151,6 +151,31 @@ void gb_history_forget(run *r, const gb_trial_ident *t)
         gb_history_warn(r, &e);
 }
 
+/* A reused timing keeps its record's samples, for the reports (none if memory is
+ * short: the statistics are what the search needs). */
+static void keep_samples(const gb_trial_record *rec, gb_measurement *m)
+{
+    m->stats = rec->stats;
+    m->clock_mhz_median = rec->clock_mhz;
+    m->contended = rec->contended;
+    gb_measure_mode_parse(rec->mode, &m->mode);
+    size_t n = rec->n_samples > 0 ? (size_t)rec->n_samples : 0;
+    double *samples = n ? malloc(n * sizeof *samples) : NULL;
+    double *clocks = n ? calloc(n, sizeof *clocks) : NULL; /* not kept: unknown */
+    bool *throttled = n ? calloc(n, sizeof *throttled) : NULL;
+    if (!samples || !clocks || !throttled) {
+        free(samples);
+        free(clocks);
+        free(throttled);
+        return;
+    }
+    memcpy(samples, rec->samples_ms, n * sizeof *samples);
+    m->samples_ms = samples;
+    m->clock_mhz = clocks;
+    m->throttled = throttled;
+    m->n_samples = (int)n;
+}
+
 /* Whether this run may reuse a recorded trial, and as what. */
 static bool reusable(run *r, const gb_trial_record *rec, gb_trial_result *out)
 {
@@ -169,7 +194,7 @@ static bool reusable(run *r, const gb_trial_record *rec, gb_trial_result *out)
         out->status = rec->in_flight ? GB_TRIAL_CRASHED : rec->status;
         gb_strlcpy(out->reason, rec->reason, sizeof out->reason);
         out->check = rec->check;
-        out->measurement.stats = rec->stats;
+        keep_samples(rec, &out->measurement);
     }
     return reuse;
 }
@@ -212,8 +237,10 @@ static int visit_trial(void *ctx, const gb_cache_item *item)
     int rc = 0;
     if (gb_record_id_equal(&rec.id, w->id) &&
         gb_config_from_fields(&w->r->k->space, &rec.config, &config) == GB_OK &&
-        reusable(w->r, &rec, &t))
+        reusable(w->r, &rec, &t)) {
         rc = w->fn(w->ctx, &config, &t);
+        gb_trial_result_free(&t);
+    }
     gb_trial_record_free(&rec);
     return rc;
 }
@@ -239,7 +266,7 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .flops = res->flops,
         .bytes = res->bytes,
         .has_baseline = res->has_baseline,
-        .baseline = res->baseline,
+        .baseline = res->baseline.stats,
         .complete = res->complete,
         .seed = res->seed,
         .budget_evals = res->budget_evals,
@@ -247,7 +274,7 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .n_configs = res->n_configs > INT_MAX ? INT_MAX : (int)res->n_configs,
         .n_rejected = res->n_rejected > INT_MAX ? INT_MAX : (int)res->n_rejected,
         .n_timed = res->n_timed,
-        .n_failed = res->n_failures,
+        .n_failed = gb_shape_n_failed(res),
         .when = (int64_t)time(NULL),
         .driver_version = r->dev.driver_version,
         .clock_mhz = res->best_measurement.clock_mhz_median,
@@ -332,7 +359,7 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
         rec.samples_ms = NULL;
         rec.n_samples = 0;
         res->has_baseline = rec.has_baseline;
-        res->baseline = rec.baseline;
+        res->baseline.stats = rec.baseline;
         res->flops = rec.flops;
         res->bytes = rec.bytes;
         res->n_rejected = (uint64_t)rec.n_rejected;

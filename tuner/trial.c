@@ -144,23 +144,25 @@ void gb_pending_free(run *r, gb_pending *p)
 
 /* ---- counting ------------------------------------------------------------- */
 
-static int add_failure(run *r, gb_shape_result *res, const gb_trial_ident *id, bool resumed,
-                       const gb_trial_result *t)
+static int add_trial(run *r, gb_shape_result *res, const gb_trial_ident *id, bool resumed,
+                     const gb_trial_result *t)
 {
-    gb_trial_note *notes = realloc(res->failures, (size_t)(res->n_failures + 1) * sizeof *notes);
+    gb_trial_note *notes = realloc(res->trials, (size_t)(res->n_trials + 1) * sizeof *notes);
     if (!notes) return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-    res->failures = notes;
-    gb_trial_note *n = &notes[res->n_failures];
-    *n = (gb_trial_note){.config = strdup(id->text),
+    res->trials = notes;
+    gb_trial_note *n = &notes[res->n_trials];
+    *n = (gb_trial_note){.config_text = strdup(id->text),
                          .status = t->status,
                          .reason = strdup(t->reason),
                          .resumed = resumed};
-    if (!n->config || !n->reason) {
-        free(n->config);
-        free(n->reason);
+    bool ok = n->config_text && n->reason && gb_fields_copy(&id->fields, &n->config) == GB_OK;
+    if (ok && t->status == GB_TRIAL_OK)
+        ok = gb_measurement_copy(&t->measurement, &n->measurement) == GB_OK;
+    if (!ok) {
+        gb_trial_note_free(n);
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     }
-    res->n_failures++;
+    res->n_trials++;
     return GB_OK;
 }
 
@@ -208,8 +210,9 @@ int gb_trial_tally(run *r, const gb_trial_ident *id, bool resumed, const gb_tria
     r->progress.n_failed += t->status != GB_TRIAL_OK;
     log_trial(r, id, resumed, t);
     consider(best, &id->config, t);
-    int rc = t->status == GB_TRIAL_OK ? note_ok(r, &id->config, t->measurement.stats.median)
-                                      : add_failure(r, res, id, resumed, t);
+    int rc = add_trial(r, res, id, resumed, t);
+    if (rc == GB_OK && t->status == GB_TRIAL_OK)
+        rc = note_ok(r, &id->config, t->measurement.stats.median);
     if (rc == GB_OK && r->bench && t->status == GB_TRIAL_OK &&
         gb_measurement_copy(&t->measurement, &res->best_measurement) != GB_OK)
         rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");

@@ -161,7 +161,10 @@ int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
         bool timed = rc == GB_OK && t.status == GB_TRIAL_OK;
         res->baseline_contended = timed && t.measurement.contended;
         res->has_baseline = timed && !res->baseline_contended;
-        if (res->has_baseline) res->baseline = t.measurement.stats;
+        if (res->has_baseline) {
+            res->baseline = t.measurement; /* moved */
+            memset(&t.measurement, 0, sizeof t.measurement);
+        }
     }
     gb_trial_result_free(&t);
     gb_compile_job_free(job);
@@ -434,6 +437,24 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
     return rc;
 }
 
+void gb_trial_note_free(gb_trial_note *t)
+{
+    if (!t) return;
+    free(t->config_text);
+    gb_fields_free(&t->config);
+    free(t->reason);
+    gb_measurement_free(&t->measurement);
+    memset(t, 0, sizeof *t);
+}
+
+int gb_shape_n_failed(const gb_shape_result *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_trials; i++)
+        n += s->trials[i].status != GB_TRIAL_OK;
+    return n;
+}
+
 void gb_tune_result_free(gb_tune_result *result)
 {
     if (!result) return;
@@ -448,11 +469,10 @@ void gb_tune_result_free(gb_tune_result *result)
         for (int j = 0; j < s->n_tie; j++)
             free(s->tie[j]);
         free(s->tie);
-        for (int j = 0; j < s->n_failures; j++) {
-            free(s->failures[j].config);
-            free(s->failures[j].reason);
-        }
-        free(s->failures);
+        gb_measurement_free(&s->baseline);
+        for (int j = 0; j < s->n_trials; j++)
+            gb_trial_note_free(&s->trials[j]);
+        free(s->trials);
     }
     for (int i = 0; i < result->n_compiles; i++) {
         gb_fields_free(&result->compiles[i].config);

@@ -25,6 +25,7 @@
 #include "engine/lease.h"
 #include "engine/measure.h"
 #include "engine/nvrtc.h"
+#include "engine/roofs.h"
 #include "engine/spec.h"
 #include "engine/stats.h"
 #include "tuner/space.h"
@@ -63,7 +64,8 @@ struct gb_kernel_def {
     gb_space space;
     char **options;
     int n_options;
-    bool macros; /* also pass every parameter as -DNAME=value */
+    bool macros;  /* also pass every parameter as -DNAME=value */
+    gb_math math; /* what its flops run on, for the reports' compute roof */
     gb_check_spec check;
     char **key_fields; /* shape fields that form the cache key (NULL: all) */
     int n_key_fields;
@@ -194,12 +196,17 @@ typedef enum gb_search_end {
 
 const char *gb_search_end_name(gb_search_end end);
 
-/* A trial that did not end ok, for the summary. */
+/* One configuration a shape tried, or took from an earlier run's records, as it
+ * ended: what the reports list trial by trial. */
 typedef struct gb_trial_note {
-    char *config; /* canonical text */
+    char *config_text; /* canonical text, "BK=8,BM=64" */
+    gb_fields config;
     gb_trial_status status;
-    char *reason;
+    char *reason; /* "" when ok */
     bool resumed; /* recorded by an earlier run */
+    /* ok: the screening measurement, its samples included (a resumed trial has the
+     * samples and clock its record kept); empty otherwise. */
+    gb_measurement measurement;
 } gb_trial_note;
 
 typedef struct gb_shape_result {
@@ -219,11 +226,11 @@ typedef struct gb_shape_result {
     double flops;       /* per launch; 0 when unknown */
     double bytes;
     bool has_baseline;
-    gb_stats baseline;
-    uint64_t n_configs;  /* size of the space */
-    uint64_t n_rejected; /* of the configurations looked at, dropped by the constraints */
-    uint64_t n_checked;  /* configurations the constraints were asked about */
-    double check_s;      /* time spent in the constraints */
+    gb_measurement baseline; /* the reference's timing (from the cache: its statistics only) */
+    uint64_t n_configs;      /* size of the space */
+    uint64_t n_rejected;     /* of the configurations looked at, dropped by the constraints */
+    uint64_t n_checked;      /* configurations the constraints were asked about */
+    double check_s;          /* time spent in the constraints */
     /* The search: which strategy, from which seed, under which budget (0: none on
      * that axis), what ended it and how much of the space it saw. */
     char strategy[32];
@@ -236,10 +243,10 @@ typedef struct gb_shape_result {
     int n_skipped;  /* compiled but not run: over --arch's limits, or spilling with --no-spills */
     int n_compiled; /* compiled now or found compiled in the cache */
     int n_status[GB_TRIAL_STATUS_COUNT];
-    int n_timed;             /* trials that ended ok (and so were timed) */
-    int n_resumed;           /* trials taken from an earlier run's records */
-    gb_trial_note *failures; /* every trial that did not end ok */
-    int n_failures;
+    int n_timed;           /* trials that ended ok (and so were timed) */
+    int n_resumed;         /* trials taken from an earlier run's records */
+    gb_trial_note *trials; /* every trial, in the order they ended, failed ones included */
+    int n_trials;
     bool contended;          /* the best's measurement saw other processes on the GPU, again when
                                 measured a second time: reported, never stored as the best */
     int n_contended;         /* ok trials whose screening stayed contended (kept, marked so) */
@@ -284,6 +291,11 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
             gb_tune_result *out, gb_err *err);
 
 void gb_tune_result_free(gb_tune_result *result);
+
+void gb_trial_note_free(gb_trial_note *t);
+
+/* Trials of the shape that did not end ok (skipped ones included). */
+int gb_shape_n_failed(const gb_shape_result *s);
 
 /* Calls the script's hooks for every shape and (up to 100000 in all) every
  * accepted configuration, without compiling or touching the GPU, so that a bug in

@@ -1,0 +1,79 @@
+/*
+ * The result model: what a run produced, as every output (report/output.h) sees
+ * it. A run is its context (where, when, on what, by which command) and a list
+ * of entries, one per (kernel, shape) that a gb.tune or gb.bench call measured:
+ * the shape's result as the tuner made it (tuner/tune.h: the best with its
+ * samples, the baseline, every trial with its statistics and samples, the
+ * search), and the kernel's name.
+ *
+ * A live run hands entries to the outputs as each call ends; `gpubench report`
+ * reads a saved run back from its JSON (report/json_load.c) into the same model,
+ * so every output renders a saved run as it rendered the live one.
+ */
+#ifndef GB_REPORT_RESULT_H
+#define GB_REPORT_RESULT_H
+
+#include "base/error.h"
+#include "engine/device.h"
+#include "engine/roofs.h"
+#include "tuner/tune.h"
+
+#include <stdbool.h>
+
+/* The version of the JSON a run is saved as (docs/report-json.md). */
+#define GB_REPORT_SCHEMA_VERSION 1
+
+/* Where and how a run happened. Strings are owned (free with gb_run_context_free). */
+typedef struct gb_run_context {
+    int schema_version;
+    char *engine_version; /* "0.1.0" */
+    char *date;           /* ISO 8601 with the offset, when the run began */
+    char *host_name;
+    char *executable;   /* "gpubench-tune" */
+    char *command_line; /* the arguments, joined by spaces */
+    char *script;       /* the Lua script, or NULL */
+    int num_cpus;
+    char nvrtc_version[16]; /* "13.0"; "" when unknown */
+    bool has_device;        /* the run timed on a GPU */
+    gb_device_info device;  /* with has_device */
+    gb_roofs roofs;         /* with has_device */
+    char arch[16];          /* the compile target */
+    bool compile_only;
+} gb_run_context;
+
+void gb_run_context_free(gb_run_context *ctx);
+
+/* One (kernel, shape) of a run. */
+typedef struct gb_report_entry {
+    const char *kernel;
+    gb_math math;                  /* what its flops run on */
+    bool bench;                    /* gb.bench timed fixed configurations: no search */
+    const gb_shape_result *result; /* the tuner's, or one read back from JSON */
+    /* The gb.tune call it came from, for what the call as a whole did (its time,
+     * the compile rows of --compile-only); NULL for a run read back from JSON. */
+    const gb_tune_result *call;
+} gb_report_entry;
+
+/* A run read back from its JSON: it owns the entries' kernels and results. */
+typedef struct gb_report {
+    gb_run_context context;
+    gb_report_entry *entries;
+    int n_entries;
+} gb_report;
+
+void gb_report_free(gb_report *report);
+
+/* Derived figures of an entry's best (0 where its flops, bytes or time are
+ * unknown). */
+double gb_entry_tflops(const gb_report_entry *e);
+double gb_entry_gbps(const gb_report_entry *e);
+double gb_entry_intensity(const gb_report_entry *e); /* flops per byte */
+
+/* The roof an entry sits under at its intensity: the lesser of the memory roof
+ * (intensity x GB/s) and the compute roof of its math, in TFLOP/s, from the
+ * measured ceilings when known, else the peaks; 0 when neither is known.
+ * out_memory_bound says which roof is the lower. */
+double gb_entry_roof_tflops(const gb_report_entry *e, const gb_roofs *roofs, bool measured,
+                            bool *out_memory_bound);
+
+#endif
