@@ -6,7 +6,7 @@
 
 static int settle(gb_output *o, int rc)
 {
-    if (rc) o->failed = true;
+    if (rc && !o->forgiving) o->failed = true;
     return rc;
 }
 
@@ -41,11 +41,14 @@ void gb_output_destroy(gb_output *o)
 
 int gb_output_render(gb_output *o, const gb_report *report, gb_err *err)
 {
-    int rc = gb_output_begin(o, &report->context, err);
-    for (int i = 0; rc == GB_OK && i < report->n_entries; i++)
-        rc = gb_output_shape(o, &report->entries[i], err);
-    if (rc == GB_OK) rc = gb_output_end(o, err);
-    return rc;
+    gb_err later = {0};
+    int first = gb_output_begin(o, &report->context, err);
+    for (int i = 0; i < report->n_entries; i++) {
+        int rc = gb_output_shape(o, &report->entries[i], first ? &later : err);
+        if (!first) first = rc;
+    }
+    int rc = gb_output_end(o, first ? &later : err);
+    return first ? first : rc;
 }
 
 /* ---- the multiplexer -------------------------------------------------------- */
@@ -139,6 +142,7 @@ int gb_output_mux(gb_output **out, gb_err *err)
     mux *m = calloc(1, sizeof *m);
     if (!m) return gb_err_set(err, GB_ENOMEM, "out of memory");
     m->base.ops = &mux_ops;
+    m->base.forgiving = true; /* an error is one output's: the others go on */
     *out = &m->base;
     return GB_OK;
 }

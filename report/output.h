@@ -37,7 +37,9 @@ typedef struct gb_output_ops {
 
 struct gb_output {
     const gb_output_ops *ops;
-    bool failed; /* an earlier call failed: the rest are skipped */
+    bool failed;    /* an earlier call failed: the rest are skipped */
+    bool forgiving; /* an error does not set failed (the multiplexer: each of its outputs
+                       stops alone) */
 };
 
 /* Calls that skip an output that failed before; destroy takes NULL. */
@@ -47,7 +49,8 @@ int gb_output_call_end(gb_output *o, const char *kernel, const gb_tune_result *c
 int gb_output_end(gb_output *o, gb_err *err);
 void gb_output_destroy(gb_output *o);
 
-/* Renders a whole saved run through o: begin, every entry, end. */
+/* Renders a whole saved run through o: begin, every entry, end (all of them even
+ * after an error; the first is returned). */
 int gb_output_render(gb_output *o, const gb_report *report, gb_err *err);
 
 /* ---- the outputs --------------------------------------------------------- */
