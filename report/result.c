@@ -55,13 +55,35 @@ double gb_entry_intensity(const gb_report_entry *e)
     return s->flops > 0 && s->bytes > 0 ? s->flops / s->bytes : 0;
 }
 
+/* The memory and compute roofs of an entry: measured ceilings, or peaks (0 when
+ * unknown). */
+static void roofs_of(const gb_report_entry *e, const gb_roofs *roofs, bool measured,
+                     double *out_gbps, double *out_tflops)
+{
+    *out_gbps = measured ? roofs->ceiling_gbps : roofs->peak_gbps;
+    *out_tflops = measured ? roofs->ceiling_tflops[e->math] : roofs->peak_tflops[e->math];
+}
+
 double gb_entry_roof_tflops(const gb_report_entry *e, const gb_roofs *roofs, bool measured,
                             bool *out_memory_bound)
 {
-    double gbps = measured ? roofs->ceiling_gbps : roofs->peak_gbps;
-    double tflops = measured ? roofs->ceiling_tflops[e->math] : roofs->peak_tflops[e->math];
+    double gbps, tflops;
+    roofs_of(e, roofs, measured, &gbps, &tflops);
     double memory = gbps * gb_entry_intensity(e) / 1e3; /* GB/s x flop/B = Gflop/s */
     *out_memory_bound = memory > 0 && (tflops <= 0 || memory < tflops);
     if (memory > 0 && tflops > 0) return memory < tflops ? memory : tflops;
     return memory > 0 ? memory : tflops;
+}
+
+double gb_entry_fraction(const gb_report_entry *e, const gb_roofs *roofs, bool measured)
+{
+    const gb_shape_result *s = e->result;
+    double gbps, tflops;
+    roofs_of(e, roofs, measured, &gbps, &tflops);
+    /* Against the roofs that bound it, all of them known. */
+    if ((s->flops > 0 && !(tflops > 0)) || (s->bytes > 0 && !(gbps > 0))) return 0;
+    bool memory_bound;
+    if (gb_entry_tflops(e) > 0)
+        return gb_entry_tflops(e) / gb_entry_roof_tflops(e, roofs, measured, &memory_bound);
+    return gb_entry_gbps(e) > 0 ? gb_entry_gbps(e) / gbps : 0;
 }

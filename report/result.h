@@ -76,4 +76,9 @@ double gb_entry_intensity(const gb_report_entry *e); /* flops per byte */
 double gb_entry_roof_tflops(const gb_report_entry *e, const gb_roofs *roofs, bool measured,
                             bool *out_memory_bound);
 
+/* The entry's best against its roof: TFLOP/s over the roof at its intensity when
+ * its flops are known, else GB/s over the bandwidth; from the measured ceilings
+ * or the peaks; 0 when a roof that bounds it is unknown. */
+double gb_entry_fraction(const gb_report_entry *e, const gb_roofs *roofs, bool measured);
+
 #endif

@@ -198,7 +198,7 @@ static void context(gb_run_context *c)
     d->sm_clock_khz = 1980000;
     d->mem_clock_khz = 2619000;
     d->bus_width_bits = 6144;
-    d->peak_gbps = 4022.8;
+    d->peak_gbps = 4800;
     d->l2_bytes = 52428800;
     d->mem_bytes = 150754820096;
     d->driver_version = 13000;
