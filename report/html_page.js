@@ -235,7 +235,7 @@
           x: axis('configuration (fastest first)', { ticks: { autoSkip: true, maxRotation: 35, minRotation: 0,
             font: { size: 11 }, callback: function (v) { var t = labels[v]; return t.length > 36 ? t.slice(0, 35) + '…' : t; } } }),
           xs: { type: 'linear', display: false, min: -0.5, max: cols.length - 0.5 },
-          y: axis('time (ms)', { beginAtZero: false })
+          y: axis('time (ms)', { beginAtZero: false, grace: '4%' })
         },
         plugins: { legend: { display: false }, tooltip: tooltip }
       }
