@@ -150,7 +150,7 @@
       datasets.push({ label: 'baseline', data: base, borderColor: GREY, backgroundColor: GREY,
                       borderDash: [6, 4], pointRadius: 4, pointStyle: 'rectRot', borderWidth: 2 });
     var x = size ? axis(size.title, { type: size.log ? 'logarithmic' : 'linear' })
-                 : axis('shape (run order)', { type: 'category', labels: entries.map(function (e) { return e.key; }) });
+                 : axis('shape (run order)', { type: 'category', offset: true, labels: entries.map(function (e) { return e.key; }) });
     plan(parent, kernel + ': ' + metric.unit + ' against problem size', {
       type: 'line',
       data: { datasets: datasets },
