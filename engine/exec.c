@@ -154,6 +154,8 @@ int gb_exec_reference(gb_exec *exec, const gb_variant *ref, gb_err *err)
     memcpy(exec->ref_cubin, ref->cubin, ref->cubin_bytes);
     exec->ref.cubin = exec->ref_cubin;
     exec->ref.lowered_name = exec->ref_name;
+    /* Borrowed names would not outlive the call; the reference runs without a range. */
+    exec->ref.kernel_name = exec->ref.config_text = NULL;
     exec->have_ref = true;
     exec->ref_live = false;
     return ensure_ready(exec, err);

@@ -25,12 +25,15 @@
 /* The most variants one race measures (the tuner races at most 8 leaders). */
 #define GB_MAX_RACE 16
 
-/* A compiled kernel and how to launch it. */
+/* A compiled kernel and how to launch it. The script's names for it only name
+ * its NVTX ranges ("check sgemm BK=8,BM=64", engine/nvtx.h); either may be NULL. */
 typedef struct gb_variant {
     const void *cubin;
     size_t cubin_bytes;
     const char *lowered_name;
     gb_launch launch;
+    const char *kernel_name; /* "sgemm"; NULL: the lowered name stands in */
+    const char *config_text; /* "BK=8,BM=64"; NULL: none */
 } gb_variant;
 
 typedef enum gb_trial_status {

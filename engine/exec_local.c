@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/strbuf.h"
 #include "engine/gpu.h"
+#include "engine/nvtx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,19 @@ static void describe_wrong(const gb_check_result *c, char *out, size_t n)
              c->first_bad_output + 1, (long long)c->first_bad_index);
 }
 
+/* The kernel's name in NVTX ranges: the script's, else the lowered one. */
+static const char *range_kernel(const gb_variant *v)
+{
+    return v->kernel_name ? v->kernel_name : v->lowered_name;
+}
+
+/* Opens the NVTX range of one step of a variant's trial: "check sgemm BK=8,BM=64". */
+static void push_step(const char *step, const gb_variant *v)
+{
+    const char *config = v->config_text ? v->config_text : "";
+    gb_nvtx_push("%s %s%s%s", step, range_kernel(v), *config ? " " : "", config);
+}
+
 /* Refused launches and loads are the variant's fault, not the backend's. */
 static int settle(int rc, const gb_err *e, gb_trial_result *out)
 {
@@ -91,7 +105,9 @@ static int measure_phases(local_backend *b, gb_gpu_kernel *k, const gb_variant *
                           const gb_measure_opts *opts, gb_trial_result *out, gb_err *err)
 {
     out->status = GB_TRIAL_OK;
+    push_step("measure", v);
     int rc = gb_gpu_measure(b->gpu, k, &v->launch, opts, &out->measurement, err);
+    gb_nvtx_pop();
     if (rc) return rc;
     out->phases.warmup_ms = out->measurement.warmup_ms;
     out->phases.sample_ms = out->measurement.wall_ms;
@@ -113,7 +129,9 @@ static int local_trial(void *self, const gb_variant *v, const gb_check_spec *che
                          &k, err);
     ph->load_ms = (at_ms = gb_now_ms()) - start_ms;
     if (rc == GB_OK) {
+        push_step("check", v);
         rc = gb_gpu_verify(b->gpu, k, &v->launch, check, &out->check, err);
+        gb_nvtx_pop();
         ph->check_ms = gb_now_ms() - at_ms;
     }
     if (rc == GB_OK && out->check.n_bad > 0) {
@@ -140,7 +158,11 @@ static int local_race(void *self, const gb_variant *vs, int n, const gb_measure_
         rc = gb_gpu_load(b->gpu, vs[loaded].cubin, vs[loaded].cubin_bytes, vs[loaded].lowered_name,
                          vs[loaded].launch.smem_bytes, &kernels[loaded], err);
     }
-    if (rc == GB_OK) rc = gb_gpu_race(b->gpu, kernels, launches, n, opts, out, err);
+    if (rc == GB_OK) {
+        gb_nvtx_push("race %s", n > 0 ? range_kernel(&vs[0]) : "");
+        rc = gb_gpu_race(b->gpu, kernels, launches, n, opts, out, err);
+        gb_nvtx_pop();
+    }
     for (int i = 0; i < loaded; i++)
         gb_gpu_unload(b->gpu, kernels[i]);
     free(kernels);

@@ -215,10 +215,13 @@ static int worker_set_problem(void *self, const gb_arg *args, int n_args, uint64
     return rc;
 }
 
-/* The payload form of a variant; the name is borrowed, not copied. */
+/* The payload form of a variant; the names are borrowed, not copied. */
 static gb_proto_variant payload_of(const gb_variant *v)
 {
-    return (gb_proto_variant){.name = (char *)v->lowered_name, .launch = v->launch};
+    return (gb_proto_variant){.name = (char *)v->lowered_name,
+                              .launch = v->launch,
+                              .kernel = (char *)v->kernel_name,
+                              .config = (char *)v->config_text};
 }
 
 static int worker_reference(void *self, const gb_variant *ref, gb_err *err)

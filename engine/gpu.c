@@ -35,6 +35,7 @@ static int load_builtins(gb_gpu *gpu, gb_err *err)
         .name_exprs = {"gb_fill"},
         .n_name_exprs = 1,
         .arch = gpu->info.arch,
+        .label = "gpubench builtins", /* its NVTX range: "compile gpubench builtins" */
     };
     gb_compile_out out;
     int rc = gb_nvrtc_compile(&req, &out, err);

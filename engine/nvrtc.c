@@ -2,6 +2,7 @@
 
 #include "base/clock.h"
 #include "engine/cubin.h"
+#include "engine/nvtx.h"
 
 #include <nvrtc.h>
 #include <stdbool.h>
@@ -156,12 +157,8 @@ static gb_resources resources(const gb_compile_out *out)
     return res;
 }
 
-int gb_nvrtc_compile(const gb_compile_req *req, gb_compile_out *out, gb_err *err)
+static int compile(const gb_compile_req *req, gb_compile_out *out, gb_err *err)
 {
-    memset(out, 0, sizeof *out);
-    if (req->n_name_exprs < 1 || req->n_name_exprs > GB_NVRTC_MAX_NAMES)
-        return gb_err_set(err, GB_EINVAL, "a compile needs 1 to %d kernel names",
-                          GB_NVRTC_MAX_NAMES);
     nvrtcProgram prog = NULL;
     nvrtcResult nr = nvrtcCreateProgram(&prog, req->source, req->source_name, 0, NULL, NULL);
     if (nr != NVRTC_SUCCESS) return nvrtc_fail(err, nr, "nvrtcCreateProgram");
@@ -181,6 +178,18 @@ int gb_nvrtc_compile(const gb_compile_req *req, gb_compile_out *out, gb_err *err
         gb_compile_out_free(out);
         out->log = log;
     }
+    return rc;
+}
+
+int gb_nvrtc_compile(const gb_compile_req *req, gb_compile_out *out, gb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (req->n_name_exprs < 1 || req->n_name_exprs > GB_NVRTC_MAX_NAMES)
+        return gb_err_set(err, GB_EINVAL, "a compile needs 1 to %d kernel names",
+                          GB_NVRTC_MAX_NAMES);
+    gb_nvtx_push("compile %s", req->label ? req->label : req->name_exprs[0]);
+    int rc = compile(req, out, err);
+    gb_nvtx_pop();
     return rc;
 }
 

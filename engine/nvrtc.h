@@ -27,6 +27,9 @@ typedef struct gb_compile_req {
     const char *const *include_dirs;
     int n_include_dirs;
     const char *arch; /* "sm_90a" */
+    /* What the compile's NVTX range calls it after "compile " (engine/nvtx.h):
+     * "sgemm BK=8,BM=64"; NULL: the first name expression. */
+    const char *label;
 } gb_compile_req;
 
 /* Resource use of one kernel (-1 when unknown): registers, stack and static shared

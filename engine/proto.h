@@ -94,14 +94,19 @@ typedef struct gb_proto_problem {
       .count = offsetof(gb_proto_problem, n_args))
 
 /* A kernel to launch (REFERENCE; part of TRIAL and RACE); its cubin is the blob.
- * name is owned when decoded, borrowed when sent. */
+ * The strings are owned when decoded, borrowed when sent. kernel and config name
+ * the worker's NVTX ranges only (gb_variant); they may be absent. */
 typedef struct gb_proto_variant {
     char *name; /* the lowered (mangled) name */
     gb_launch launch;
+    char *kernel; /* the script's name: "sgemm" */
+    char *config; /* "BK=8,BM=64" */
 } gb_proto_variant;
 #define GB_PROTO_VARIANT_WIRE(X)                                                                   \
     X(name, STRING, "name")                                                                        \
-    X(launch, STRUCT, "launch", .type = &gb_wire_launch)
+    X(launch, STRUCT, "launch", .type = &gb_wire_launch)                                           \
+    X(kernel, STRING, "kernel", .flags = GB_WIRE_OPTIONAL, .max_len = 256)                         \
+    X(config, STRING, "config", .flags = GB_WIRE_OPTIONAL, .max_len = 1024)
 
 typedef struct gb_proto_trial {
     gb_proto_variant variant; /* its fields sit in the message itself */

@@ -72,7 +72,13 @@ static int on_problem(worker *w, const gb_msg *m)
 static gb_variant variant_of(const gb_proto_variant *v, const void *cubin, size_t cubin_bytes)
 {
     return (gb_variant){
-        .cubin = cubin, .cubin_bytes = cubin_bytes, .lowered_name = v->name, .launch = v->launch};
+        .cubin = cubin,
+        .cubin_bytes = cubin_bytes,
+        .lowered_name = v->name,
+        .launch = v->launch,
+        .kernel_name = v->kernel,
+        .config_text = v->config,
+    };
 }
 
 static int on_reference(worker *w, const gb_msg *m)

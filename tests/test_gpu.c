@@ -277,7 +277,10 @@ static void test_a_race_measures_every_entrant(void **state)
 /* A trial in the in-process backend, of the kernel named name. */
 static void local_trial(fixture *f, gb_exec *exec, const char *name, gb_trial_result *out)
 {
-    gb_variant v = {f->cubin.cubin, f->cubin.cubin_bytes, name, f->launch};
+    gb_variant v = {.cubin = f->cubin.cubin,
+                    .cubin_bytes = f->cubin.cubin_bytes,
+                    .lowered_name = name,
+                    .launch = f->launch};
     gb_measure_opts defaults = gb_measure_defaults(), opts = gb_measure_screening(&defaults);
     gb_err err;
     assert_int_equal(gb_exec_trial(exec, &v, &f->check, &opts, 0, out, &err), GB_OK);
@@ -292,7 +295,10 @@ static void test_a_trial_times_each_phase_it_reaches(void **state)
     NEED_GPU(f);
     gb_exec *exec = NULL;
     gb_arg args[3];
-    gb_variant ref = {f->cubin.cubin, f->cubin.cubin_bytes, "copy", f->launch};
+    gb_variant ref = {.cubin = f->cubin.cubin,
+                      .cubin_bytes = f->cubin.cubin_bytes,
+                      .lowered_name = "copy",
+                      .launch = f->launch};
     gb_err err;
     copy_args(args);
     assert_int_equal(gb_exec_local(0, &exec, &err), GB_OK);

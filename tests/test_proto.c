@@ -133,10 +133,14 @@ static void test_reference_variant_round_trips(void **state)
     gb_proto_variant sent = {.name = "_Z5sgemmILi64EEvPKfS1_Pf",
                              .launch = {.grid = {UINT32_MAX, 2, 3},
                                         .block = {128, 2, 1},
-                                        .smem_bytes = 232448}},
+                                        .smem_bytes = 232448},
+                             .kernel = "sgemm",
+                             .config = "BK=8,BM=64"},
                      got;
     free(deliver(*state, GB_MSG_REFERENCE, &sent, &got));
     assert_string_equal(got.name, sent.name);
+    assert_string_equal(got.kernel, "sgemm"); /* the names of the worker's NVTX ranges */
+    assert_string_equal(got.config, "BK=8,BM=64");
     for (int i = 0; i < 3; i++) {
         assert_int_equal(got.launch.grid[i], sent.launch.grid[i]);
         assert_int_equal(got.launch.block[i], sent.launch.block[i]);
@@ -166,6 +170,8 @@ static void test_trial_check_and_measure_options_round_trip(void **state)
     assert_contains(text, "{\"name\":\"k\",\"launch\":"); /* the variant inline */
     free(text);
     assert_string_equal(got.variant.name, "k");
+    assert_null(got.variant.kernel); /* not sent: the ranges' names are optional */
+    assert_null(got.variant.config);
     assert_int_equal(got.check.n_outputs, 3);
     for (int i = 0; i < 3; i++)
         assert_int_equal(got.check.outputs[i], sent.check.outputs[i]);

@@ -9,7 +9,7 @@
 
 struct gb_compile_job {
     gb_compile_req req; /* points into the copies below */
-    char *source, *source_name, *arch;
+    char *source, *source_name, *arch, *label;
     char *names[GB_NVRTC_MAX_NAMES];
     char **options;
     char **include_dirs;
@@ -82,15 +82,18 @@ int gb_compile_job_create(const gb_compile_req *req, const gb_key *source_fp, gb
     job->source = strdup(req->source);
     job->source_name = strdup(req->source_name);
     job->arch = strdup(req->arch);
+    job->label = req->label ? strdup(req->label) : NULL;
     job->options = copy_strings(req->options, req->n_options);
     job->include_dirs = copy_strings(req->include_dirs, req->n_include_dirs);
-    bool ok = job->source && job->source_name && job->arch && job->options && job->include_dirs;
+    bool ok = job->source && job->source_name && job->arch && job->options && job->include_dirs &&
+              (job->label || !req->label);
     for (int i = 0; ok && i < req->n_name_exprs; i++)
         ok = (job->names[i] = strdup(req->name_exprs[i])) != NULL;
     job->req = *req;
     job->req.source = job->source;
     job->req.source_name = job->source_name;
     job->req.arch = job->arch;
+    job->req.label = job->label;
     job->req.options = (const char *const *)job->options;
     job->req.include_dirs = (const char *const *)job->include_dirs;
     for (int i = 0; i < req->n_name_exprs; i++)
@@ -109,6 +112,7 @@ void gb_compile_job_free(gb_compile_job *job)
     free(job->source);
     free(job->source_name);
     free(job->arch);
+    free(job->label);
     for (int i = 0; i < GB_NVRTC_MAX_NAMES; i++)
         free(job->names[i]);
     free_strings(job->options);

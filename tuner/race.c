@@ -63,6 +63,7 @@ static int prepare(run *r, const gb_fields *shape, entrant *e, int n)
             e[i].variant.cubin = out->cubin;
             e[i].variant.cubin_bytes = out->cubin_bytes;
             e[i].variant.lowered_name = out->lowered[0];
+            e[i].variant.kernel_name = k->name; /* names the race's NVTX range */
         }
     }
     return rc;

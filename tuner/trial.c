@@ -270,7 +270,12 @@ static bool skip_variant(const run *r, const gb_pending *p, const gb_compile_out
 static int try_variant(run *r, const gb_record_id *id, gb_pending *p, const gb_compile_out *out,
                        const gb_measure_opts *opts, gb_trial_result *t)
 {
-    gb_variant v = {out->cubin, out->cubin_bytes, out->lowered[0], p->launch};
+    gb_variant v = {.cubin = out->cubin,
+                    .cubin_bytes = out->cubin_bytes,
+                    .lowered_name = out->lowered[0],
+                    .launch = p->launch,
+                    .kernel_name = r->k->name,
+                    .config_text = p->ident.text};
     if (!r->bench) gb_history_in_flight(r, id, &p->ident, gb_compile_job_key(p->job));
     double start = gb_now_ms() / 1e3;
     int rc = gb_trial_measure(r, &v, opts, t);

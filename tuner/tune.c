@@ -128,6 +128,7 @@ int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **jo
         v->cubin = out->cubin;
         v->cubin_bytes = out->cubin_bytes;
         v->lowered_name = out->lowered[0];
+        v->kernel_name = ref->name;
     }
     return rc;
 }

@@ -58,14 +58,28 @@ static int build_options(const gb_kernel_def *k, const gb_config *config, const 
     return gb_sb_status(opts) ? gb_err_set(err, GB_ENOMEM, "out of memory") : GB_OK;
 }
 
+/* "sgemm BK=8,BM=64", or the kernel's name alone when it has no parameters (a
+ * reference): what a profiler's timeline calls the compile. */
+static int variant_label(const gb_kernel_def *k, const gb_config *config, gb_strbuf *out,
+                         gb_err *err)
+{
+    gb_sb_printf(out, "%s", k->name);
+    if (config && config->space && config->space->n_params > 0) {
+        gb_sb_putc(out, ' ');
+        gb_config_append_canonical(out, config);
+    }
+    return gb_sb_status(out) ? gb_err_set(err, GB_ENOMEM, "out of memory") : GB_OK;
+}
+
 int gb_variant_job(const gb_kernel_def *k, const gb_key *source_fp, const char *arch,
                    const gb_config *config, const gb_fields *shape, gb_compile_job **out,
                    gb_err *err)
 {
-    gb_strbuf name = GB_STRBUF_INIT, opts = GB_STRBUF_INIT;
+    gb_strbuf name = GB_STRBUF_INIT, opts = GB_STRBUF_INIT, label = GB_STRBUF_INIT;
     const char *argv[256];
     int n_opts = 0;
     int rc = gb_tune_expand_entry(k->entry, config, &name, err);
+    if (rc == GB_OK) rc = variant_label(k, config, &label, err);
     if (rc == GB_OK) rc = build_options(k, config, shape, &opts, &n_opts, err);
     if (rc == GB_OK && n_opts > (int)(sizeof argv / sizeof *argv))
         rc = gb_err_set(err, GB_EINVAL, "kernel %s: too many compiler options", k->name);
@@ -82,10 +96,12 @@ int gb_variant_job(const gb_kernel_def *k, const gb_key *source_fp, const char *
         .include_dirs = (const char *const *)k->include_dirs,
         .n_include_dirs = k->n_include_dirs,
         .arch = arch,
+        .label = gb_sb_str(&label),
     };
     if (rc == GB_OK) rc = gb_compile_job_create(&req, source_fp, out, err);
     gb_sb_free(&name);
     gb_sb_free(&opts);
+    gb_sb_free(&label);
     return rc;
 }
 
