@@ -37,8 +37,10 @@ static int read_text(const char *path, gb_strbuf *out, gb_err *err)
         gb_sb_append(out, buf, n);
     int failed = ferror(f), rc = GB_OK;
     fclose(f);
-    if (failed) rc = gb_err_set(err, GB_EIO, "reading %s: %s", path, strerror(EIO));
-    else if (gb_sb_status(out)) rc = gb_err_set(err, GB_ENOMEM, "reading %s: out of memory", path);
+    if (failed)
+        rc = gb_err_set(err, GB_EIO, "reading %s: %s", path, strerror(EIO));
+    else if (gb_sb_status(out))
+        rc = gb_err_set(err, GB_ENOMEM, "reading %s: out of memory", path);
     return rc;
 }
 
@@ -91,7 +93,8 @@ static int read_device(gb_reader *r, const json_t *o, const char *where, gb_devi
     if (!rc) rc = gb_read_int(r, o, where, "bus_width_bits", 0, INT32_MAX, &bus);
     if (!rc) rc = gb_read_int(r, o, where, "l2_bytes", 0, INT64_MAX, &l2);
     if (!rc) rc = gb_read_int(r, o, where, "mem_bytes", 0, INT64_MAX, &mem);
-    if (!rc) rc = gb_read_chars(r, o, where, "clock_source", d->clock_source, sizeof d->clock_source);
+    if (!rc)
+        rc = gb_read_chars(r, o, where, "clock_source", d->clock_source, sizeof d->clock_source);
     if (!rc) rc = gb_read_chars(r, o, where, "uuid", d->uuid, sizeof d->uuid);
     if (!rc) rc = gb_read_chars(r, o, where, "pci_bus_id", d->pci_bus_id, sizeof d->pci_bus_id);
     if (rc) return rc;
@@ -149,7 +152,8 @@ static int read_strings(gb_reader *r, const json_t *o, gb_run_context *c)
     if (!rc) rc = gb_read_str(r, o, w, "gpubench_version", GB_READ_NULLABLE, &c->engine_version);
     if (!rc) rc = gb_read_str(r, o, w, "command_line", GB_READ_NULLABLE, &c->command_line);
     if (!rc) rc = gb_read_str(r, o, w, "script", GB_READ_NULLABLE, &c->script);
-    if (!rc) rc = gb_read_chars(r, o, w, "nvrtc_version", c->nvrtc_version, sizeof c->nvrtc_version);
+    if (!rc)
+        rc = gb_read_chars(r, o, w, "nvrtc_version", c->nvrtc_version, sizeof c->nvrtc_version);
     if (!rc) rc = gb_read_chars(r, o, w, "arch", c->arch, sizeof c->arch);
     if (!rc) rc = gb_read_bool(r, o, w, "compile_only", &c->compile_only);
     if (!rc) c->num_cpus = (int)cpus;

@@ -38,7 +38,8 @@ static int read_stats(gb_reader *r, const json_t *row, const char *where, gb_sta
     *out = (gb_stats){0};
     int rc = gb_read_field(r, row, where, "statistics", &o);
     if (rc || json_is_null(o)) return rc;
-    if (!json_is_object(o)) return gb_read_bad(r, where, "statistics", "expected an object or null");
+    if (!json_is_object(o))
+        return gb_read_bad(r, where, "statistics", "expected an object or null");
     snprintf(at, sizeof at, "%s.statistics", where);
     rc = gb_read_int(r, o, at, "n", 0, INT32_MAX, &n);
     for (size_t i = 0; !rc && i < sizeof fields / sizeof fields[0]; i++)
@@ -90,8 +91,7 @@ static int read_measurement(gb_reader *r, const json_t *row, const char *where, 
     int64_t throttled;
     int rc = read_stats(r, row, where, stats);
     if (!rc) rc = read_samples(r, row, where, m);
-    if (!rc)
-        rc = gb_read_num(r, row, where, "clock_mhz", GB_READ_NULL_ZERO, &m->clock_mhz_median);
+    if (!rc) rc = gb_read_num(r, row, where, "clock_mhz", GB_READ_NULL_ZERO, &m->clock_mhz_median);
     if (!rc) rc = read_mode(r, row, where, &m->mode);
     if (!rc) rc = gb_read_bool(r, row, where, "capped", &m->capped);
     if (!rc) rc = gb_read_bool(r, row, where, "contended", &m->contended);
@@ -232,8 +232,7 @@ static int read_math(gb_reader *r, const json_t *row, const char *where, gb_math
 }
 
 /* "ok" with the race's failure as reason, or "failed" with the shape's failure. */
-static int read_best_status(gb_reader *r, const json_t *row, const char *where,
-                            gb_shape_result *s)
+static int read_best_status(gb_reader *r, const json_t *row, const char *where, gb_shape_result *s)
 {
     char status[16];
     int rc = gb_read_chars(r, row, where, "status", status, sizeof status);
@@ -248,8 +247,8 @@ static int read_best_status(gb_reader *r, const json_t *row, const char *where,
     return read_reason(r, row, where, s->has_best ? &s->race_failure : &s->failure);
 }
 
-static int read_best_extras(gb_reader *r, const json_t *row, const char *where,
-                            gb_report_entry *e, gb_shape_result *s)
+static int read_best_extras(gb_reader *r, const json_t *row, const char *where, gb_report_entry *e,
+                            gb_shape_result *s)
 {
     int64_t leaders;
     int rc = read_math(r, row, where, &e->math);

@@ -136,9 +136,10 @@ static json_t *context_json(const gb_run_context *c)
 
 /* What a row (best, baseline or trial) shows, apart from its role's own fields. */
 typedef struct row {
-    const char *part;       /* the name's last part: "best", "reference", the config */
-    const char *role;       /* "best", "baseline", "trial" */
+    const char *part;        /* the name's last part: "best", "reference", the config */
+    const char *role;        /* "best", "baseline", "trial" */
     const gb_fields *config; /* NULL: no "config" */
+    bool config_null;        /* "config": null (a best that is none) */
     const char *status;
     const char *reason;
     const char *error; /* no time: why (error_message) */
@@ -224,8 +225,7 @@ static int measurement_fields(json_t *o, const gb_report_entry *e, const row *r)
              gb_json_set(o, "capped", json_boolean(m->capped)) ||
              gb_json_set(o, "contended", json_boolean(r->contended)) ||
              gb_json_set(o, "throttled_samples", json_integer(m->n_throttled)) ||
-             gb_json_set(o, "flops", known(s->flops)) ||
-             gb_json_set(o, "bytes", known(s->bytes)) ||
+             gb_json_set(o, "flops", known(s->flops)) || gb_json_set(o, "bytes", known(s->bytes)) ||
              gb_json_set(o, "tflops", rate(s->flops, r, 1e12)) ||
              gb_json_set(o, "gbps", rate(s->bytes, r, 1e9)) ||
              gb_json_set(o, "math", json_string(gb_math_name(e->math)));
@@ -243,7 +243,8 @@ static json_t *row_json(json_out *j, const gb_report_entry *e, int instance, con
         rc = gb_json_set(o, "kernel", json_string(e->kernel)) ||
              gb_json_set(o, "role", json_string(r->role)) ||
              gb_json_set(o, "shape", gb_fields_to_json(&e->result->shape));
-    if (!rc && r->config) rc = gb_json_set(o, "config", gb_fields_to_json(r->config));
+    if (!rc && r->config)
+        rc = gb_json_set(o, "config", r->config_null ? json_null() : gb_fields_to_json(r->config));
     if (!rc) rc = measurement_fields(o, e, r);
     gb_sb_free(&name);
     if (rc) json_decref(o);
@@ -325,7 +326,8 @@ static int best_fields(json_out *j, json_t *o, const gb_report_entry *e)
     int rc = gb_json_set(o, "pct_of_peak", pct_of_peak(e, &j->ctx->roofs)) ||
              gb_json_set(o, "speedup", speedup(s)) ||
              gb_json_set(o, "leaders", json_integer(s->n_leaders)) ||
-             gb_json_set(o, "tie", tie_json(s)) || gb_json_set(o, "cached", json_boolean(s->cached)) ||
+             gb_json_set(o, "tie", tie_json(s)) ||
+             gb_json_set(o, "cached", json_boolean(s->cached)) ||
              gb_json_set(o, "bench", json_boolean(e->bench)) ||
              gb_json_set(o, "search", search_json(s)) || gb_json_set(o, "counts", counts_json(s));
     return rc ? GB_ENOMEM : GB_OK;
@@ -338,21 +340,37 @@ static int append(json_out *j, json_t *o)
     return o && json_array_append_new(j->benchmarks, o) == 0 ? GB_OK : GB_ENOMEM;
 }
 
+/* Why a shape without a failure of its own has no best: how its trials ended. */
+static void no_best(const gb_shape_result *s, gb_strbuf *out)
+{
+    int shown = 0;
+    gb_sb_puts(out, "no configuration passed");
+    for (int i = 0; i < GB_TRIAL_STATUS_COUNT; i++)
+        if (s->n_status[i])
+            gb_sb_printf(out, "%s%d %s", shown++ ? ", " : " (", s->n_status[i],
+                         gb_trial_status_name((gb_trial_status)i));
+    if (shown) gb_sb_putc(out, ')');
+}
+
 static int add_best(json_out *j, const gb_report_entry *e)
 {
     const gb_shape_result *s = e->result;
+    gb_strbuf why = GB_STRBUF_INIT;
+    if (!s->has_best && !s->failure) no_best(s, &why);
     row r = {.part = "best",
              .role = "best",
              .config = &s->best_config,
+             .config_null = !s->has_best,
              .status = s->has_best ? "ok" : "failed",
              .reason = s->has_best ? s->race_failure : s->failure,
-             .error = s->failure ? s->failure : "no configuration passed",
+             .error = s->failure ? s->failure : gb_sb_str(&why),
              .timed = s->has_best,
              .stats = &s->best,
              .m = &s->best_measurement,
              .contended = s->contended};
-    json_t *o = row_json(j, e, 0, &r);
+    json_t *o = gb_sb_status(&why) ? NULL : row_json(j, e, 0, &r);
     if (o && best_fields(j, o, e)) json_decref(o), o = NULL;
+    gb_sb_free(&why);
     return append(j, o);
 }
 
@@ -401,7 +419,8 @@ static int json_shape(gb_output *o, const gb_report_entry *e, gb_err *err)
 {
     json_out *j = (json_out *)o;
     const gb_shape_result *s = e->result;
-    if (!j->ctx) return gb_err_set(err, GB_EINVAL, "%s: an entry before the run's context", j->path);
+    if (!j->ctx)
+        return gb_err_set(err, GB_EINVAL, "%s: an entry before the run's context", j->path);
     int instance = 0;
     int rc = add_best(j, e);
     instance++;
@@ -415,7 +434,8 @@ static int json_shape(gb_output *o, const gb_report_entry *e, gb_err *err)
 static int json_end(gb_output *o, gb_err *err)
 {
     json_out *j = (json_out *)o;
-    if (!j->ctx) return gb_err_set(err, GB_EINVAL, "%s: the run has no context (end before begin)", j->path);
+    if (!j->ctx)
+        return gb_err_set(err, GB_EINVAL, "%s: the run has no context (end before begin)", j->path);
     json_t *doc = json_object();
     int rc = !doc || gb_json_set(doc, "context", context_json(j->ctx)) ||
              gb_json_set(doc, "benchmarks", json_incref(j->benchmarks));

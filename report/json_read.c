@@ -13,8 +13,7 @@
 int gb_read_bad(gb_reader *r, const char *where, const char *key, const char *what)
 {
     const char *dot = where && key ? "." : "";
-    if (!where && !key)
-        return gb_err_set(r->err, GB_EINVAL, "%s: %s", r->file, what);
+    if (!where && !key) return gb_err_set(r->err, GB_EINVAL, "%s: %s", r->file, what);
     return gb_err_set(r->err, GB_EINVAL, "%s: %s%s%s: %s", r->file, where ? where : "", dot,
                       key ? key : "", what);
 }
@@ -40,9 +39,12 @@ int gb_read_num(gb_reader *r, const json_t *o, const char *where, const char *ke
     const json_t *v;
     int rc = gb_read_field(r, o, where, key, &v);
     if (rc) return rc;
-    if (json_is_number(v)) *out = json_number_value(v);
-    else if (json_is_null(v) && null != GB_READ_REQUIRED) *out = null == GB_READ_NULLABLE ? NAN : 0;
-    else return gb_read_bad(r, where, key, null ? "expected a number or null" : "expected a number");
+    if (json_is_number(v))
+        *out = json_number_value(v);
+    else if (json_is_null(v) && null != GB_READ_REQUIRED)
+        *out = null == GB_READ_NULLABLE ? NAN : 0;
+    else
+        return gb_read_bad(r, where, key, null ? "expected a number or null" : "expected a number");
     return GB_OK;
 }
 
