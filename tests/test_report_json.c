@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#define PYTHON "/usr/bin/python3"
+#define PYTHON     "/usr/bin/python3"
 #define COMPARE_PY "/usr/share/benchmark/compare.py"
 
 typedef struct dir {
@@ -352,8 +352,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_saved_run_reads_back_whole, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_reading_back_and_writing_again_gives_the_same_text,
                                         make_dir, remove_dir),
-        cmocka_unit_test_setup_teardown(test_the_golden_file_validates_against_the_schema,
-                                        make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_the_golden_file_validates_against_the_schema, make_dir,
+                                        remove_dir),
         cmocka_unit_test_setup_teardown(test_compare_py_reads_two_runs_and_shows_the_change,
                                         make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_a_truncated_file_is_an_error_naming_it, make_dir,
@@ -364,8 +364,7 @@ int main(void)
                                         remove_dir),
         cmocka_unit_test_setup_teardown(test_a_missing_file_is_an_io_error, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(
-            test_a_field_of_the_wrong_kind_is_ignored_or_named_never_a_crash, make_dir,
-            remove_dir),
+            test_a_field_of_the_wrong_kind_is_ignored_or_named_never_a_crash, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_a_trial_before_any_best_is_an_error, make_dir,
                                         remove_dir),
         cmocka_unit_test_setup_teardown(test_an_unwritable_path_is_an_error_naming_it, make_dir,
