@@ -63,6 +63,21 @@ typedef struct gb_report {
 
 void gb_report_free(gb_report *report);
 
+/* Reads a run saved by the JSON output (gb_output_json; docs/report-json.md) into
+ * out: the context and one entry per (kernel, shape), each owning its kernel
+ * (strdup'ed) and its result (a gb_shape_result of its own, calloc'ed), call
+ * NULL; free it with gb_report_free. An entry holds what the file holds: the best
+ * with its statistics and samples, the baseline, every trial, the search and the
+ * counts; per-sample clocks and throttle flags are not saved (0 and false here),
+ * nor are the fields a saved run has no use for (warm-up, wall times, the
+ * constraints' timing). Writing what was read gives the same text again.
+ *
+ * Returns GB_OK; GB_EIO when the file cannot be read; GB_EINVAL when it is not
+ * JSON, is of another schema_version, or a field is missing or of the wrong kind,
+ * err naming the file and the field ("run.json: benchmarks[3].samples_ms:
+ * expected a list of numbers"); GB_ENOMEM. On failure out is empty. */
+int gb_report_load_json(const char *path, gb_report *out, gb_err *err);
+
 /* Derived figures of an entry's best (0 where its flops, bytes or time are
  * unknown). */
 double gb_entry_tflops(const gb_report_entry *e);

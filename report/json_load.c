@@ -1,0 +1,253 @@
+/*
+ * Reading a run back from the JSON that report/json_out.c wrote, into the result
+ * model (report/result.h), so that every output renders a saved run as it
+ * rendered the live one.
+ *
+ * The file may come from anywhere (another machine, an edited copy, a newer
+ * gpubench), so nothing is trusted: every field is looked up with its type
+ * checked, and the first one that is missing or of the wrong kind is the error,
+ * naming the file and the field's path ("run.json: benchmarks[3].samples_ms:
+ * expected a list of numbers"). Fields the writer derives (names, Google
+ * Benchmark's times, tflops, speedup, percent of peak) are not read: they are
+ * computed again from what is read. Fields this reader does not know are
+ * ignored, so a later writer may add some without a new schema version.
+ *
+ * The benchmarks list is flat: an entry's "best" starts it, its "baseline" and
+ * "trial" rows follow. The loader groups them back.
+ */
+#include "base/json.h"
+#include "report/json_read.h"
+#include "report/result.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the file ------------------------------------------------------------------- */
+
+static int read_text(const char *path, gb_strbuf *out, gb_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return gb_err_set(err, GB_EIO, "reading %s: %s", path, strerror(errno));
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0 && gb_sb_status(out) == GB_OK &&
+           out->len <= GB_JSON_MAX_TEXT)
+        gb_sb_append(out, buf, n);
+    int failed = ferror(f), rc = GB_OK;
+    fclose(f);
+    if (failed)
+        rc = gb_err_set(err, GB_EIO, "reading %s: %s", path, strerror(EIO));
+    else if (gb_sb_status(out))
+        rc = gb_err_set(err, GB_ENOMEM, "reading %s: out of memory", path);
+    return rc;
+}
+
+/* ---- the context ------------------------------------------------------------------ */
+
+/* "13.0" -> 13000, as CUDA numbers versions; null -> 0. */
+static int read_driver(gb_reader *r, const json_t *o, const char *where, int *out)
+{
+    char text[32];
+    int major, minor;
+    char extra;
+    int rc = gb_read_chars(r, o, where, "driver_version", text, sizeof text);
+    if (rc || !*text) return rc;
+    if (sscanf(text, "%d.%d%c", &major, &minor, &extra) != 2 || major < 0 || minor < 0 ||
+        minor > 99 || major > 1000000)
+        return gb_read_bad(r, where, "driver_version", "expected a version like \"13.0\"");
+    *out = major * 1000 + minor * 10;
+    return GB_OK;
+}
+
+static int read_cc(gb_reader *r, const json_t *o, const char *where, gb_device_info *d)
+{
+    char text[16];
+    char extra;
+    int rc = gb_read_chars(r, o, where, "cc", text, sizeof text);
+    if (!rc && (sscanf(text, "%d.%d%c", &d->cc_major, &d->cc_minor, &extra) != 2 ||
+                d->cc_major < 0 || d->cc_minor < 0))
+        rc = gb_read_bad(r, where, "cc", "expected a compute capability like \"9.0\"");
+    return rc;
+}
+
+/* MHz as written -> the kHz the device info keeps. */
+static int read_khz(gb_reader *r, const json_t *o, const char *where, const char *key, int *out)
+{
+    double mhz;
+    int rc = gb_read_num(r, o, where, key, GB_READ_REQUIRED, &mhz);
+    if (!rc && !(mhz >= 0 && mhz < 2e6)) rc = gb_read_bad(r, where, key, "out of range");
+    if (!rc) *out = (int)(mhz * 1e3 + 0.5);
+    return rc;
+}
+
+static int read_device(gb_reader *r, const json_t *o, const char *where, gb_device_info *d)
+{
+    int64_t sms, bus, l2, mem;
+    int rc = gb_read_chars(r, o, where, "name", d->name, sizeof d->name);
+    if (!rc) rc = read_cc(r, o, where, d);
+    if (!rc) rc = gb_read_int(r, o, where, "sms", 0, INT32_MAX, &sms);
+    if (!rc) rc = read_khz(r, o, where, "sm_clock_mhz", &d->sm_clock_khz);
+    if (!rc) rc = read_khz(r, o, where, "mem_clock_mhz", &d->mem_clock_khz);
+    if (!rc) rc = gb_read_int(r, o, where, "bus_width_bits", 0, INT32_MAX, &bus);
+    if (!rc) rc = gb_read_int(r, o, where, "l2_bytes", 0, INT64_MAX, &l2);
+    if (!rc) rc = gb_read_int(r, o, where, "mem_bytes", 0, INT64_MAX, &mem);
+    if (!rc)
+        rc = gb_read_chars(r, o, where, "clock_source", d->clock_source, sizeof d->clock_source);
+    if (!rc) rc = gb_read_chars(r, o, where, "uuid", d->uuid, sizeof d->uuid);
+    if (!rc) rc = gb_read_chars(r, o, where, "pci_bus_id", d->pci_bus_id, sizeof d->pci_bus_id);
+    if (rc) return rc;
+    d->sms = (int)sms;
+    d->bus_width_bits = (int)bus;
+    d->l2_bytes = l2;
+    d->mem_bytes = mem;
+    return GB_OK;
+}
+
+/* {"fp32": ..., "int8": ...}, null for unknown (0). */
+static int read_per_math(gb_reader *r, const json_t *o, const char *where, const char *key,
+                         double *out)
+{
+    const json_t *per;
+    char at[256];
+    int rc = gb_read_object(r, o, where, key, &per);
+    snprintf(at, sizeof at, "%s.%s", where, key);
+    for (int m = 0; !rc && m < GB_MATH_COUNT; m++)
+        rc = gb_read_num(r, per, at, gb_math_name((gb_math)m), GB_READ_NULL_ZERO, &out[m]);
+    return rc;
+}
+
+static int read_roofs(gb_reader *r, const json_t *o, const char *where, gb_roofs *out)
+{
+    int rc = gb_read_num(r, o, where, "peak_gbps", GB_READ_NULL_ZERO, &out->peak_gbps);
+    if (!rc) rc = read_per_math(r, o, where, "peak_tflops", out->peak_tflops);
+    if (!rc) rc = gb_read_num(r, o, where, "ceiling_gbps", GB_READ_NULL_ZERO, &out->ceiling_gbps);
+    if (!rc) rc = read_per_math(r, o, where, "ceiling_tflops", out->ceiling_tflops);
+    return rc;
+}
+
+static int read_version(gb_reader *r, const json_t *o, gb_run_context *c)
+{
+    int64_t version;
+    int rc = gb_read_int(r, o, "context", "schema_version", 0, INT32_MAX, &version);
+    if (!rc && version != GB_REPORT_SCHEMA_VERSION) {
+        char what[128];
+        snprintf(what, sizeof what, "version %lld is not one this gpubench reads (%d)",
+                 (long long)version, GB_REPORT_SCHEMA_VERSION);
+        rc = gb_read_bad(r, "context", "schema_version", what);
+    }
+    c->schema_version = (int)version;
+    return rc;
+}
+
+static int read_strings(gb_reader *r, const json_t *o, gb_run_context *c)
+{
+    int64_t cpus;
+    const char *w = "context";
+    int rc = gb_read_str(r, o, w, "date", GB_READ_NULLABLE, &c->date);
+    if (!rc) rc = gb_read_str(r, o, w, "host_name", GB_READ_NULLABLE, &c->host_name);
+    if (!rc) rc = gb_read_str(r, o, w, "executable", GB_READ_NULLABLE, &c->executable);
+    if (!rc) rc = gb_read_int(r, o, w, "num_cpus", 0, INT32_MAX, &cpus);
+    if (!rc) rc = gb_read_str(r, o, w, "gpubench_version", GB_READ_NULLABLE, &c->engine_version);
+    if (!rc) rc = gb_read_str(r, o, w, "command_line", GB_READ_NULLABLE, &c->command_line);
+    if (!rc) rc = gb_read_str(r, o, w, "script", GB_READ_NULLABLE, &c->script);
+    if (!rc)
+        rc = gb_read_chars(r, o, w, "nvrtc_version", c->nvrtc_version, sizeof c->nvrtc_version);
+    if (!rc) rc = gb_read_chars(r, o, w, "arch", c->arch, sizeof c->arch);
+    if (!rc) rc = gb_read_bool(r, o, w, "compile_only", &c->compile_only);
+    if (!rc) c->num_cpus = (int)cpus;
+    return rc;
+}
+
+static int read_context(gb_reader *r, const json_t *doc, gb_run_context *c)
+{
+    const json_t *o, *device;
+    int rc = gb_read_object(r, doc, NULL, "context", &o);
+    if (!rc) rc = read_version(r, o, c);
+    if (!rc) rc = read_strings(r, o, c);
+    if (!rc) rc = gb_read_field(r, o, "context", "device", &device);
+    if (!rc && !json_is_null(device) && !json_is_object(device))
+        rc = gb_read_bad(r, "context", "device", "expected an object or null");
+    c->has_device = !rc && json_is_object(device);
+    if (!rc && c->has_device) rc = read_device(r, device, "context.device", &c->device);
+    if (!rc && c->has_device) rc = read_driver(r, o, "context", &c->device.driver_version);
+    if (!rc) rc = gb_read_object(r, o, "context", "roofs", &o);
+    if (!rc) rc = read_roofs(r, o, "context.roofs", &c->roofs);
+    if (!rc && c->has_device) {
+        c->device.peak_gbps = c->roofs.peak_gbps;
+        memcpy(c->device.arch, c->arch, sizeof c->arch);
+    }
+    return rc;
+}
+
+/* ---- the benchmarks ---------------------------------------------------------------- */
+
+/* A new entry, counted at once so that gb_report_free frees it after an error. */
+static int new_entry(gb_reader *r, gb_report *report, gb_report_entry **out)
+{
+    gb_report_entry *grown =
+        realloc(report->entries, (size_t)(report->n_entries + 1) * sizeof *grown);
+    if (!grown) return gb_err_set(r->err, GB_ENOMEM, "%s: out of memory", r->file);
+    report->entries = grown;
+    gb_report_entry *e = &grown[report->n_entries];
+    *e = (gb_report_entry){0};
+    gb_shape_result *s = calloc(1, sizeof *s);
+    if (!s) return gb_err_set(r->err, GB_ENOMEM, "%s: out of memory", r->file);
+    e->result = s;
+    report->n_entries++;
+    *out = e;
+    return GB_OK;
+}
+
+static int read_row(gb_reader *r, const json_t *row, const char *where, gb_report *report)
+{
+    char role[16];
+    int rc = gb_read_chars(r, row, where, "role", role, sizeof role);
+    gb_report_entry *e = report->n_entries ? &report->entries[report->n_entries - 1] : NULL;
+    if (!rc && strcmp(role, "best") == 0) {
+        if ((rc = new_entry(r, report, &e))) return rc;
+        return gb_read_best(r, row, where, e);
+    }
+    if (rc) return rc;
+    if (strcmp(role, "baseline") != 0 && strcmp(role, "trial") != 0)
+        return gb_read_bad(r, where, "role", "expected \"best\", \"baseline\" or \"trial\"");
+    if (!e) return gb_read_bad(r, where, "role", "a row before its entry's \"best\"");
+    gb_shape_result *s = (gb_shape_result *)e->result;
+    if (role[0] == 't') return gb_read_trial(r, row, where, s);
+    if (s->has_baseline) return gb_read_bad(r, where, "role", "a second baseline for one entry");
+    return gb_read_baseline(r, row, where, s);
+}
+
+static int read_benchmarks(gb_reader *r, const json_t *doc, gb_report *report)
+{
+    const json_t *list;
+    int rc = gb_read_field(r, doc, NULL, "benchmarks", &list);
+    if (!rc && !json_is_array(list)) rc = gb_read_bad(r, NULL, "benchmarks", "expected a list");
+    for (size_t i = 0; !rc && i < json_array_size(list); i++) {
+        char where[64];
+        snprintf(where, sizeof where, "benchmarks[%zu]", i);
+        const json_t *row = json_array_get(list, i);
+        if (!json_is_object(row)) return gb_read_bad(r, where, NULL, "expected an object");
+        rc = read_row(r, row, where, report);
+    }
+    return rc;
+}
+
+int gb_report_load_json(const char *path, gb_report *out, gb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    gb_strbuf text = GB_STRBUF_INIT;
+    json_t *doc = NULL;
+    gb_reader r = {.file = path, .err = err};
+    int rc = read_text(path, &text, err);
+    if (!rc && (rc = gb_json_parse(gb_sb_str(&text), text.len, &doc, err)))
+        gb_err_prefix(err, "%s", path);
+    if (!rc && !json_is_object(doc)) rc = gb_read_bad(&r, NULL, NULL, "expected a JSON object");
+    if (!rc) rc = read_context(&r, doc, &out->context);
+    if (!rc) rc = read_benchmarks(&r, doc, out);
+    json_decref(doc);
+    gb_sb_free(&text);
+    if (rc) gb_report_free(out);
+    return rc;
+}

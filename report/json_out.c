@@ -1,0 +1,484 @@
+/*
+ * The JSON output: a run as one document that Google Benchmark's tools read
+ * (tools/compare.py compares two of them) and that `gpubench report` reads back
+ * (report/json_load.c). docs/report-json.md is the schema as a user reads it.
+ *
+ * Entries are collected as the run goes and the whole document is written at
+ * end, through a temporary file renamed into place (gb_export_save), so an
+ * interrupted run never leaves half a file. Every figure is written so that
+ * reading it back and writing again gives the same text: doubles with 17
+ * significant digits, NaN and infinities as null (as json_load.c reads them), and
+ * derived figures (tflops, speedup, percent of peak) computed only from what the
+ * document itself holds.
+ */
+#include "base/json.h"
+#include "report/export.h"
+#include "report/output.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct json_out {
+    gb_output base;
+    char *path;
+    const gb_run_context *ctx; /* from begin to end */
+    json_t *benchmarks;
+    int n_families; /* (kernel, shape) entries so far */
+} json_out;
+
+/* ---- values ------------------------------------------------------------------- */
+
+/* A figure that is 0 when unknown: null then. */
+static json_t *known(double v)
+{
+    return v != 0 ? gb_json_real(v) : json_null();
+}
+
+static json_t *text_or_null(const char *s)
+{
+    return s && *s ? gb_json_text(s, 0) : json_null();
+}
+
+/* An unsigned 64-bit count or seed: an integer while JSON readers keep it exact
+ * (jansson stops at INT64_MAX), else its decimal digits as a string. */
+static json_t *u64(uint64_t v)
+{
+    if (v <= INT64_MAX) return json_integer((json_int_t)v);
+    char digits[24];
+    snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+    return json_string(digits);
+}
+
+/* ---- the context ------------------------------------------------------------------ */
+
+static json_t *math_object(const double *per_math)
+{
+    json_t *o = json_object();
+    for (int m = 0; o && m < GB_MATH_COUNT; m++)
+        if (gb_json_set(o, gb_math_name((gb_math)m), known(per_math[m]))) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+static json_t *roofs_json(const gb_roofs *r)
+{
+    json_t *o = json_object();
+    if (!o || gb_json_set(o, "peak_gbps", known(r->peak_gbps)) ||
+        gb_json_set(o, "peak_tflops", math_object(r->peak_tflops)) ||
+        gb_json_set(o, "ceiling_gbps", known(r->ceiling_gbps)) ||
+        gb_json_set(o, "ceiling_tflops", math_object(r->ceiling_tflops))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *device_json(const gb_device_info *d)
+{
+    char cc[16];
+    snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+    json_t *o = json_object();
+    if (!o || gb_json_set(o, "name", gb_json_text(d->name, 0)) ||
+        gb_json_set(o, "cc", json_string(cc)) || gb_json_set(o, "sms", json_integer(d->sms)) ||
+        gb_json_set(o, "sm_clock_mhz", gb_json_real(d->sm_clock_khz / 1e3)) ||
+        gb_json_set(o, "mem_clock_mhz", gb_json_real(d->mem_clock_khz / 1e3)) ||
+        gb_json_set(o, "bus_width_bits", json_integer(d->bus_width_bits)) ||
+        gb_json_set(o, "l2_bytes", json_integer(d->l2_bytes)) ||
+        gb_json_set(o, "mem_bytes", json_integer(d->mem_bytes)) ||
+        gb_json_set(o, "clock_source", text_or_null(d->clock_source)) ||
+        gb_json_set(o, "uuid", text_or_null(d->uuid)) ||
+        gb_json_set(o, "pci_bus_id", text_or_null(d->pci_bus_id))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The driver's version as CUDA numbers it (13000) written as "13.0". */
+static json_t *driver_json(const gb_run_context *c)
+{
+    int v = c->has_device ? c->device.driver_version : 0;
+    if (v <= 0) return json_null();
+    char text[32];
+    snprintf(text, sizeof text, "%d.%d", v / 1000, v % 1000 / 10);
+    return json_string(text);
+}
+
+static json_t *context_json(const gb_run_context *c)
+{
+    json_t *o = json_object();
+    if (!o || gb_json_set(o, "date", text_or_null(c->date)) ||
+        gb_json_set(o, "host_name", text_or_null(c->host_name)) ||
+        gb_json_set(o, "executable", text_or_null(c->executable)) ||
+        gb_json_set(o, "num_cpus", json_integer(c->num_cpus)) ||
+        gb_json_set(o, "library_build_type", json_string("release")) ||
+        gb_json_set(o, "gpubench_version", text_or_null(c->engine_version)) ||
+        gb_json_set(o, "schema_version", json_integer(GB_REPORT_SCHEMA_VERSION)) ||
+        gb_json_set(o, "command_line", text_or_null(c->command_line)) ||
+        gb_json_set(o, "script", text_or_null(c->script)) ||
+        gb_json_set(o, "nvrtc_version", text_or_null(c->nvrtc_version)) ||
+        gb_json_set(o, "driver_version", driver_json(c)) ||
+        gb_json_set(o, "arch", text_or_null(c->arch)) ||
+        gb_json_set(o, "compile_only", json_boolean(c->compile_only)) ||
+        gb_json_set(o, "device", c->has_device ? device_json(&c->device) : json_null()) ||
+        gb_json_set(o, "roofs", roofs_json(&c->roofs))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---- one benchmark entry ------------------------------------------------------------ */
+
+/* What a row (best, baseline or trial) shows, apart from its role's own fields. */
+typedef struct row {
+    const char *part;        /* the name's last part: "best", "reference", the config */
+    const char *role;        /* "best", "baseline", "trial" */
+    const gb_fields *config; /* NULL: no "config" */
+    bool config_null;        /* "config": null (a best that is none) */
+    const char *status;
+    const char *reason;
+    const char *error; /* no time: why (error_message) */
+    bool timed;
+    const gb_stats *stats;
+    const gb_measurement *m;
+    bool contended;
+} row;
+
+static json_t *stats_json(const gb_stats *s)
+{
+    json_t *o = json_object();
+    if (!o || gb_json_set(o, "n", json_integer(s->n)) ||
+        gb_json_set(o, "min_ms", gb_json_real(s->min)) ||
+        gb_json_set(o, "max_ms", gb_json_real(s->max)) ||
+        gb_json_set(o, "mean_ms", gb_json_real(s->mean)) ||
+        gb_json_set(o, "stddev_ms", gb_json_real(s->stddev)) ||
+        gb_json_set(o, "median_ms", gb_json_real(s->median)) ||
+        gb_json_set(o, "q1_ms", gb_json_real(s->q1)) ||
+        gb_json_set(o, "q3_ms", gb_json_real(s->q3)) ||
+        gb_json_set(o, "ci_lo_ms", gb_json_real(s->ci_lo)) ||
+        gb_json_set(o, "ci_hi_ms", gb_json_real(s->ci_hi))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *samples_json(const gb_measurement *m)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < m->n_samples; i++)
+        if (json_array_append_new(a, gb_json_real(m->samples_ms[i]))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* Google Benchmark's fields: an aggregate (the median) of one repetition, its
+ * iterations the samples kept, its time the median in microseconds. real_time and
+ * cpu_time are both the GPU time: we measure nothing on the CPU. */
+static int benchmark_fields(json_t *o, const char *name, int family, int instance, const row *r)
+{
+    int rc = gb_json_set(o, "name", json_string(name)) ||
+             gb_json_set(o, "family_index", json_integer(family)) ||
+             gb_json_set(o, "per_family_instance_index", json_integer(instance)) ||
+             gb_json_set(o, "run_name", json_string(name)) ||
+             gb_json_set(o, "run_type", json_string("aggregate")) ||
+             gb_json_set(o, "repetitions", json_integer(1)) ||
+             gb_json_set(o, "repetition_index", json_integer(0)) ||
+             gb_json_set(o, "threads", json_integer(1)) ||
+             gb_json_set(o, "aggregate_name", json_string("median"));
+    if (!rc && !r->timed)
+        rc = gb_json_set(o, "error_occurred", json_true()) ||
+             gb_json_set(o, "error_message", gb_json_text(r->error, 0));
+    if (!rc) rc = gb_json_set(o, "iterations", json_integer(r->timed ? r->stats->n : 0));
+    if (!rc && r->timed)
+        rc = gb_json_set(o, "real_time", gb_json_real(r->stats->median * 1e3)) ||
+             gb_json_set(o, "cpu_time", gb_json_real(r->stats->median * 1e3));
+    if (!rc) rc = gb_json_set(o, "time_unit", json_string("us"));
+    return rc ? GB_ENOMEM : GB_OK;
+}
+
+/* Per second of the row's median; null when either is unknown. */
+static json_t *rate(double amount, const row *r, double unit)
+{
+    double s = r->timed ? r->stats->median * 1e-3 : 0;
+    return amount > 0 && s > 0 ? gb_json_real(amount / s / unit) : json_null();
+}
+
+static int measurement_fields(json_t *o, const gb_report_entry *e, const row *r)
+{
+    const gb_measurement *m = r->m;
+    const gb_shape_result *s = e->result;
+    int rc = gb_json_set(o, "status", json_string(r->status)) ||
+             gb_json_set(o, "reason", gb_json_text(r->reason ? r->reason : "", 0)) ||
+             gb_json_set(o, "statistics", r->timed ? stats_json(r->stats) : json_null()) ||
+             gb_json_set(o, "samples_ms", samples_json(m)) ||
+             gb_json_set(o, "clock_mhz", r->timed ? known(m->clock_mhz_median) : json_null()) ||
+             gb_json_set(o, "mode",
+                         r->timed ? json_string(gb_measure_mode_name(m->mode)) : json_null()) ||
+             gb_json_set(o, "capped", json_boolean(m->capped)) ||
+             gb_json_set(o, "contended", json_boolean(r->contended)) ||
+             gb_json_set(o, "throttled_samples", json_integer(m->n_throttled)) ||
+             gb_json_set(o, "flops", known(s->flops)) || gb_json_set(o, "bytes", known(s->bytes)) ||
+             gb_json_set(o, "tflops", rate(s->flops, r, 1e12)) ||
+             gb_json_set(o, "gbps", rate(s->bytes, r, 1e9)) ||
+             gb_json_set(o, "math", json_string(gb_math_name(e->math)));
+    return rc ? GB_ENOMEM : GB_OK;
+}
+
+static json_t *row_json(json_out *j, const gb_report_entry *e, int instance, const row *r)
+{
+    gb_strbuf name = GB_STRBUF_INIT;
+    gb_sb_printf(&name, "%s/%s/%s", e->kernel, e->result->key_text, r->part);
+    json_t *o = json_object();
+    int rc = !o || gb_sb_status(&name) ? GB_ENOMEM : GB_OK;
+    if (!rc) rc = benchmark_fields(o, gb_sb_str(&name), j->n_families, instance, r);
+    if (!rc)
+        rc = gb_json_set(o, "kernel", json_string(e->kernel)) ||
+             gb_json_set(o, "role", json_string(r->role)) ||
+             gb_json_set(o, "shape", gb_fields_to_json(&e->result->shape));
+    if (!rc && r->config)
+        rc = gb_json_set(o, "config", r->config_null ? json_null() : gb_fields_to_json(r->config));
+    if (!rc) rc = measurement_fields(o, e, r);
+    gb_sb_free(&name);
+    if (rc) json_decref(o);
+    return rc ? NULL : o;
+}
+
+/* ---- the best's own fields ----------------------------------------------------------- */
+
+static json_t *search_json(const gb_shape_result *s)
+{
+    json_t *o = json_object();
+    const char *end = gb_search_end_name(s->ended_by);
+    if (!o || gb_json_set(o, "strategy", text_or_null(s->strategy)) ||
+        gb_json_set(o, "seed", u64(s->seed)) ||
+        gb_json_set(o, "budget_evals", json_integer(s->budget_evals)) ||
+        gb_json_set(o, "budget_seconds", gb_json_real(s->budget_seconds)) ||
+        gb_json_set(o, "ended_by", text_or_null(end)) ||
+        gb_json_set(o, "n_evals", json_integer(s->n_evals)) ||
+        gb_json_set(o, "n_recorded", json_integer(s->n_recorded)) ||
+        gb_json_set(o, "n_configs", u64(s->n_configs)) ||
+        gb_json_set(o, "n_rejected", u64(s->n_rejected)) ||
+        gb_json_set(o, "complete", json_boolean(s->complete))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *counts_json(const gb_shape_result *s)
+{
+    json_t *o = json_object();
+    for (int i = 0; o && i < GB_TRIAL_STATUS_COUNT; i++)
+        if (gb_json_set(o, gb_trial_status_name((gb_trial_status)i), json_integer(s->n_status[i])))
+            return json_decref(o), NULL;
+    if (!o || gb_json_set(o, "timed", json_integer(s->n_timed)) ||
+        gb_json_set(o, "resumed", json_integer(s->n_resumed)) ||
+        gb_json_set(o, "compiled", json_integer(s->n_compiled)) ||
+        gb_json_set(o, "contended", json_integer(s->n_contended))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *tie_json(const gb_shape_result *s)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < s->n_tie; i++)
+        if (json_array_append_new(a, gb_json_text(s->tie[i], 0))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* Achieved over the roof the entry sits under (theoretical peaks), in percent;
+ * GB/s over the peak bandwidth when the kernel's flops are unknown. */
+static json_t *pct_of_peak(const gb_report_entry *e, const gb_roofs *roofs)
+{
+    bool memory_bound;
+    double tflops = gb_entry_tflops(e), gbps = gb_entry_gbps(e);
+    if (tflops > 0) {
+        double roof = gb_entry_roof_tflops(e, roofs, false, &memory_bound);
+        return roof > 0 ? gb_json_real(100 * tflops / roof) : json_null();
+    }
+    return gbps > 0 && roofs->peak_gbps > 0 ? gb_json_real(100 * gbps / roofs->peak_gbps)
+                                            : json_null();
+}
+
+static json_t *speedup(const gb_shape_result *s)
+{
+    if (!s->has_best || !s->has_baseline || !(s->best.median > 0)) return json_null();
+    return gb_json_real(s->baseline.stats.median / s->best.median);
+}
+
+static int best_fields(json_out *j, json_t *o, const gb_report_entry *e)
+{
+    const gb_shape_result *s = e->result;
+    int rc = gb_json_set(o, "pct_of_peak", pct_of_peak(e, &j->ctx->roofs)) ||
+             gb_json_set(o, "speedup", speedup(s)) ||
+             gb_json_set(o, "leaders", json_integer(s->n_leaders)) ||
+             gb_json_set(o, "tie", tie_json(s)) ||
+             gb_json_set(o, "cached", json_boolean(s->cached)) ||
+             gb_json_set(o, "bench", json_boolean(e->bench)) ||
+             gb_json_set(o, "search", search_json(s)) || gb_json_set(o, "counts", counts_json(s));
+    return rc ? GB_ENOMEM : GB_OK;
+}
+
+/* ---- the rows of an entry --------------------------------------------------------------- */
+
+static int append(json_out *j, json_t *o)
+{
+    return o && json_array_append_new(j->benchmarks, o) == 0 ? GB_OK : GB_ENOMEM;
+}
+
+/* Why a shape without a failure of its own has no best: how its trials ended. */
+static void no_best(const gb_shape_result *s, gb_strbuf *out)
+{
+    int shown = 0;
+    gb_sb_puts(out, "no configuration passed");
+    for (int i = 0; i < GB_TRIAL_STATUS_COUNT; i++)
+        if (s->n_status[i])
+            gb_sb_printf(out, "%s%d %s", shown++ ? ", " : " (", s->n_status[i],
+                         gb_trial_status_name((gb_trial_status)i));
+    if (shown) gb_sb_putc(out, ')');
+}
+
+static int add_best(json_out *j, const gb_report_entry *e)
+{
+    const gb_shape_result *s = e->result;
+    gb_strbuf why = GB_STRBUF_INIT;
+    if (!s->has_best && !s->failure) no_best(s, &why);
+    row r = {.part = "best",
+             .role = "best",
+             .config = &s->best_config,
+             .config_null = !s->has_best,
+             .status = s->has_best ? "ok" : "failed",
+             .reason = s->has_best ? s->race_failure : s->failure,
+             .error = s->failure ? s->failure : gb_sb_str(&why),
+             .timed = s->has_best,
+             .stats = &s->best,
+             .m = &s->best_measurement,
+             .contended = s->contended};
+    json_t *o = gb_sb_status(&why) ? NULL : row_json(j, e, 0, &r);
+    if (o && best_fields(j, o, e)) json_decref(o), o = NULL;
+    gb_sb_free(&why);
+    return append(j, o);
+}
+
+static int add_baseline(json_out *j, const gb_report_entry *e, int instance)
+{
+    const gb_measurement *b = &e->result->baseline;
+    row r = {.part = "reference",
+             .role = "baseline",
+             .status = "ok",
+             .timed = true,
+             .stats = &b->stats,
+             .m = b,
+             .contended = b->contended};
+    return append(j, row_json(j, e, instance, &r));
+}
+
+static int add_trial(json_out *j, const gb_report_entry *e, const gb_trial_note *t, int instance)
+{
+    bool ok = t->status == GB_TRIAL_OK;
+    const char *status = gb_trial_status_name(t->status);
+    row r = {.part = t->config_text,
+             .role = "trial",
+             .config = &t->config,
+             .status = status,
+             .reason = t->reason,
+             .error = t->reason && *t->reason ? t->reason : status,
+             .timed = ok,
+             .stats = &t->measurement.stats,
+             .m = &t->measurement,
+             .contended = t->measurement.contended};
+    json_t *o = row_json(j, e, instance, &r);
+    if (o && gb_json_set(o, "resumed", json_boolean(t->resumed))) json_decref(o), o = NULL;
+    return append(j, o);
+}
+
+/* ---- the output ------------------------------------------------------------------------ */
+
+static int json_begin(gb_output *o, const gb_run_context *ctx, gb_err *err)
+{
+    (void)err;
+    ((json_out *)o)->ctx = ctx;
+    return GB_OK;
+}
+
+static int json_shape(gb_output *o, const gb_report_entry *e, gb_err *err)
+{
+    json_out *j = (json_out *)o;
+    const gb_shape_result *s = e->result;
+    if (!j->ctx)
+        return gb_err_set(err, GB_EINVAL, "%s: an entry before the run's context", j->path);
+    int instance = 0;
+    int rc = add_best(j, e);
+    instance++;
+    if (!rc && s->has_baseline) rc = add_baseline(j, e, instance++);
+    for (int i = 0; !rc && i < s->n_trials; i++)
+        rc = add_trial(j, e, &s->trials[i], instance++);
+    j->n_families++;
+    return rc ? gb_err_set(err, rc, "%s: out of memory", j->path) : GB_OK;
+}
+
+static int json_end(gb_output *o, gb_err *err)
+{
+    json_out *j = (json_out *)o;
+    if (!j->ctx)
+        return gb_err_set(err, GB_EINVAL, "%s: the run has no context (end before begin)", j->path);
+    json_t *doc = json_object();
+    int rc = !doc || gb_json_set(doc, "context", context_json(j->ctx)) ||
+             gb_json_set(doc, "benchmarks", json_incref(j->benchmarks));
+    char *text = rc ? NULL : gb_json_dump(doc, true);
+    json_decref(doc);
+    if (!text) return gb_err_set(err, GB_ENOMEM, "%s: out of memory", j->path);
+    size_t len = strlen(text);
+    char *grown = realloc(text, len + 2); /* a text file ends with a newline */
+    if (!grown) return free(text), gb_err_set(err, GB_ENOMEM, "%s: out of memory", j->path);
+    grown[len] = '\n';
+    grown[len + 1] = '\0';
+    bool unchanged;
+    rc = gb_export_save(j->path, grown, len + 1, &unchanged, err);
+    free(grown);
+    return rc;
+}
+
+static void json_destroy(gb_output *o)
+{
+    json_out *j = (json_out *)o;
+    json_decref(j->benchmarks);
+    free(j->path);
+    free(j);
+}
+
+static const gb_output_ops json_ops = {
+    .name = "json",
+    .begin = json_begin,
+    .shape = json_shape,
+    .end = json_end,
+    .destroy = json_destroy,
+};
+
+int gb_output_json(const char *path, gb_output **out, gb_err *err)
+{
+    json_out *j = calloc(1, sizeof *j);
+    if (j) j->path = strdup(path);
+    if (j) j->benchmarks = json_array();
+    if (!j || !j->path || !j->benchmarks) {
+        if (j) json_destroy(&j->base);
+        return gb_err_set(err, GB_ENOMEM, "out of memory");
+    }
+    j->base.ops = &json_ops;
+    *out = &j->base;
+    return GB_OK;
+}
