@@ -41,12 +41,12 @@ typedef enum gb_verdict {
 const char *gb_verdict_name(gb_verdict v);
 
 typedef struct gb_compare_opts {
-    double threshold;   /* the smallest change that counts, relative: 0.02 = 2% */
-    double alpha;       /* the test's significance level: 0.05 */
-    double confidence;  /* of the bootstrap interval: 0.95 */
-    int n_resamples;    /* bootstrap resamples: 2000 */
-    uint64_t seed;      /* of the bootstrap's random numbers: 1 */
-    int min_samples;    /* fewer on either side: UNSURE, whatever the numbers say: 5 */
+    double threshold;  /* the smallest change that counts, relative: 0.02 = 2% */
+    double alpha;      /* the test's significance level: 0.05 */
+    double confidence; /* of the bootstrap interval: 0.95 */
+    int n_resamples;   /* bootstrap resamples: 2000 */
+    uint64_t seed;     /* of the bootstrap's random numbers: 1 */
+    int min_samples;   /* fewer on either side: UNSURE, whatever the numbers say: 5 */
 } gb_compare_opts;
 
 /* The defaults above. */

@@ -209,8 +209,7 @@ int gb_sample_file_load(const char *path, bool all_roles, gb_sample_file *out, g
     size_t len = 0;
     json_t *doc = NULL;
     int rc = gb_read_file(path, &text, &len, err);
-    if (!rc && (rc = gb_json_parse(text, len, &doc, err)) != GB_OK)
-        gb_err_prefix(err, "%s", path);
+    if (!rc && (rc = gb_json_parse(text, len, &doc, err)) != GB_OK) gb_err_prefix(err, "%s", path);
     if (!rc) {
         loader l = {path, all_roles, out, err};
         rc = load_doc(&l, doc);
