@@ -145,7 +145,8 @@ static int parse_args(int argc, char **argv, compare_args *a)
         int status = apply_option(c, a);
         if (status >= 0) return status;
     }
-    if (argc - optind < 2) return usage_error(a->prog, "two files are needed: OLD.json NEW.json", "");
+    if (argc - optind < 2)
+        return usage_error(a->prog, "two files are needed: OLD.json NEW.json", "");
     if (argc - optind > 2) return usage_error(a->prog, "unexpected argument: ", argv[optind + 2]);
     a->old_path = argv[optind];
     a->new_path = argv[optind + 1];
@@ -285,7 +286,7 @@ static void print_failures(const pairing *p)
 
 static void print_table(const compare_args *a, const pairing *p)
 {
-    static const char *const headers[] = {"benchmark", "n",       "old", "new", "change",
+    static const char *const headers[] = {"benchmark", "n",       "old",     "new", "change",
                                           "95% CI",    "p-value", "verdict", NULL};
     gb_table t;
     bool colour = use_colour();
@@ -297,8 +298,8 @@ static void print_table(const compare_args *a, const pairing *p)
     print_failures(p);
     print_only("OLD", a->old_path, p->only_old, p->n_only_old);
     print_only("NEW", a->new_path, p->only_new, p->n_only_new);
-    printf("%scompare: %d pairs, geomean new/old ", p->n || p->n_only_old || p->n_only_new ? "\n" : "",
-           p->n);
+    printf("%scompare: %d pairs, geomean new/old ",
+           p->n || p->n_only_old || p->n_only_new ? "\n" : "", p->n);
     if (isfinite(p->geomean))
         printf("%.4f (%+.2f%%)", p->geomean, 100 * (p->geomean - 1));
     else
@@ -328,9 +329,8 @@ static json_t *pair_json(const pair *p)
                      "ratio", gb_json_real(r->ratio), "change_pct",
                      gb_json_real(100 * (r->ratio - 1)), "ci_lo", gb_json_real(r->ci_lo), "ci_hi",
                      gb_json_real(r->ci_hi), "p_value", gb_json_real(r->test.p_value), "test",
-                     test ? json_string(test) : json_null(), "verdict",
-                     gb_verdict_name(r->verdict), "reason", r->reason, "old_error", p->old->error,
-                     "new_error", p->new_->error);
+                     test ? json_string(test) : json_null(), "verdict", gb_verdict_name(r->verdict),
+                     "reason", r->reason, "old_error", p->old->error, "new_error", p->new_->error);
 }
 
 static json_t *file_json(const char *path, const gb_sample_file *f)
@@ -346,10 +346,9 @@ static json_t *summary_json(const compare_args *a, const pairing *p, const gb_sa
                      "threshold", a->opts.threshold, "alpha", a->opts.alpha, "confidence",
                      a->opts.confidence, "resamples", a->opts.n_resamples, "seed",
                      (json_int_t)a->opts.seed, "geomean_ratio", gb_json_real(p->geomean), "counts",
-                     "faster", p->counts[GB_VERDICT_FASTER], "slower",
-                     p->counts[GB_VERDICT_SLOWER], "same", p->counts[GB_VERDICT_SAME], "unsure",
-                     p->counts[GB_VERDICT_UNSURE], "only_old",
-                     names_json(p->only_old, p->n_only_old), "only_new",
+                     "faster", p->counts[GB_VERDICT_FASTER], "slower", p->counts[GB_VERDICT_SLOWER],
+                     "same", p->counts[GB_VERDICT_SAME], "unsure", p->counts[GB_VERDICT_UNSURE],
+                     "only_old", names_json(p->only_old, p->n_only_old), "only_new",
                      names_json(p->only_new, p->n_only_new));
 }
 
@@ -377,7 +376,8 @@ static int compare(const compare_args *a)
     gb_err err = {0};
     int status = 2;
     if (gb_sample_file_load(a->old_path, a->all, &old, &err) ||
-        gb_sample_file_load(a->new_path, a->all, &new_, &err) || pair_up(a, &old, &new_, &p, &err)) {
+        gb_sample_file_load(a->new_path, a->all, &new_, &err) ||
+        pair_up(a, &old, &new_, &p, &err)) {
         fprintf(stderr, "%s compare: %s\n", a->prog, err.msg);
         goto cleanup;
     }
