@@ -195,7 +195,7 @@ static void too_few_samples_are_unsure(void **state)
     assert_string_equal(r.reason, "too few samples");
     assert_true(isnan(r.test.p_value) && isnan(r.ci_lo));
     assert_float_equal(r.ratio, 1.5, 0.02); /* the medians are still reported */
-    r = compare(1.0, 1.5, 0.005, 5, &o);   /* five a side is enough */
+    r = compare(1.0, 1.5, 0.005, 5, &o);    /* five a side is enough */
     assert_int_equal(r.verdict, GB_VERDICT_SLOWER);
 }
 

@@ -97,8 +97,7 @@ static int compare(fixture *f, const char *args)
 static void expect_status(fixture *f, int want)
 {
     if (f->status != want)
-        fail_msg("exit status %d, not %d\nstdout: %s\nstderr: %s", f->status, want, f->out,
-                 f->err);
+        fail_msg("exit status %d, not %d\nstdout: %s\nstderr: %s", f->status, want, f->out, f->err);
 }
 
 /* One entry of our JSON: n samples around base_ms with a relative normal noise. */
@@ -114,11 +113,10 @@ static void add_entry(json_t *list, const char *name, const char *role, double b
         json_array_append_new(samples, json_real(base_ms * (1.0 + noise * z)));
     }
     json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:o, s:{s:i, s:f}}",
-                          "name", name, "run_name", name, "run_type", "aggregate",
-                          "aggregate_name", "median", "iterations", n, "real_time", base_ms * 1e3,
-                          "cpu_time", base_ms * 1e3, "time_unit", "us", "role", role, "kernel",
-                          "gemm_f32", "samples_ms", samples, "statistics", "n", n, "median_ms",
-                          base_ms);
+                          "name", name, "run_name", name, "run_type", "aggregate", "aggregate_name",
+                          "median", "iterations", n, "real_time", base_ms * 1e3, "cpu_time",
+                          base_ms * 1e3, "time_unit", "us", "role", role, "kernel", "gemm_f32",
+                          "samples_ms", samples, "statistics", "n", n, "median_ms", base_ms);
     assert_non_null(e);
     json_array_append_new(list, e);
 }
@@ -132,8 +130,8 @@ static void write_run(fixture *f, const char *file, json_t *list)
     json_decref(doc);
 }
 
-#define BEST "gemm_f32/K=1024,M=1024,N=1024/best"
-#define REF "gemm_f32/K=1024,M=1024,N=1024/reference"
+#define BEST  "gemm_f32/K=1024,M=1024,N=1024/best"
+#define REF   "gemm_f32/K=1024,M=1024,N=1024/reference"
 #define TRIAL "gemm_f32/K=1024,M=1024,N=1024/BK=8,BM=64,BN=64"
 
 /* OLD and NEW of our kind; best is best_change slower in NEW, the rest unchanged. */
@@ -162,24 +160,23 @@ static void write_google(fixture *f, const char *file, double gemm_ns, int reps,
     for (int i = 0; i < reps; i++) {
         double t = gemm_ns * (1.0 + 0.004 * (gb_rng_uniform(&rng) - 0.5));
         json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:s}", "name",
-                                              "BM_gemm/512", "run_name", "BM_gemm/512",
-                                              "run_type", "iteration", "repetition_index", i,
-                                              "iterations", 100, "real_time", t, "cpu_time", t,
-                                              "time_unit", "ns"));
+                                              "BM_gemm/512", "run_name", "BM_gemm/512", "run_type",
+                                              "iteration", "repetition_index", i, "iterations", 100,
+                                              "real_time", t, "cpu_time", t, "time_unit", "ns"));
     }
     static const char *const aggregates[] = {"mean", "median", "stddev"};
     for (int i = 0; i < 3; i++) {
         char name[64];
         snprintf(name, sizeof name, "BM_gemm/512_%s", aggregates[i]);
-        json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:f, s:s}", "name", name,
-                                              "run_name", "BM_gemm/512", "run_type", "aggregate",
-                                              "aggregate_name", aggregates[i], "real_time", 1.0,
-                                              "time_unit", "ns"));
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s, s:s, s:s, s:f, s:s}", "name", name, "run_name",
+                                        "BM_gemm/512", "run_type", "aggregate", "aggregate_name",
+                                        aggregates[i], "real_time", 1.0, "time_unit", "ns"));
         snprintf(name, sizeof name, "BM_copy_%s", aggregates[i]);
-        json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:f, s:s}", "name", name,
-                                              "run_name", "BM_copy", "run_type", "aggregate",
-                                              "aggregate_name", aggregates[i], "real_time",
-                                              2.0 + i, "time_unit", "us"));
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s, s:s, s:s, s:f, s:s}", "name", name, "run_name",
+                                        "BM_copy", "run_type", "aggregate", "aggregate_name",
+                                        aggregates[i], "real_time", 2.0 + i, "time_unit", "us"));
     }
     write_run(f, file, list);
 }
@@ -238,8 +235,7 @@ static void loader_keeps_the_error_of_a_failed_entry(void **state)
                "\"iteration\", \"error_occurred\": true, \"error_message\": \"out of memory\"},"
                "{\"name\": \"g/best\", \"role\": \"best\", \"error_occurred\": true, "
                "\"error_message\": \"launch failed\"}]}");
-    if (gb_sample_file_load(path_of(f, "failed.json"), false, &file, &err))
-        fail_msg("%s", err.msg);
+    if (gb_sample_file_load(path_of(f, "failed.json"), false, &file, &err)) fail_msg("%s", err.msg);
     assert_int_equal(file.n, 2);
     assert_int_equal(file.sets[0].n, 0);
     assert_string_equal(file.sets[0].error, "out of memory");
@@ -264,16 +260,20 @@ static void loader_errors_name_the_file_and_the_entry(void **state)
     fixture *f = *state;
     expect_load_error(f, "{\"context\": {}}", GB_EINVAL, "no \"benchmarks\" array");
     expect_load_error(f, "{\"benchmarks\": [", GB_EINVAL, "JSON");
-    expect_load_error(f, "{\"benchmarks\": [{\"name\": \"a\", \"role\": \"best\", \"samples_ms\": [1]}, "
-                         "{\"name\": \"b\", \"role\": \"best\", \"samples_ms\": [1, \"x\"]}]}",
-                      GB_EINVAL, "benchmarks[1] (\"b\"): samples_ms[1]");
+    expect_load_error(
+        f,
+        "{\"benchmarks\": [{\"name\": \"a\", \"role\": \"best\", \"samples_ms\": [1]}, "
+        "{\"name\": \"b\", \"role\": \"best\", \"samples_ms\": [1, \"x\"]}]}",
+        GB_EINVAL, "benchmarks[1] (\"b\"): samples_ms[1]");
     expect_load_error(f, "{\"benchmarks\": [{\"name\": \"a\", \"role\": \"worst\"}]}", GB_EINVAL,
                       "benchmarks[0] (\"a\"): \"role\"");
-    expect_load_error(f, "{\"benchmarks\": [{\"name\": \"a\", \"role\": \"best\", \"samples_ms\": []},"
-                         "{\"name\": \"a\", \"role\": \"best\", \"samples_ms\": []}]}",
+    expect_load_error(f,
+                      "{\"benchmarks\": [{\"name\": \"a\", \"role\": \"best\", \"samples_ms\": []},"
+                      "{\"name\": \"a\", \"role\": \"best\", \"samples_ms\": []}]}",
                       GB_EINVAL, "benchmarks[1] (\"a\"): a second entry");
-    expect_load_error(f, "{\"benchmarks\": [{\"name\": \"BM\", \"real_time\": 1, \"time_unit\": "
-                         "\"fortnights\"}]}",
+    expect_load_error(f,
+                      "{\"benchmarks\": [{\"name\": \"BM\", \"real_time\": 1, \"time_unit\": "
+                      "\"fortnights\"}]}",
                       GB_EINVAL, "benchmarks[0] (\"BM\"): \"time_unit\"");
     expect_load_error(f, "{\"benchmarks\": [{\"run_type\": \"iteration\"}]}", GB_EINVAL,
                       "benchmarks[0]: not an object with a \"name\"");
@@ -298,7 +298,7 @@ static void slower_entry_exits_1(void **state)
     assert_non_null(strstr(f->out, "only in NEW (new.json): 1\n  gemm_f32/K=4096"));
     assert_non_null(strstr(f->out, "compare: 2 pairs"));
     assert_non_null(strstr(f->out, "0 faster, 1 slower, 1 same, 0 unsure"));
-    assert_null(strstr(f->out, TRIAL)); /* trials only with --all */
+    assert_null(strstr(f->out, TRIAL));   /* trials only with --all */
     assert_null(strstr(f->out, "\033[")); /* no colour off a terminal */
 }
 
