@@ -26,6 +26,9 @@ static const char USAGE[] =
     "                          other builds include\n"
     "  replay FILE [options]   search strategies run against a recorded table (an\n"
     "                          export or a Kernel Tuner cache) instead of the GPU\n"
+    "  compare OLD.json NEW.json [options]\n"
+    "                          which benchmarks got slower between two runs (gpubench's\n"
+    "                          or Google Benchmark's JSON); exit status 1 if any did\n"
     "\n"
     "  --help                  this text; `gpubench COMMAND --help` for a command\n"
     "  --version               the version\n";
@@ -50,6 +53,7 @@ int main(int argc, char **argv)
     /* Each command sees itself as argv[0], named as the messages should name it. */
     static char tune_name[] = "gpubench tune", cache_name[] = "gpubench";
     static char export_name[] = "gpubench", replay_name[] = "gpubench";
+    static char compare_name[] = "gpubench";
     if (!strcmp(cmd, "tune")) {
         argv[1] = tune_name;
         return gb_cli_tune(argc - 1, argv + 1);
@@ -65,6 +69,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "replay")) {
         argv[1] = replay_name;
         return gb_cli_replay(argc - 1, argv + 1);
+    }
+    if (!strcmp(cmd, "compare")) {
+        argv[1] = compare_name;
+        return gb_cli_compare(argc - 1, argv + 1);
     }
     fprintf(stderr, "gpubench: unknown command '%s'\n\n%s", cmd, USAGE);
     return 2;
