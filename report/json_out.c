@@ -197,9 +197,12 @@ static int benchmark_fields(json_t *o, const char *name, int family, int instanc
         rc = gb_json_set(o, "error_occurred", json_true()) ||
              gb_json_set(o, "error_message", gb_json_text(r->error, 0));
     if (!rc) rc = gb_json_set(o, "iterations", json_integer(r->timed ? r->stats->n : 0));
-    if (!rc && r->timed)
-        rc = gb_json_set(o, "real_time", gb_json_real(r->stats->median * 1e3)) ||
-             gb_json_set(o, "cpu_time", gb_json_real(r->stats->median * 1e3));
+    /* A row without a time says 0, as Google Benchmark writes an errored run, so
+     * that compare.py can set it against a row that has one. */
+    double us = r->timed ? r->stats->median * 1e3 : 0;
+    if (!rc)
+        rc = gb_json_set(o, "real_time", gb_json_real(us)) ||
+             gb_json_set(o, "cpu_time", gb_json_real(us));
     if (!rc) rc = gb_json_set(o, "time_unit", json_string("us"));
     return rc ? GB_ENOMEM : GB_OK;
 }
