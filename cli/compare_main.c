@@ -39,9 +39,10 @@ static const char USAGE[] =
     "interval within PCT%%; UNSURE otherwise, and always with fewer than 5 samples on a\n"
     "side. The last line gives the geometric mean of new/old and the counts:\n"
     "  compare: N pairs, geomean new/old R (+C%%): F faster, S slower, M same, U unsure\n"
+    "(then \", K failed in NEW only\" when some did)\n"
     "\n"
-    "exit status: 0 nothing SLOWER; 1 at least one entry SLOWER; 2 usage, or a file\n"
-    "that cannot be read or is not a benchmark run.\n";
+    "exit status: 0 nothing SLOWER; 1 at least one entry SLOWER, or failed in NEW\n"
+    "only; 2 usage, or a file that cannot be read or is not a benchmark run.\n";
 
 typedef struct compare_args {
     const char *prog, *old_path, *new_path, *filter_text;
@@ -284,6 +285,15 @@ static void print_failures(const pairing *p)
     }
 }
 
+/* Pairs that worked in OLD and failed in NEW: as much a regression as a slowdown. */
+static int newly_failed(const pairing *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->n; i++)
+        n += !p->pairs[i].old->error && p->pairs[i].new_->error;
+    return n;
+}
+
 static void print_table(const compare_args *a, const pairing *p)
 {
     static const char *const headers[] = {"benchmark", "n",       "old",     "new", "change",
@@ -304,8 +314,10 @@ static void print_table(const compare_args *a, const pairing *p)
         printf("%.4f (%+.2f%%)", p->geomean, 100 * (p->geomean - 1));
     else
         printf("-");
-    printf(": %d faster, %d slower, %d same, %d unsure\n", p->counts[GB_VERDICT_FASTER],
+    printf(": %d faster, %d slower, %d same, %d unsure", p->counts[GB_VERDICT_FASTER],
            p->counts[GB_VERDICT_SLOWER], p->counts[GB_VERDICT_SAME], p->counts[GB_VERDICT_UNSURE]);
+    if (newly_failed(p)) printf(", %d failed in NEW only", newly_failed(p));
+    putchar('\n');
 }
 
 /* ---- JSON ------------------------------------------------------------------------ */
@@ -341,15 +353,15 @@ static json_t *file_json(const char *path, const gb_sample_file *f)
 static json_t *summary_json(const compare_args *a, const pairing *p, const gb_sample_file *old,
                             const gb_sample_file *new_)
 {
-    return json_pack("{s:o, s:o, s:f, s:f, s:f, s:i, s:I, s:o, s:{s:i, s:i, s:i, s:i}, s:o, s:o}",
-                     "old", file_json(a->old_path, old), "new", file_json(a->new_path, new_),
-                     "threshold", a->opts.threshold, "alpha", a->opts.alpha, "confidence",
-                     a->opts.confidence, "resamples", a->opts.n_resamples, "seed",
-                     (json_int_t)a->opts.seed, "geomean_ratio", gb_json_real(p->geomean), "counts",
-                     "faster", p->counts[GB_VERDICT_FASTER], "slower", p->counts[GB_VERDICT_SLOWER],
-                     "same", p->counts[GB_VERDICT_SAME], "unsure", p->counts[GB_VERDICT_UNSURE],
-                     "only_old", names_json(p->only_old, p->n_only_old), "only_new",
-                     names_json(p->only_new, p->n_only_new));
+    return json_pack(
+        "{s:o, s:o, s:f, s:f, s:f, s:i, s:I, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:o, s:o}", "old",
+        file_json(a->old_path, old), "new", file_json(a->new_path, new_), "threshold",
+        a->opts.threshold, "alpha", a->opts.alpha, "confidence", a->opts.confidence, "resamples",
+        a->opts.n_resamples, "seed", (json_int_t)a->opts.seed, "geomean_ratio",
+        gb_json_real(p->geomean), "counts", "faster", p->counts[GB_VERDICT_FASTER], "slower",
+        p->counts[GB_VERDICT_SLOWER], "same", p->counts[GB_VERDICT_SAME], "unsure",
+        p->counts[GB_VERDICT_UNSURE], "newly_failed", newly_failed(p), "only_old",
+        names_json(p->only_old, p->n_only_old), "only_new", names_json(p->only_new, p->n_only_new));
 }
 
 static int print_json(const compare_args *a, const pairing *p, const gb_sample_file *old,
@@ -382,7 +394,7 @@ static int compare(const compare_args *a)
         goto cleanup;
     }
     status = a->json ? print_json(a, &p, &old, &new_) : (print_table(a, &p), 0);
-    if (status == 0 && p.counts[GB_VERDICT_SLOWER]) status = 1;
+    if (status == 0 && (p.counts[GB_VERDICT_SLOWER] || newly_failed(&p))) status = 1;
 cleanup:
     pairing_free(&p);
     gb_sample_file_free(&old);

@@ -315,6 +315,27 @@ static void same_or_faster_exits_0(void **state)
     assert_non_null(strstr(f->out, "0 faster, 0 slower, 2 same"));
 }
 
+/* A benchmark that worked in OLD and reports an error in NEW broke: exit 1. One
+ * that failed in both, or only in OLD, does not fail the gate. */
+static void an_entry_that_fails_in_new_only_exits_1(void **state)
+{
+    fixture *f = *state;
+    json_t *old = json_array(), *new_ = json_array();
+    add_entry(old, BEST, "best", 1.0, 0.005, 30, 1);
+    json_array_append_new(new_, json_pack("{s:s, s:s, s:b, s:s, s:f, s:f, s:s}", "name", BEST,
+                                          "role", "best", "error_occurred", 1, "error_message",
+                                          "no configuration passed (2 wrong)", "real_time", 0.0,
+                                          "cpu_time", 0.0, "time_unit", "us"));
+    write_run(f, "old.json", old);
+    write_run(f, "new.json", new_);
+    compare(f, "old.json new.json");
+    expect_status(f, 1);
+    assert_non_null(strstr(f->out, "failed in NEW: no configuration passed (2 wrong)"));
+    assert_non_null(strstr(f->out, ", 1 failed in NEW only\n"));
+    compare(f, "new.json old.json"); /* fixed: not a regression */
+    expect_status(f, 0);
+}
+
 static void all_and_filter_choose_the_entries(void **state)
 {
     fixture *f = *state;
@@ -406,6 +427,7 @@ int main(void)
         T(loader_errors_name_the_file_and_the_entry),
         T(slower_entry_exits_1),
         T(same_or_faster_exits_0),
+        T(an_entry_that_fails_in_new_only_exits_1),
         T(all_and_filter_choose_the_entries),
         T(json_output_parses),
         T(google_benchmark_repetitions_are_compared),
