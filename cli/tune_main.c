@@ -1,6 +1,7 @@
 /* gpubench-tune SCRIPT [options] [-- script arguments] */
 #include "cache/cache.h"
 #include "cli/cli.h"
+#include "cli/outputs.h"
 #include "engine/arch.h"
 #include "engine/exec.h"
 #include "engine/interrupt.h"
@@ -78,10 +79,11 @@ static const char USAGE[] =
     "                   'forever'), then give up with exit status 3\n"
     "  --export-header OUT.h  after the run, write the tuned table of each kernel the\n"
     "                   script tuned (on this run's device) to OUT.h, prefixed by the\n"
-    "                   kernel's name (see `gpubench export --help`)\n"
+    "                   kernel's name (see `gpubench export --help`)\n" GB_CLI_OUTPUT_USAGE
     "  -v, --verbose    a line for every trial; with --compile-only, each compile\n"
     "                   error's whole compiler output\n"
-    "  -q, --quiet      no progress display and no result tables\n"
+    "  -q, --quiet      no progress display and no result tables (files named by\n"
+    "                   --json, --csv, --html and --out are still written)\n"
     "  -h, --help       this text\n"
     "      --version    the version\n"
     "\n"
@@ -105,6 +107,7 @@ typedef struct tune_args {
     const char *cache_dir;
     const char *export_header;
     bool no_cache, quiet;
+    gb_cli_outputs outputs;
     int device;
     int n_script_args;
     char **script_args;
@@ -215,6 +218,7 @@ static const struct option long_options[] = {
     {"exhaustive-max", required_argument, NULL, OPT_EXHAUSTIVE_MAX},
     {"auto-evals", required_argument, NULL, OPT_AUTO_EVALS},
     {"no-spills", no_argument, NULL, OPT_NO_SPILLS},
+    GB_CLI_OUTPUT_LONG_OPTIONS,
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -334,9 +338,12 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_VERSION:
         printf("gpubench %s\n", GB_VERSION);
         return 0;
-    default:
+    default: {
+        int taken = gb_cli_outputs_option(&a->outputs, c, optarg, prog);
+        if (taken >= 0) return taken ? 2 : -1;
         fprintf(stderr, USAGE, prog);
         return 2;
+    }
     }
 }
 
@@ -507,8 +514,7 @@ static void progress_start(progress *pr, gb_lua_host *h, bool quiet, const char 
     h->tuner.progress_ctx = pr->view;
     if (opts.mode != GB_PROGRESS_MODE_TTY) return;
     if ((pr->log = gb_progress_view_stream(pr->view, stderr))) h->tuner.log = pr->log;
-    if (h->out && isatty(fileno(stdout)) && (pr->out = gb_progress_view_stream(pr->view, stdout)))
-        h->out = pr->out;
+    if (isatty(fileno(stdout))) pr->out = gb_progress_view_stream(pr->view, stdout);
 }
 
 /* Before the front end prints on its own: what the streams hold comes out, and
@@ -525,6 +531,26 @@ static void progress_end(progress *pr)
     if (pr->log) fclose(pr->log);
     if (pr->out) fclose(pr->out);
     gb_progress_view_destroy(pr->view);
+}
+
+/* The outputs the options name, the table on stdout (through the progress view on
+ * a terminal) unless -q. Returns -1 to go on, or an exit status. */
+static int open_outputs(tune_args *a, gb_lua_host *h, const progress *pr, gb_run_context *ctx,
+                        int argc, char **argv)
+{
+    gb_err err = {0};
+    gb_table_opts table = {
+        .verbose = h->tuner.verbose, .compile_only = h->tuner.compile_only, .jobs = h->tuner.jobs};
+    FILE *stream = a->quiet ? NULL : pr->out ? pr->out : stdout;
+    int rc = gb_cli_context_init(ctx, "gpubench-tune", argc, argv, a->script, &err);
+    if (rc == GB_OK) rc = gb_cli_outputs_open(&a->outputs, stream, &table, &h->output, &err);
+    if (rc == GB_OK) {
+        h->context = ctx;
+        gb_output_begin(h->output, ctx, &err); /* the multiplexer begins at the first entry */
+        return -1;
+    }
+    fprintf(stderr, "%s: %s\n", argv[0], err.msg);
+    return gb_cli_exit_status(rc);
 }
 
 static int run_script(const tune_args *a, gb_lua_host *h, progress *pr, const char *prog)
@@ -553,7 +579,7 @@ int gb_cli_tune(int argc, char **argv)
     const char *slash = strrchr(argv[0], '/');
     if (slash) argv[0] = (char *)slash + 1; /* messages say "gpubench-tune: ..." */
     tune_args a = {0};
-    gb_lua_host h = {.out = stdout};
+    gb_lua_host h = {0};
     gb_tuner_lease lease = {.wait_s = DEFAULT_LEASE_WAIT_S};
     h.tuner.lease = &lease;
     h.tuner.log = stderr;
@@ -564,7 +590,6 @@ int gb_cli_tune(int argc, char **argv)
     int status = parse_args(argc, argv, &a, &h);
     if (status < 0) status = check_arch(argv[0], h.tuner.arch);
     if (status >= 0) return status;
-    if (a.quiet) h.out = NULL;
     h.open_exec = open_worker;
     h.open_exec_ctx = &a.device;
 
@@ -581,7 +606,14 @@ int gb_cli_tune(int argc, char **argv)
     }
     progress pr = {0};
     progress_start(&pr, &h, a.quiet, argv[0]);
-    status = run_script(&a, &h, &pr, argv[0]);
+    gb_run_context ctx;
+    status = open_outputs(&a, &h, &pr, &ctx, argc, argv);
+    if (status < 0) status = run_script(&a, &h, &pr, argv[0]);
+    if (h.output) { /* the files of an interrupted or failed run hold what finished */
+        int written = gb_cli_outputs_close(&a.outputs, h.output, argv[0]);
+        if (written > status) status = written;
+    }
+    gb_run_context_free(&ctx);
     gb_tuner_lease_end(&lease); /* after the worker is gone (gb_lua_close) */
     gb_cache_close(h.tuner.cache);
     progress_end(&pr); /* last: the log goes through it until the script is closed */

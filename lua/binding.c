@@ -4,7 +4,6 @@
 #include "engine/interrupt.h"
 #include "lua/internal.h"
 #include "lua/wire.h"
-#include "report/table.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -180,6 +179,16 @@ int gb_lua_to_fields(lua_State *L, int idx, gb_fields *out, gb_err *err)
 
 /* ---- the GPU, when there is one ----------------------------------------- */
 
+/* The run's context learns the device the first time the GPU is opened. */
+static void note_device(gb_lua_host *host, const gb_device_info *info)
+{
+    gb_run_context *ctx = host->context;
+    if (!ctx || ctx->has_device) return;
+    ctx->has_device = true;
+    ctx->device = *info;
+    gb_roofs_peaks(info, &ctx->roofs);
+}
+
 /* Opens the executor the first time; without a GPU, switches the host to
  * compiling only (or fails, with --require-gpu). */
 static int ensure_gpu(gb_lua_host *host, gb_device_info *info, gb_err *err)
@@ -189,6 +198,7 @@ static int ensure_gpu(gb_lua_host *host, gb_device_info *info, gb_err *err)
     if (!host->tuner.exec) rc = host->open_exec(host->open_exec_ctx, &host->tuner.exec, err);
     gb_device_info scratch;
     if (rc == GB_OK) rc = gb_exec_device(host->tuner.exec, info ? info : &scratch, err);
+    if (rc == GB_OK) note_device(host, info ? info : &scratch);
     if ((rc == GB_ENODRIVER || rc == GB_ENOGPU) && !host->require_gpu) {
         host->gpu_missing = true;
         gb_err_copy(&host->gpu_missing_err, err);
@@ -300,6 +310,25 @@ static void resolve_measure(lua_State *L, int idx, const gb_lua_host *host, gb_k
     def->measure = m;
 }
 
+/* Hands the call's shapes to the outputs. Their errors are warnings here: the
+ * results are in the cache, and the front end reports what could not be written
+ * when the outputs end. */
+static void report_call(gb_lua_host *host, const gb_kernel_def *def, const gb_tune_result *r)
+{
+    if (!host->output) return;
+    gb_run_context *ctx = host->context;
+    if (ctx && !ctx->arch[0]) gb_strlcpy(ctx->arch, r->arch, sizeof ctx->arch);
+    if (ctx && r->compile_only) ctx->compile_only = true;
+    gb_err err = {0};
+    int rc = GB_OK;
+    for (int i = 0; i < r->n_shapes; i++) {
+        gb_report_entry e = {def->name, def->math, r->bench, &r->shapes[i], r};
+        if (rc == GB_OK) rc = gb_output_shape(host->output, &e, &err);
+    }
+    if (rc == GB_OK) rc = gb_output_call_end(host->output, def->name, r, &err);
+    if (rc && host->tuner.log) fprintf(host->tuner.log, "gpubench: report: %s\n", err.msg);
+}
+
 /* Tunes or (with a fixed configuration) benchmarks the kernel at index 1 over the
  * shapes at index 2; pushes the results. Errors come back in err, not raised, so
  * callers free what they own first. */
@@ -327,8 +356,7 @@ static int run_kernel(lua_State *L, gb_tune_request *req, gb_err *err)
     if (rc == GB_OK || rc == GB_EINTR) { /* an interrupted run shows what finished */
         tally(host, &opts, &result);
         if (rc == GB_OK) rc = note_tuned(host, def->name, &result, err);
-        gb_report_opts report = {opts.compile_only, opts.verbose, opts.jobs, result.arch};
-        if (host->out) gb_report_tune(host->out, def->name, &result, &report);
+        report_call(host, def, &result);
     }
     if (rc == GB_OK) gb_lua_push_results(L, &result);
     gb_tune_result_free(&result);

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "engine/exec.h"
+#include "report/output.h"
 #include "tuner/tune.h"
 
 #include <lua.h>
@@ -42,7 +43,11 @@ typedef struct gb_lua_host {
     bool require_gpu; /* no GPU is an error, not a switch to compiling only */
     const char *const *template_path;
     int n_template_path;
-    FILE *out; /* result tables; NULL for none */
+    /* Where each gb.tune and gb.bench call's results go (report/output.h; the front
+     * end chooses the outputs); NULL for nowhere. The binding completes context
+     * (the device, the compile target) as the run finds them. */
+    gb_output *output;
+    gb_run_context *context;
     /* Filled as the script runs. */
     int n_tuned;         /* gb.tune calls that completed */
     int n_shapes_failed; /* shapes left with no valid variant */

@@ -62,6 +62,7 @@ typedef struct gb_table_opts {
     bool verbose;      /* every failed trial; compile errors in full */
     bool compile_only; /* a row per compile, not per shape */
     int jobs;          /* compile threads, for the compile-only summary */
+    const char *arch;  /* the compile target, when a call does not say (NULL: unnamed) */
 } gb_table_opts;
 
 /* out is not closed by the output. */

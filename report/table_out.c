@@ -166,15 +166,17 @@ static void print_group(table_out *o, const gb_tune_result *call)
 {
     if (!o->kernel) return;
     heading(o, call);
-    if (o->opts.compile_only && call) {
-        gb_report_opts compile = {true, o->opts.verbose, o->opts.jobs, call->arch};
+    if (call && (o->opts.compile_only || call->compile_only)) {
+        const char *arch = call->arch[0] ? call->arch : o->opts.arch;
+        gb_report_opts compile = {true, o->opts.verbose, o->opts.jobs, arch};
         gb_report_compiles(o->out, call, &compile);
     } else if (o->has_rows) {
         gb_table_style style = {o->opts.ascii, o->opts.color, cell_color, &o->rows};
         gb_table_print_box(&o->rows, o->out, &style);
         fputs(gb_sb_str(&o->summary), o->out);
     }
-    if (call && !o->opts.compile_only) gb_summary_timing(o->out, &call->timing);
+    if (call && !o->opts.compile_only && !call->compile_only)
+        gb_summary_timing(o->out, &call->timing);
     fflush(o->out);
     forget_group(o);
 }
@@ -265,8 +267,10 @@ int gb_output_table(FILE *out, const gb_table_opts *opts, gb_output **out_output
 void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *result,
                     const gb_report_opts *opts)
 {
-    gb_table_opts table = {
-        .verbose = opts->verbose, .compile_only = opts->compile_only, .jobs = opts->jobs};
+    gb_table_opts table = {.verbose = opts->verbose,
+                           .compile_only = opts->compile_only,
+                           .jobs = opts->jobs,
+                           .arch = opts->arch};
     gb_run_context ctx = {0};
     gb_output *o = NULL;
     gb_err err = {0};

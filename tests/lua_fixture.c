@@ -138,13 +138,18 @@ int setup(void **state)
     h->tuner.seed = 1;
     h->tuner.measure = gb_measure_defaults();
     h->tuner.log = tmpfile();
-    h->out = tmpfile();
+    f->out = tmpfile();
+    gb_err err = {0};
+    if (!f->out || gb_output_table(f->out, &(gb_table_opts){0}, &h->output, &err) != GB_OK)
+        return -1;
+    h->context = &f->context;
+    gb_output_begin(h->output, h->context, &err);
     h->open_exec = open_no_driver;
     h->open_exec_ctx = f;
     h->template_path = f->template_path;
     h->n_template_path = 1;
     *state = f;
-    return h->tuner.log && h->out ? 0 : -1;
+    return h->tuner.log ? 0 : -1;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -158,7 +163,9 @@ int teardown(void **state)
     gb_lua_close(f->L, &f->host);
     gb_cache_close(f->cache);
     if (f->host.tuner.log) fclose(f->host.tuner.log);
-    if (f->host.out) fclose(f->host.out);
+    gb_output_destroy(f->host.output);
+    if (f->out) fclose(f->out);
+    gb_run_context_free(&f->context);
     free(f->text);
     int rc = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(f);

@@ -38,6 +38,8 @@ typedef struct fixture {
     char templates[PATH_MAX];
     const char *template_path[1];
     gb_lua_host host;
+    FILE *out;              /* the tables: the host's output is a table output on it */
+    gb_run_context context; /* the host's, with the device the fake GPU reports */
     lua_State *L;
     gb_cache *cache;
     fake_gpu gpu;

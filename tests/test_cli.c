@@ -227,6 +227,67 @@ static void test_without_a_gpu_every_variant_is_compiled_and_the_run_succeeds(vo
     assert_non_null(strstr(f->r.out, "regs"));
 }
 
+static bool file_exists(const fixture *f, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    return access(path, R_OK) == 0;
+}
+
+/* --out writes every format into one folder, and `gpubench report` renders the
+ * saved run again (the table, and a file it is asked for). */
+static void test_out_writes_every_format_and_report_renders_the_run_again(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "tiny.lua", TINY);
+    run(f, "gpubench-tune", "tiny.lua", "--no-cache", "--compile-only", "-q", "--out",
+        "results/run1", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_true(file_exists(f, "results/run1/run.txt"));
+    assert_true(file_exists(f, "results/run1/run.json"));
+    assert_true(file_exists(f, "results/run1/run.csv"));
+    assert_true(file_exists(f, "results/run1/run.html"));
+    json_error_t error;
+    json_t *doc = json_load_file("results/run1/run.json", 0, &error);
+    assert_non_null(doc);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(doc, "context"), "schema_version")), 1);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(doc, "context"), "command_line")),
+               "--out results/run1"));
+    json_decref(doc);
+    run(f, "gpubench", "report", "results/run1/run.json", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "tiny"));
+    assert_non_null(strstr(f->r.out, "N=1024"));
+    run(f, "gpubench", "report", "results/run1/run.json", "--csv", "again.csv", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_string_equal(f->r.out, ""); /* a file was named: no table */
+    assert_true(file_exists(f, "again.csv"));
+}
+
+static void test_report_options_name_what_is_wrong_and_exit_2(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "tiny.lua", TINY);
+    write_script(f, "plain-file", "x");
+    run(f, "gpubench-tune", "tiny.lua", "--no-cache", "--csv-format", "tsv", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--csv-format is trials or cutlass, not 'tsv'"));
+    run(f, "gpubench-tune", "tiny.lua", "--no-cache", "--out", "plain-file/sub", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "plain-file"));
+    run(f, "gpubench", "report", "missing.json", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "missing.json"));
+    write_script(f, "bad.json", "{\"context\": {\"schema_version\": 99}, \"benchmarks\": []}");
+    run(f, "gpubench", "report", "bad.json", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "schema_version"));
+    run(f, "gpubench", "report", NULL);
+    assert_int_equal(f->r.status, 2);
+}
+
 static void test_require_gpu_exits_with_3_without_a_gpu(void **state)
 {
     fixture *f = *state;
@@ -714,6 +775,8 @@ int main(void)
         T(test_usage_errors_exit_with_2),
         T(test_a_script_error_exits_with_2_and_names_the_line),
         T(test_without_a_gpu_every_variant_is_compiled_and_the_run_succeeds),
+        T(test_out_writes_every_format_and_report_renders_the_run_again),
+        T(test_report_options_name_what_is_wrong_and_exit_2),
         T(test_require_gpu_exits_with_3_without_a_gpu),
         T(test_compile_only_reports_compile_errors_without_failing_the_run),
         T(test_cache_ls_and_path),

@@ -400,8 +400,14 @@ static int run_script(const char *script, const char *mode, const char *cache_di
     static char template_dir[4096];
     snprintf(template_dir, sizeof template_dir, "%s/templates", getenv("GB_SOURCE_DIR"));
     templates[0] = template_dir;
-    *host = (gb_lua_host){
-        .open_exec = open_worker, .template_path = templates, .n_template_path = 1, .out = stdout};
+    static gb_run_context context;
+    *host = (gb_lua_host){.open_exec = open_worker,
+                          .template_path = templates,
+                          .n_template_path = 1,
+                          .context = &context};
+    /* the tables on stdout, as gpubench-tune prints them */
+    assert_int_equal(gb_output_table(stdout, &(gb_table_opts){0}, &host->output, err), GB_OK);
+    gb_output_begin(host->output, &context, err);
     host->tuner = (gb_tuner_opts){.jobs = 4,
                                   .seed = 1,
                                   .measure = gb_measure_defaults(),
@@ -415,6 +421,10 @@ static int run_script(const char *script, const char *mode, const char *cache_di
     if (rc == GB_OK) rc = gb_lua_run(L, script, 1, argv, err);
     gb_lua_close(L, host);
     gb_cache_close(host->tuner.cache);
+    gb_output_end(host->output, &(gb_err){0});
+    gb_output_destroy(host->output);
+    host->output = NULL;
+    gb_run_context_free(&context);
     return rc;
 }
 

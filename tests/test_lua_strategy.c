@@ -186,7 +186,7 @@ static void test_no_spills_skips_a_spilling_variant(void **state)
     f->host.tuner.no_spills = true;
     EXPECT_OK(f, run(f, text));
     assert_int_equal(f->gpu.n_trials, 0);
-    expect_text(read_back(f, f->host.out), "spills registers to local memory");
+    expect_text(read_back(f, f->out), "spills registers to local memory");
 }
 
 int main(void)

@@ -92,7 +92,7 @@ static void test_tune_compile_only_reports_every_shape(void **state)
     EXPECT_OK(f, run(f, text));
     assert_int_equal(f->host.n_tuned, 1);
     assert_int_equal(f->host.n_shapes_failed, 0);
-    const char *table = read_back(f, f->host.out);
+    const char *table = read_back(f, f->out);
     expect_text(table, "tiled");
     expect_text(table, "B=64");
     expect_text(table, "B=256");
@@ -111,7 +111,7 @@ static void test_tune_without_a_driver_compiles_only(void **state)
     assert_true(f->host.gpu_missing);
     expect_text(read_back(f, f->host.tuner.log),
                 "libcuda.so.1 (a test without a driver); compiling only");
-    expect_text(read_back(f, f->host.out), "B=128");
+    expect_text(read_back(f, f->out), "B=128");
 }
 
 static void test_tune_counts_compile_errors(void **state)
@@ -129,7 +129,7 @@ static void test_tune_counts_compile_errors(void **state)
                      "assert(res[1].counts.compile_error == 1 and res[1].counts.compiled == 0)\n"));
     assert_int_equal(f->host.n_tuned, 1);
     assert_int_equal(f->host.n_shapes_failed, 1);
-    expect_text(read_back(f, f->host.out), "error");
+    expect_text(read_back(f, f->out), "error");
 }
 
 static void test_constraints_reject_configs(void **state)
@@ -150,7 +150,7 @@ static void test_constraints_reject_configs(void **state)
                   "  assert(r.counts.configs == 4 and r.counts.rejected == 2, r.counts.rejected)\n"
                   "  assert(r.counts.compiled == 2)\n"
                   "end\n"));
-    const char *table = read_back(f, f->host.out);
+    const char *table = read_back(f, f->out);
     expect_text(table, "B=64");
     if (strstr(table, "B=32") || strstr(table, "B=96"))
         fail_msg("rejected configs compiled:\n%s", table);
@@ -203,7 +203,7 @@ static void test_declared_kernels_are_tuned_after_the_script(void **state)
                      "gb.kernel { name = \"idle\", entry = \"scale\", grid = 1, block = 1,\n"
                      "            source = " SCALE_SRC " }\n"));
     assert_int_equal(f->host.n_tuned, 1);
-    const char *table = read_back(f, f->host.out);
+    const char *table = read_back(f, f->out);
     expect_text(table, "declared");
     if (strstr(table, "idle")) fail_msg("a kernel without shapes was tuned:\n%s", table);
 }
@@ -222,7 +222,7 @@ static void test_declared_kernels_are_not_tuned_after_gb_tune(void **state)
                              "}\n"
                              "gb.tune(a)\n"));
     assert_int_equal(f->host.n_tuned, 1);
-    const char *table = read_back(f, f->host.out);
+    const char *table = read_back(f, f->out);
     expect_text(table, "first");
     if (strstr(table, "second")) fail_msg("a declared kernel was tuned after gb.tune:\n%s", table);
 }
@@ -306,7 +306,7 @@ static void test_tune_with_a_gpu_picks_and_caches_the_best(void **state)
     char *again[] = {"again"};
     EXPECT_OK(f, run_script(f, "script.lua", text, 1, again));
     assert_int_equal(f->gpu.n_trials, 4); /* answered by the cache */
-    expect_text(read_back(f, f->host.out), "cache");
+    expect_text(read_back(f, f->out), "cache");
 }
 
 /* A best timed cold does not answer a hot run, nor the other way round. */
@@ -397,7 +397,7 @@ static void test_gemm_example_compiles(void **state)
     if (rc) fail_msg("examples/gemm.lua failed (%d): %s", rc, f->err.msg);
     assert_int_equal(f->host.n_tuned, 1);
     assert_int_equal(f->host.n_shapes_failed, 0);
-    const char *table = read_back(f, f->host.out);
+    const char *table = read_back(f, f->out);
     expect_text(table, "gemm_f32");
     expect_text(table, "BK=8,BM=64,BN=64,TM=4,TN=4");
     if (strstr(table, "error:")) fail_msg("a gemm variant failed to compile:\n%s", table);
@@ -425,6 +425,58 @@ static void test_gemm_example_takes_its_shapes_from_the_script_arguments(void **
     expect_text(f->err.msg, "a script argument is a shape (N or MxNxK) or nobaseline, got '20x48'");
 }
 
+/* What a gb.tune call measured reaches the outputs whole: the JSON of the run,
+ * read back, has the device, the best, the baseline and every trial with its
+ * samples. */
+static void test_the_outputs_get_every_trial_with_its_samples_and_the_device(void **state)
+{
+    fixture *f = *state;
+    use_fake_gpu(f);
+    gb_output *mux = NULL, *json = NULL;
+    gb_err err = {0};
+    char path[256];
+    snprintf(path, sizeof path, "%s/run.json", f->dir);
+    assert_int_equal(gb_output_mux(&mux, &err), GB_OK);
+    assert_int_equal(gb_output_mux_add(mux, f->host.output, &err), GB_OK); /* the table */
+    assert_int_equal(gb_output_json(path, &json, &err), GB_OK);
+    assert_int_equal(gb_output_mux_add(mux, json, &err), GB_OK);
+    f->host.output = mux;
+    gb_output_begin(mux, f->host.context, &err);
+    const char *text = REQUIRE
+        "local ref = gb.kernel {\n"
+        "  name = \"scale_ref\", source = " SCALE_SRC ", entry = \"scale\",\n"
+        "  grid = function(c, s) return { gb.cdiv(s.n, 128) } end, block = 128,\n"
+        "}\n"
+        "local k = gb.kernel {\n"
+        "  name = \"tiled\", source = " TILED_SRC ", entry = \"tiled<${B}>\",\n"
+        "  params = { B = { 256, 64, 128 } },\n" SCALE_ARGS
+        "  grid = function(c, s) return { gb.cdiv(s.n, c.B) } end,\n"
+        "  block = function(c, s) return { c.B } end, math = 'bf16',\n"
+        "  reference = ref, check = { outputs = { 1 } }, bytes = function(s) return 8 * s.n end,\n"
+        "}\n"
+        "gb.tune(k, { shapes = { { n = 64000 } }, baseline = 'reference' })\n";
+    EXPECT_OK(f, run(f, text));
+    assert_int_equal(gb_output_end(mux, &err), GB_OK);
+    gb_report r;
+    if (gb_report_load_json(path, &r, &err) != GB_OK) fail_msg("%s", err.msg);
+    assert_true(r.context.has_device);
+    assert_string_equal(r.context.device.name, "Fake H100");
+    assert_true(r.context.roofs.peak_tflops[GB_MATH_BF16] > 0);
+    assert_int_equal(r.n_entries, 1);
+    const gb_report_entry *e = &r.entries[0];
+    assert_string_equal(e->kernel, "tiled");
+    assert_int_equal(e->math, GB_MATH_BF16);
+    assert_true(e->result->has_best && e->result->has_baseline);
+    assert_int_equal(e->result->baseline.n_samples, 10);
+    assert_int_equal(e->result->n_trials, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(e->result->trials[i].status, GB_TRIAL_OK);
+        assert_int_equal(e->result->trials[i].measurement.n_samples, 10);
+    }
+    gb_report_free(&r);
+    expect_text(read_back(f, f->out), "tiled");
+}
+
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -446,6 +498,7 @@ int main(void)
         TEST(test_arg_holds_the_script_and_its_arguments),
         TEST(test_tune_with_a_gpu_picks_and_caches_the_best),
         TEST(test_cached_best_is_per_measurement_mode),
+        TEST(test_the_outputs_get_every_trial_with_its_samples_and_the_device),
         TEST(test_bench_times_the_configuration_asked_for),
         TEST(test_bench_refuses_a_configuration_the_constraints_drop),
         TEST(test_bench_options_are_checked),

@@ -137,7 +137,7 @@ static void test_the_table_says_contended_and_that_the_best_was_not_stored(void 
     FILE *out = open_memstream(&text, &len);
     gb_report_tune(out, "fake_kernel", &f->result, &(gb_report_opts){0});
     fclose(out);
-    assert_non_null(strstr(text, "contended\n")); /* the row's last column */
+    assert_non_null(strstr(text, "contended │\n")); /* the row's last column */
     assert_non_null(strstr(text, "the GPU was in use by 2 other process(es) while the best was "
                                  "measured, and again after a pause: the best is not stored (tune "
                                  "again when the GPU is free)"));

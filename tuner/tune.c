@@ -389,6 +389,7 @@ static int start_run(run *r)
     gb_variant_space_fp(&r->k->space, r->space_fp);
     r->arch = o->arch ? o->arch : "sm_90a";
     r->bench = r->result->bench = r->req->fixed_config || r->req->fixed_best;
+    r->result->compile_only = o->compile_only;
     r->full = r->k->has_measure ? r->k->measure : o->measure;
     r->screen = gb_measure_screening(&r->full);
     if ((rc = gb_measure_check(&r->full, r->err)))

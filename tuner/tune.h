@@ -279,6 +279,7 @@ typedef struct gb_tune_result {
     char clock_source[8]; /* "nvml" or "probe"; "" without a device */
     char arch[16];        /* the compile target ("sm_90a") */
     bool bench;           /* a benchmark of fixed configurations, not a tuning run */
+    bool compile_only;    /* compiled every variant, timed nothing */
     gb_tune_timing timing;
 } gb_tune_result;
 
