@@ -163,7 +163,7 @@ int gb_cli_outputs_close(gb_cli_outputs *o, gb_output *mux, const char *prog)
 
 /* ---- the context ------------------------------------------------------------- */
 
-static char *joined(int argc, char **argv)
+char *gb_cli_join_args(int argc, char **argv)
 {
     gb_strbuf sb = GB_STRBUF_INIT;
     for (int i = 0; i < argc; i++) {
@@ -199,7 +199,7 @@ static char *now_iso8601(void)
     return strdup(text);
 }
 
-int gb_cli_context_init(gb_run_context *ctx, const char *executable, int argc, char **argv,
+int gb_cli_context_init(gb_run_context *ctx, const char *executable, const char *command_line,
                         const char *script, gb_err *err)
 {
     memset(ctx, 0, sizeof *ctx);
@@ -211,7 +211,7 @@ int gb_cli_context_init(gb_run_context *ctx, const char *executable, int argc, c
     ctx->date = now_iso8601();
     ctx->host_name = strdup(host);
     ctx->executable = strdup(executable);
-    ctx->command_line = joined(argc, argv);
+    ctx->command_line = strdup(command_line ? command_line : "");
     ctx->script = script ? strdup(script) : NULL;
     ctx->num_cpus = cpus > 0 ? (int)cpus : 1;
     gb_nvrtc_version(ctx->nvrtc_version);

@@ -67,8 +67,12 @@ int gb_cli_outputs_open(gb_cli_outputs *o, FILE *table_stream, const gb_table_op
  * after printing what could not be written. */
 int gb_cli_outputs_close(gb_cli_outputs *o, gb_output *mux, const char *prog);
 
-/* The context of a run that starts now; argv is the whole command line. */
-int gb_cli_context_init(gb_run_context *ctx, const char *executable, int argc, char **argv,
+/* The command line as a shell would take it back: the arguments joined by spaces,
+ * quoted where they need it (free it). Take it before getopt permutes argv. */
+char *gb_cli_join_args(int argc, char **argv);
+
+/* The context of a run that starts now. */
+int gb_cli_context_init(gb_run_context *ctx, const char *executable, const char *command_line,
                         const char *script, gb_err *err);
 
 #endif

@@ -108,6 +108,7 @@ typedef struct tune_args {
     const char *export_header;
     bool no_cache, quiet;
     gb_cli_outputs outputs;
+    char *command_line; /* as typed: getopt permutes argv */
     int device;
     int n_script_args;
     char **script_args;
@@ -536,20 +537,20 @@ static void progress_end(progress *pr)
 /* The outputs the options name, the table on stdout (through the progress view on
  * a terminal) unless -q. Returns -1 to go on, or an exit status. */
 static int open_outputs(tune_args *a, gb_lua_host *h, const progress *pr, gb_run_context *ctx,
-                        int argc, char **argv)
+                        const char *prog)
 {
     gb_err err = {0};
     gb_table_opts table = {
         .verbose = h->tuner.verbose, .compile_only = h->tuner.compile_only, .jobs = h->tuner.jobs};
     FILE *stream = a->quiet ? NULL : pr->out ? pr->out : stdout;
-    int rc = gb_cli_context_init(ctx, "gpubench-tune", argc, argv, a->script, &err);
+    int rc = gb_cli_context_init(ctx, "gpubench-tune", a->command_line, a->script, &err);
     if (rc == GB_OK) rc = gb_cli_outputs_open(&a->outputs, stream, &table, &h->output, &err);
     if (rc == GB_OK) {
         h->context = ctx;
         gb_output_begin(h->output, ctx, &err); /* the multiplexer begins at the first entry */
         return -1;
     }
-    fprintf(stderr, "%s: %s\n", argv[0], err.msg);
+    fprintf(stderr, "%s: %s\n", prog, err.msg);
     return gb_cli_exit_status(rc);
 }
 
@@ -587,9 +588,13 @@ int gb_cli_tune(int argc, char **argv)
     h.tuner.measure = gb_measure_defaults();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     h.tuner.jobs = cpus > 0 ? (int)cpus : 1;
+    a.command_line = gb_cli_join_args(argc, argv);
     int status = parse_args(argc, argv, &a, &h);
     if (status < 0) status = check_arch(argv[0], h.tuner.arch);
-    if (status >= 0) return status;
+    if (status >= 0) {
+        free(a.command_line);
+        return status;
+    }
     h.open_exec = open_worker;
     h.open_exec_ctx = &a.device;
 
@@ -607,13 +612,14 @@ int gb_cli_tune(int argc, char **argv)
     progress pr = {0};
     progress_start(&pr, &h, a.quiet, argv[0]);
     gb_run_context ctx;
-    status = open_outputs(&a, &h, &pr, &ctx, argc, argv);
+    status = open_outputs(&a, &h, &pr, &ctx, argv[0]);
     if (status < 0) status = run_script(&a, &h, &pr, argv[0]);
     if (h.output) { /* the files of an interrupted or failed run hold what finished */
         int written = gb_cli_outputs_close(&a.outputs, h.output, argv[0]);
         if (written > status) status = written;
     }
     gb_run_context_free(&ctx);
+    free(a.command_line);
     gb_tuner_lease_end(&lease); /* after the worker is gone (gb_lua_close) */
     gb_cache_close(h.tuner.cache);
     progress_end(&pr); /* last: the log goes through it until the script is closed */

@@ -14,13 +14,15 @@ ls .deps/debs/*.deb >/dev/null 2>&1 || {
 mkdir -p "$root"
 for deb in .deps/debs/*.deb; do dpkg -x "$deb" "$root"; done
 
+# The bundle's libraries for the tools and tests run here: the build RPATH names
+# the libraries the binaries link, but not what those load in turn (libgsl's
+# libgslcblas), which the loader looks for on its own path.
+export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # pkg-config from the bundle when the machine has none.
 if ! command -v pkg-config >/dev/null 2>&1; then
-    export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export PKG_CONFIG="$root/usr/bin/pkgconf"
     set -- "$@" -DPKG_CONFIG_EXECUTABLE="$root/usr/bin/pkgconf"
 fi
-# The bundle's shared libraries are found at run time through the build RPATH.
 dir="${1:-build-offline}"
 [ $# -gt 0 ] && shift
 scripts/build.sh "$dir" -DGB_DEPS_PREFIX="$root" "$@"

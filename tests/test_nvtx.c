@@ -200,7 +200,8 @@ static void test_a_tuning_run_names_each_check_measurement_and_the_race(void **s
     tune(f, true, "--no-cache", "--jobs", "2", "--samples", "5", "--max-ms", "50", NULL);
     if (f->status != 0) fprintf(stderr, "%s", f->err);
     assert_int_equal(f->status, 0);
-    assert_int_equal(count_lines(f->record, "push compile tiny S=2"), 1);
+    /* With --no-cache the race compiles its leaders again: once per use at least. */
+    assert_true(count_lines(f->record, "push compile tiny S=2") >= 1);
     /* A trial that saw another process on the GPU is run again: at least once. */
     assert_true(count_lines(f->record, "push check tiny S=2") >= 1);
     assert_true(count_lines(f->record, "push measure tiny S=2") >= 1);
