@@ -1,9 +1,9 @@
 /* gpubench compare OLD.json NEW.json: which benchmarks got slower, as a table or
  * JSON, and an exit status that a CI job can gate on (docs/compare.md). The
- * statistics are report/compare.h's; this file reads the arguments, pairs the
+ * statistics are report/compare/compare.h's; this file reads the arguments, pairs the
  * entries by name and prints. Pure CPU: it touches no GPU library. */
 #include "cli/cli.h"
-#include "report/compare.h"
+#include "report/compare/compare.h"
 #include "report/table.h"
 
 #include "base/json.h"

@@ -2,7 +2,7 @@
  * export that gpubench-tune --export-header runs after a tuning run. */
 #include "cache/cache.h"
 #include "cli/cli.h"
-#include "report/export.h"
+#include "report/export/export.h"
 
 #include <ctype.h>
 #include <errno.h>

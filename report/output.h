@@ -55,7 +55,7 @@ int gb_output_render(gb_output *o, const gb_report *report, gb_err *err);
 
 /* ---- the outputs --------------------------------------------------------- */
 
-/* The terminal table (report/table_out.c). */
+/* The terminal table (report/outputs/table_out.c). */
 typedef struct gb_table_opts {
     bool ascii;        /* plain characters instead of box drawing */
     bool color;        /* ANSI colours (the caller decides: a terminal, no NO_COLOR) */
@@ -68,15 +68,15 @@ typedef struct gb_table_opts {
 /* out is not closed by the output. */
 int gb_output_table(FILE *out, const gb_table_opts *opts, gb_output **out_output, gb_err *err);
 
-/* JSON (report/json_out.c; the schema is docs/report-json.md). */
+/* JSON (report/outputs/json_out.c; the schema is docs/report-json.md). */
 int gb_output_json(const char *path, gb_output **out, gb_err *err);
 
-/* CSV, one row per trial (report/csv_out.c); cutlass: GEMM rows in the CUTLASS
+/* CSV, one row per trial (report/outputs/csv_out.c); cutlass: GEMM rows in the CUTLASS
  * profiler's columns. */
 typedef enum gb_csv_format { GB_CSV_TRIALS, GB_CSV_CUTLASS } gb_csv_format;
 int gb_output_csv(const char *path, gb_csv_format format, gb_output **out, gb_err *err);
 
-/* One self-contained HTML page with charts (report/html_out.c); chart_js is the
+/* One self-contained HTML page with charts (report/outputs/html_out.c); chart_js is the
  * path of Chart.js to inline (NULL: the build's GB_CHART_JS). */
 int gb_output_html(const char *path, const char *chart_js, gb_output **out, gb_err *err);
 

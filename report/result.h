@@ -7,7 +7,7 @@
  * search), and the kernel's name.
  *
  * A live run hands entries to the outputs as each call ends; `gpubench report`
- * reads a saved run back from its JSON (report/json_load.c) into the same model,
+ * reads a saved run back from its JSON (report/outputs/json_load.c) into the same model,
  * so every output renders a saved run as it rendered the live one.
  */
 #ifndef GB_REPORT_RESULT_H

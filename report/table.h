@@ -2,7 +2,7 @@
  * What results look like in a terminal: aligned text tables. gb_table collects
  * rows of cells and prints them with column widths fitted to the content, plain
  * (gb_table_print) or boxed (gb_table_print_box). The table output
- * (report/table_out.c, behind report/output.h) lays out a run with them: a boxed
+ * (report/outputs/table_out.c, behind report/output.h) lays out a run with them: a boxed
  * row per shape and the summary lines below (report/summary.c), or a row per
  * compile with --compile-only (gb_report_compiles).
  */

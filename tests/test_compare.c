@@ -1,5 +1,5 @@
 /*
- * gpubench compare (report/compare.h, cli/compare_main.c): the Mann-Whitney test
+ * gpubench compare (report/compare/compare.h, cli/compare_main.c): the Mann-Whitney test
  * against a brute-force count of every ordering, the bootstrap interval, the
  * verdicts on crafted pairs of samples and on hand-made figures. Every sample
  * comes from a seeded generator, so each run sees the same numbers. The loader and
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "report/compare.h"
+#include "report/compare/compare.h"
 #include "tuner/search.h"
 
 #include <math.h>

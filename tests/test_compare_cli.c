@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "base/json.h"
-#include "report/compare.h"
+#include "report/compare/compare.h"
 #include "tuner/search.h"
 
 #include <ftw.h>

@@ -12,7 +12,7 @@
 #include "base/json.h"
 #include "cache/cache.h"
 #include "cache/record.h"
-#include "report/export.h"
+#include "report/export/export.h"
 
 #include <ftw.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * The CSV output (report/csv_out.c, report/csv_cutlass.c; docs/report-csv.md):
+ * The CSV output (report/outputs/csv_out.c, report/outputs/csv_cutlass.c; docs/report-csv.md):
  * the fixed run in both formats against golden files, RFC 4180 quoting, the
  * field columns' union, errors that name the file, and no file before the end.
  */

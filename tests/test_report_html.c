@@ -1,5 +1,5 @@
 /*
- * The HTML report (report/html_out.c): the page is one file that loads nothing,
+ * The HTML report (report/outputs/html_out.c): the page is one file that loads nothing,
  * the run's text cannot end its script elements, a missing Chart.js fails at
  * begin naming the file, and headless Chromium draws every chart without a script
  * error (the page's data-charts-drawn / data-chart-error marker) and takes a

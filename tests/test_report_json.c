@@ -1,5 +1,5 @@
 /*
- * The JSON output and its reader (report/json_out.c, report/json_load.c): the
+ * The JSON output and its reader (report/outputs/json_out.c, report/outputs/json_load.c): the
  * fixed run's document is the golden file, it validates against the published
  * schema, Google Benchmark's compare.py reads two of them, reading one back and
  * writing it again gives the same text, and bad files are errors that name the

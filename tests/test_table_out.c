@@ -1,5 +1,5 @@
 /*
- * The terminal table (report/table_out.c) on the fixed run: golden files for the
+ * The terminal table (report/outputs/table_out.c) on the fixed run: golden files for the
  * box-drawn and the --ascii forms, colour only when asked for, and a saved run's
  * kernels printed as groups of their own.
  */

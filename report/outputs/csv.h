@@ -1,5 +1,5 @@
 /*
- * The CSV output's pieces (report/csv_out.c, report/csv_cutlass.c; private to
+ * The CSV output's pieces (report/outputs/csv_out.c, report/outputs/csv_cutlass.c; private to
  * them): cells written as RFC 4180 asks, and the figures both formats derive
  * from a shape's work and a measured time. docs/report-csv.md is the manual.
  */
@@ -36,7 +36,7 @@ void csv_end_line(csv_line *l);
 const gb_value *csv_field_nocase(const gb_fields *f, const char *name);
 
 /* Each GEMM entry of a run as rows of the CUTLASS profiler's CSV
- * (report/csv_cutlass.c). The header is csv_cutlass_header's. problem is the
+ * (report/outputs/csv_cutlass.c). The header is csv_cutlass_header's. problem is the
  * entry's Problem number, counted up when the entry gives rows. */
 void csv_cutlass_header(gb_strbuf *sb);
 void csv_cutlass_entry(gb_strbuf *sb, const gb_report_entry *e, int *problem);

@@ -14,7 +14,7 @@
  * the tile from parameters named as docs/report-csv.md lists, the work and the
  * time; the rest (data types, layouts, epilogue scalars) stay empty.
  */
-#include "report/csv.h"
+#include "report/outputs/csv.h"
 
 #include <stdio.h>
 #include <string.h>

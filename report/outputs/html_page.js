@@ -1,5 +1,5 @@
 /*
- * gpubench's HTML report page (report/html_out.c inlines it after Chart.js). It
+ * gpubench's HTML report page (report/outputs/html_out.c inlines it after Chart.js). It
  * reads the run from the JSON element #gb-data and builds everything with
  * textContent, never markup: names, configurations and reasons may come from a
  * copied cache. Per kernel: performance against problem size (the best and the

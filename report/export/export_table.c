@@ -1,6 +1,6 @@
 /* The model of an exported table: rows, typed columns, the default, the hash. */
 #include "cache/key.h"
-#include "report/export.h"
+#include "report/export/export.h"
 
 #include <ctype.h>
 #include <errno.h>

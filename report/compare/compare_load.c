@@ -1,7 +1,7 @@
 /* Reading a JSON run file into named sample sets for `gpubench compare`
- * (report/compare.h): ours, whose entries carry every sample, and Google
+ * (report/compare/compare.h): ours, whose entries carry every sample, and Google
  * Benchmark's, whose repetitions are the samples. */
-#include "report/compare.h"
+#include "report/compare/compare.h"
 
 #include "base/json.h"
 #include "tuner/source.h"

@@ -1,12 +1,12 @@
 /*
  * The rows of one (kernel, shape) entry of a saved run, read back into its
- * gb_shape_result (report/json_load.c groups the rows; report/json_read.h checks
+ * gb_shape_result (report/outputs/json_load.c groups the rows; report/outputs/json_read.h checks
  * each field). A row's measurement keeps what the JSON holds: the statistics as
  * written (a baseline taken from the cache has no samples to compute them from),
  * every sample, the median clock, the throttled count. The per-sample clocks and
  * throttle flags are not saved: read back they are 0 (unknown) and false.
  */
-#include "report/json_read.h"
+#include "report/outputs/json_read.h"
 
 #include <math.h>
 #include <stdio.h>

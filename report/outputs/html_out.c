@@ -1,7 +1,7 @@
 /*
  * The HTML report (report/output.h): one self-contained page with charts. The
  * run's figures go into the page as JSON inside <script type="application/json">,
- * and the page's own script (report/html_page.js, embedded at build time) builds
+ * and the page's own script (report/outputs/html_page.js, embedded at build time) builds
  * the header, the tables and the charts from it with textContent, never innerHTML:
  * kernel names, configurations and reasons may come from a copied cache, so no
  * byte of them is ever parsed as markup. Chart.js is inlined from a file (the
@@ -11,7 +11,7 @@
  * shape turns each entry into JSON; end writes the page whole, atomically.
  */
 #include "base/json.h"
-#include "report/export.h"
+#include "report/export/export.h"
 #include "report/output.h"
 
 #include <errno.h>
@@ -22,7 +22,7 @@
 #define GB_CHART_JS "/usr/share/javascript/chart.js/chart.min.js"
 #endif
 
-/* The page's script and style (report/html_page.{js,css}, embedded by gb_embed). */
+/* The page's script and style (report/outputs/html_page.{js,css}, embedded by gb_embed). */
 extern const char gb_html_page_js[];
 extern const char gb_html_page_css[];
 

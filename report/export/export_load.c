@@ -3,7 +3,7 @@
  * per kernel fingerprint). */
 #include "cache/inspect.h"
 #include "cache/record.h"
-#include "report/export.h"
+#include "report/export/export.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-/* The statistics of `gpubench compare` (report/compare.h): the Mann-Whitney U test,
+/* The statistics of `gpubench compare` (report/compare/compare.h): the Mann-Whitney U test,
  * the bootstrap interval of the ratio of medians, and the verdict. No I/O. */
-#include "report/compare.h"
+#include "report/compare/compare.h"
 
 #include "engine/stats.h"
 #include "tuner/search.h"

@@ -1,7 +1,7 @@
 /* The JSON form of an exported table: written for builds that are not C, and read
  * back (or written by hand) as a source of tables that needs no cache. */
 #include "base/json.h"
-#include "report/export.h"
+#include "report/export/export.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * Internal to the JSON loader (report/json_load.c, json_load_entry.c): typed
+ * Internal to the JSON loader (report/outputs/json_load.c, json_load_entry.c): typed
  * lookups in a parsed document that record, on failure, an error naming the file
  * and the field's path ("run.json: benchmarks[3].samples_ms: expected a list of
  * numbers"). where is the path of the object looked in ("context.device",

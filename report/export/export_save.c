@@ -2,7 +2,7 @@
  * bytes go to a temporary file beside it and are renamed over it (a reader never
  * sees half a header), and a file that already holds them is left alone (its
  * modification time too, so nothing that includes it is rebuilt). */
-#include "report/export.h"
+#include "report/export/export.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * Reading a run back from the JSON that report/json_out.c wrote, into the result
+ * Reading a run back from the JSON that report/outputs/json_out.c wrote, into the result
  * model (report/result.h), so that every output renders a saved run as it
  * rendered the live one.
  *
@@ -16,7 +16,7 @@
  * "trial" rows follow. The loader groups them back.
  */
 #include "base/json.h"
-#include "report/json_read.h"
+#include "report/outputs/json_read.h"
 #include "report/result.h"
 
 #include <errno.h>

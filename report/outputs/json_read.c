@@ -1,8 +1,8 @@
 /*
- * Typed lookups for the JSON loader (report/json_read.h): each checks that the
+ * Typed lookups for the JSON loader (report/outputs/json_read.h): each checks that the
  * field is there and of its kind, and otherwise says which field of which file.
  */
-#include "report/json_read.h"
+#include "report/outputs/json_read.h"
 
 #include <errno.h>
 #include <math.h>

@@ -14,7 +14,7 @@
  *   3. the verdict (gb_compare_verdict), which needs both a significant test and
  *      a change larger than the threshold to call a benchmark FASTER or SLOWER.
  *
- * The loader (report/compare_load.c) turns a JSON run file, ours or Google
+ * The loader (report/compare/compare_load.c) turns a JSON run file, ours or Google
  * Benchmark's, into named sample sets (gb_sample_file).
  */
 #ifndef GB_REPORT_COMPARE_H
@@ -105,7 +105,7 @@ int gb_compare_samples(const double *old, int n_old, const double *new_, int n_n
 /* The geometric mean of the ratios that are finite and > 0; NaN when there is none. */
 double gb_compare_geomean(const double *ratios, int n);
 
-/* ---- run files (report/compare_load.c) ---------------------------------------- */
+/* ---- run files (report/compare/compare_load.c) ---------------------------------------- */
 
 /* One benchmark's samples, in milliseconds. An entry that reported an error has no
  * samples and its message in error. */

@@ -4,7 +4,7 @@
  * const variable warns in C), every initializer is complete and positional (no
  * designated initializers, which C++17 lacks) and the loops count with int. Strings
  * from the cache are escaped; names were checked by gb_export_table_finish. */
-#include "report/export.h"
+#include "report/export/export.h"
 
 #include <ctype.h>
 #include <math.h>

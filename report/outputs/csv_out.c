@@ -6,12 +6,12 @@
  * a column per shape field and per parameter. Those columns are the union over
  * the whole run, so rows are kept (as their finished cells and the fields they
  * fill) until end, which writes the header and then the rows. The cutlass format
- * has fixed columns (report/csv_cutlass.c): its rows are written as entries come.
+ * has fixed columns (report/outputs/csv_cutlass.c): its rows are written as entries come.
  * Either way the file is written whole at end, through a temporary file renamed
  * into place (gb_export_save), so there is no file until the run is over.
  */
-#include "report/csv.h"
-#include "report/export.h"
+#include "report/outputs/csv.h"
+#include "report/export/export.h"
 #include "report/output.h"
 
 #include <errno.h>

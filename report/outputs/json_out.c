@@ -1,7 +1,7 @@
 /*
  * The JSON output: a run as one document that Google Benchmark's tools read
  * (tools/compare.py compares two of them) and that `gpubench report` reads back
- * (report/json_load.c). docs/report-json.md is the schema as a user reads it.
+ * (report/outputs/json_load.c). docs/report-json.md is the schema as a user reads it.
  *
  * Entries are collected as the run goes and the whole document is written at
  * end, through a temporary file renamed into place (gb_export_save), so an
@@ -12,7 +12,7 @@
  * document itself holds.
  */
 #include "base/json.h"
-#include "report/export.h"
+#include "report/export/export.h"
 #include "report/output.h"
 
 #include <math.h>
