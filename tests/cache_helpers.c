@@ -1,3 +1,4 @@
+#include "scratch.h"
 #include "tests/cache_helpers.h"
 
 #include <errno.h>
@@ -39,18 +40,13 @@ static int restore(const char *path, const struct stat *st, int flag, struct FTW
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 int cache_fixture_teardown(void **state)
 {
     cache_fixture *f = *state;
     unsetenv("GB_CACHE_INITIAL_MAPSIZE");
     unsetenv("GB_CACHE_CHECK_TIMEOUT_MS");
     nftw(f->root, restore, 16, FTW_PHYS);
-    int rc = nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    int rc = scratch_remove(f->root);
     free(f);
     return rc;
 }

@@ -1,4 +1,5 @@
 /* The fixture of the Lua binding's tests: see lua_fixture.h. */
+#include "scratch.h"
 #include "lua_fixture.h"
 
 #include <ftw.h>
@@ -152,11 +153,6 @@ int setup(void **state)
     return h->tuner.log ? 0 : -1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 int teardown(void **state)
 {
     fixture *f = *state;
@@ -167,7 +163,7 @@ int teardown(void **state)
     if (f->out) fclose(f->out);
     gb_run_context_free(&f->context);
     free(f->text);
-    int rc = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    int rc = scratch_remove(f->dir);
     free(f);
     return rc;
 }

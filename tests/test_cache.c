@@ -1,3 +1,4 @@
+#include "scratch.h"
 #include "cache/cache.h"
 
 #include <errno.h>
@@ -42,17 +43,12 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
     gb_cache_close(f->cache);
     unsetenv("GB_CACHE_INITIAL_MAPSIZE");
-    int rc = nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    int rc = scratch_remove(f->root);
     free(f);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* The command-line tools as a user meets them: help, versions, exit statuses and
  * messages. The binaries come from GB_BINARY_DIR/cli (ctest sets it). Tests that
  * pin the no-GPU behaviour skip on a machine with a GPU driver. */
+#include "scratch.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -116,15 +117,10 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
-    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(f->dir);
     free(f);
     return 0;
 }

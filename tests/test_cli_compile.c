@@ -2,6 +2,7 @@
  * does not compile for is refused before anything is compiled, and the table of
  * compiles ends with its summary line. Runs the real binary from
  * GB_BINARY_DIR/cli; needs NVRTC, never a GPU. */
+#include "scratch.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,15 +90,10 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
-    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(f->dir);
     free(f);
     return 0;
 }

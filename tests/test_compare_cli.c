@@ -5,6 +5,7 @@
  * --filter, the entries only in one file and the exit statuses 0, 1 and 2. The
  * samples are drawn from a seeded generator; the tool comes from GB_BINARY_DIR/cli.
  */
+#include "scratch.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,15 +42,10 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
-    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(f->dir);
     free(f);
     return 0;
 }

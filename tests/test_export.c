@@ -3,6 +3,7 @@
  * lookups tests/export/lookup.c checks; names that are not C identifiers; the JSON
  * form; files left untouched when unchanged; devices, older entries, fallbacks; and
  * gpubench-tune --export-header. The tools come from GB_BINARY_DIR/cli. */
+#include "scratch.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,16 +49,11 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
     gb_cache_close(f->cache);
-    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(f->dir);
     free(f);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* The GPU session on a real device: buffers, launches, the check, timing, faults,
  * and a whole tuning run through the Lua binding. Every test skips when there is
  * no CUDA driver or no device, so the suite passes on machines without a GPU. */
+#include "scratch.h"
 #include "cache/cache.h"
 #include "engine/driver.h"
 #include "engine/exec.h"
@@ -378,11 +379,6 @@ static void test_a_fault_is_reported_and_poisons_the_session(void **state)
 
 /* ---- a whole tuning run ------------------------------------------------- */
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 /* The GPU in a worker process, as gpubench-tune runs it: the worker is the
  * gpubench binary of this build. */
 static int open_worker(void *ctx, gb_exec **out, gb_err *err)
@@ -481,7 +477,7 @@ static void test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache(vo
     rc = run_script(script, "rerun", cache_dir, &host, &err); /* all from the cache */
     if (rc) fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, GB_OK);
-    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(dir);
 }
 
 static void test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins(void **state)
@@ -496,7 +492,7 @@ static void test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins(v
     int rc = run_script(script, "check", cache_dir, &host, &err); /* faults.lua asserts */
     if (rc) fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, GB_OK);
-    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(dir);
 }
 
 static const char IN_PLACE[] =

@@ -1,6 +1,7 @@
 /* The GPU lease (engine/lease.c): one holder at a time, waiters that wait and say
  * for whom, a wait that runs out, and a lease that the kernel frees when its
  * holder dies. Holders other than the test itself are child processes. */
+#include "scratch.h"
 #include "engine/interrupt.h"
 #include "engine/lease.h"
 #include "lease_holder.h"
@@ -48,11 +49,6 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
@@ -61,7 +57,7 @@ static int teardown(void **state)
         waitpid(f->holder, NULL, 0);
     }
     gb_interrupt_clear();
-    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(f->dir);
     unsetenv("GPUBENCH_LEASE_DIR");
     free(f);
     return 0;

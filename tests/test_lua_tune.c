@@ -260,45 +260,59 @@ static void test_arg_holds_the_script_and_its_arguments(void **state)
 
 /* ---- timing (on the fake GPU) ------------------------------------------- */
 
+/* A tiled kernel checked against a reference, with extra fields (a string of
+ * "  field = value,\n" lines) before its closing brace. */
+#define TILED_WITH_REFERENCE(extra)                                                                \
+    "local ref = gb.kernel {\n"                                                                    \
+    "  name = \"scale_ref\", source = " SCALE_SRC ", entry = \"scale\",\n"                         \
+    "  grid = function(c, s) return { gb.cdiv(s.n, 128) } end, block = 128,\n"                     \
+    "}\n"                                                                                          \
+    "local k = gb.kernel {\n"                                                                      \
+    "  name = \"tiled\", source = " TILED_SRC ", entry = \"tiled<${B}>\",\n"                       \
+    "  params = { B = { 256, 64, 128 } },\n" SCALE_ARGS                                            \
+    "  grid = function(c, s) return { gb.cdiv(s.n, c.B) } end,\n"                                  \
+    "  block = function(c, s) return { c.B } end,\n"                                               \
+    "  reference = ref, check = { outputs = { 1 } },\n" extra "}\n"
+
 static void test_tune_with_a_gpu_picks_and_caches_the_best(void **state)
 {
     fixture *f = *state;
     use_cache(f);
     use_fake_gpu(f);
-    const char *text = REQUIRE
-        "local ref = gb.kernel {\n"
-        "  name = \"scale_ref\", source = " SCALE_SRC ", entry = \"scale\",\n"
-        "  grid = function(c, s) return { gb.cdiv(s.n, 128) } end, block = 128,\n"
-        "}\n"
-        "local k = gb.kernel {\n"
-        "  name = \"tiled\", source = " TILED_SRC ", entry = \"tiled<${B}>\",\n"
-        "  params = { B = { 256, 64, 128 } },\n" SCALE_ARGS
-        "  grid = function(c, s) return { gb.cdiv(s.n, c.B) } end,\n"
-        "  block = function(c, s) return { c.B } end,\n"
-        "  reference = ref, check = { outputs = { 1 } },\n"
-        "  flops = function(s) return 2 * s.n end, bytes = function(s) return 8 * s.n end,\n"
-        "}\n"
-        "local res = gb.tune(k, { shapes = { { n = 64000 } }, baseline = 'reference' })\n"
-        "local r = res[1]\n"
-        "assert(r.best and r.best.config.B == 64, 'best')\n"
-        "assert(math.abs(r.best.ms - 0.064) < 1e-12, r.best.ms)\n"
-        "assert(math.abs(r.speedup - 2) < 1e-12, r.speedup)\n"
-        "assert(r.cached == (arg[1] == 'again'))\n"
-        "assert(#r.best.samples == 10 and r.best.mode == 'cold', 'samples, cached or not')\n"
-        "assert(r.best.stats.median == r.best.ms and r.best.stats.median_ms == nil, 'lua names')\n"
-        "assert(math.type(r.best.stats.n) == 'integer' and r.best.stats.ci_lo <= r.best.ms)\n"
-        "assert(r.baseline.median and r.best.n_throttled == 0 and r.best.capped ~= nil)\n"
-        "assert(r.best.contended == false and r.best.n_other_procs == 0)\n"
-        "assert(r.best.clocks_mhz == nil and r.best.throttled == nil, 'not for Lua')\n"
-        "assert((r.best.launches_per_sample == 1) == not r.cached, 'known when measured')\n"
-        "if not r.cached then\n"
-        "  assert(r.counts.timed == 3 and r.counts.ok == 3)\n"
-        "  assert(math.abs(r.best.tflops - 128000 / 0.064e-3 / 1e12) < 1e-9, r.best.tflops)\n"
-        "  assert(math.abs(r.best.gbps - 512000 / 0.064e-3 / 1e9) < 1e-9, r.best.gbps)\n"
-        "end\n"
-        "local best = gb.best(k, { n = 64000 })\n"
-        "assert(best and best.B == 64)\n"
-        "assert(gb.best(k, { n = 1 }) == nil)\n";
+    const char
+        *text =
+            REQUIRE TILED_WITH_REFERENCE(
+                "  flops = function(s) return 2 * s.n end, bytes = function(s) return 8 * s.n "
+                "end,\n") "local res = gb.tune(k, { shapes = { { n = 64000 } }, baseline = "
+                          "'reference' })\n"
+                          "local r = res[1]\n"
+                          "assert(r.best and r.best.config.B == 64, 'best')\n"
+                          "assert(math.abs(r.best.ms - 0.064) < 1e-12, r.best.ms)\n"
+                          "assert(math.abs(r.speedup - 2) < 1e-12, r.speedup)\n"
+                          "assert(r.cached == (arg[1] == 'again'))\n"
+                          "assert(#r.best.samples == 10 and r.best.mode == 'cold', 'samples, "
+                          "cached or not')\n"
+                          "assert(r.best.stats.median == r.best.ms and r.best.stats.median_ms == "
+                          "nil, 'lua names')\n"
+                          "assert(math.type(r.best.stats.n) == 'integer' and r.best.stats.ci_lo <= "
+                          "r.best.ms)\n"
+                          "assert(r.baseline.median and r.best.n_throttled == 0 and r.best.capped "
+                          "~= nil)\n"
+                          "assert(r.best.contended == false and r.best.n_other_procs == 0)\n"
+                          "assert(r.best.clocks_mhz == nil and r.best.throttled == nil, 'not for "
+                          "Lua')\n"
+                          "assert((r.best.launches_per_sample == 1) == not r.cached, 'known when "
+                          "measured')\n"
+                          "if not r.cached then\n"
+                          "  assert(r.counts.timed == 3 and r.counts.ok == 3)\n"
+                          "  assert(math.abs(r.best.tflops - 128000 / 0.064e-3 / 1e12) < 1e-9, "
+                          "r.best.tflops)\n"
+                          "  assert(math.abs(r.best.gbps - 512000 / 0.064e-3 / 1e9) < 1e-9, "
+                          "r.best.gbps)\n"
+                          "end\n"
+                          "local best = gb.best(k, { n = 64000 })\n"
+                          "assert(best and best.B == 64)\n"
+                          "assert(gb.best(k, { n = 1 }) == nil)\n";
     EXPECT_OK(f, run(f, text));
     assert_int_equal(f->host.n_tuned, 1);
     assert_int_equal(f->gpu.n_trials, 4); /* three variants and the baseline */
@@ -442,19 +456,10 @@ static void test_the_outputs_get_every_trial_with_its_samples_and_the_device(voi
     assert_int_equal(gb_output_mux_add(mux, json, &err), GB_OK);
     f->host.output = mux;
     gb_output_begin(mux, f->host.context, &err);
-    const char *text = REQUIRE
-        "local ref = gb.kernel {\n"
-        "  name = \"scale_ref\", source = " SCALE_SRC ", entry = \"scale\",\n"
-        "  grid = function(c, s) return { gb.cdiv(s.n, 128) } end, block = 128,\n"
-        "}\n"
-        "local k = gb.kernel {\n"
-        "  name = \"tiled\", source = " TILED_SRC ", entry = \"tiled<${B}>\",\n"
-        "  params = { B = { 256, 64, 128 } },\n" SCALE_ARGS
-        "  grid = function(c, s) return { gb.cdiv(s.n, c.B) } end,\n"
-        "  block = function(c, s) return { c.B } end, math = 'bf16',\n"
-        "  reference = ref, check = { outputs = { 1 } }, bytes = function(s) return 8 * s.n end,\n"
-        "}\n"
-        "gb.tune(k, { shapes = { { n = 64000 } }, baseline = 'reference' })\n";
+    const char *text = REQUIRE TILED_WITH_REFERENCE(
+        "  math = 'bf16', bytes = function(s) return 8 * s.n end,\n") "gb.tune(k, { shapes = { { n "
+                                                                      "= 64000 } }, baseline = "
+                                                                      "'reference' })\n";
     EXPECT_OK(f, run(f, text));
     assert_int_equal(gb_output_end(mux, &err), GB_OK);
     gb_report r;

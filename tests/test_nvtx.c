@@ -3,6 +3,7 @@
  * own), which writes down every range the tuner and its GPU worker open. Compiling
  * needs NVRTC only; the check, measure and race ranges need a GPU and are skipped
  * without one. */
+#include "scratch.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,15 +142,10 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
-    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(f->dir);
     free(f);
     return 0;
 }

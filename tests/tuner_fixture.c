@@ -1,4 +1,5 @@
 /* The fixture of the tuner's tests: see tuner_fixture.h. */
+#include "scratch.h"
 #include "tuner_fixture.h"
 
 #include "base/clock.h"
@@ -244,11 +245,6 @@ int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 int teardown(void **state)
 {
     fixture *f = *state;
@@ -264,7 +260,7 @@ int teardown(void **state)
     gb_cache_close(f->cache);
     for (int i = 0; i < 2; i++)
         gb_fields_free(&f->shapes[i]);
-    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(f->dir);
     free(f);
     return 0;
 }
