@@ -89,12 +89,38 @@ static int add(gb_output *mux, int rc, gb_output **made, gb_err *err)
     return rc ? rc : gb_output_mux_add(mux, *made, err);
 }
 
+/* A file is written at the end of the run: a folder that is not there, or not
+ * writable, is said before the run starts, not after it. */
+static int check_folder(const char *option, const char *path, gb_err *err)
+{
+    if (strcmp(path, "-") == 0) return GB_OK; /* stdout */
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return gb_err_set(err, errno, "%s %s: its folder %s: %s", option, path, dir,
+                          strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return gb_err_set(err, ENOTDIR, "%s %s: %s is not a folder", option, path, dir);
+    if (access(dir, W_OK) != 0)
+        return gb_err_set(err, errno, "%s %s: its folder %s: %s", option, path, dir,
+                          strerror(errno));
+    return GB_OK;
+}
+
 /* The file outputs named by the options, into mux. */
 static int add_files(const gb_cli_outputs *o, gb_output *mux, const char *json, const char *csv,
                      const char *html, gb_err *err)
 {
     gb_output *out = NULL;
     int rc = GB_OK;
+    if (json) rc = check_folder("--json", json, err);
+    if (csv && rc == GB_OK) rc = check_folder("--csv", csv, err);
+    if (html && rc == GB_OK) rc = check_folder("--html", html, err);
     if (json && rc == GB_OK) rc = add(mux, gb_output_json(json, &out, err), &out, err);
     if (csv && rc == GB_OK) rc = add(mux, gb_output_csv(csv, o->csv_format, &out, err), &out, err);
     if (html && rc == GB_OK) rc = add(mux, gb_output_html(html, NULL, &out, err), &out, err);

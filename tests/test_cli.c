@@ -270,6 +270,12 @@ static void test_report_options_name_what_is_wrong_and_exit_2(void **state)
     run(f, "gpubench-tune", "tiny.lua", "--no-cache", "--csv-format", "tsv", NULL);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "--csv-format is trials or cutlass, not 'tsv'"));
+    /* a file that could not be written at the end is said before the run starts */
+    run(f, "gpubench-tune", "tiny.lua", "--no-cache", "--json", "no-such-folder/run.json", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--json no-such-folder/run.json: its folder no-such-folder: "
+                                     "No such file or directory"));
+    assert_null(strstr(f->r.out, "S=2")); /* nothing was compiled */
     run(f, "gpubench-tune", "tiny.lua", "--no-cache", "--out", "plain-file/sub", NULL);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "plain-file"));
