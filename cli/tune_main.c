@@ -607,6 +607,7 @@ int gb_cli_tune(int argc, char **argv)
     if (!a.no_cache && gb_cli_open_cache(a.cache_dir, 0, &h.tuner.cache, &err) != GB_OK) {
         fprintf(stderr, "%s: %s\n", argv[0], err.msg);
         free(env);
+        free(a.command_line);
         return gb_cli_exit_status(err.code);
     }
     progress pr = {0};
