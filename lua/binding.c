@@ -319,13 +319,15 @@ static void report_call(gb_lua_host *host, const gb_kernel_def *def, const gb_tu
     gb_run_context *ctx = host->context;
     if (ctx && !ctx->arch[0]) gb_strlcpy(ctx->arch, r->arch, sizeof ctx->arch);
     if (ctx && r->compile_only) ctx->compile_only = true;
-    gb_err err = {0};
+    gb_err err = {0}, later = {0};
     int rc = GB_OK;
-    for (int i = 0; i < r->n_shapes; i++) {
+    for (int i = 0; i < r->n_shapes; i++) { /* every shape: an output that failed stops alone */
         gb_report_entry e = {def->name, def->math, r->bench, &r->shapes[i], r};
-        if (rc == GB_OK) rc = gb_output_shape(host->output, &e, &err);
+        int shaped = gb_output_shape(host->output, &e, rc ? &later : &err);
+        if (!rc) rc = shaped;
     }
-    if (rc == GB_OK) rc = gb_output_call_end(host->output, def->name, r, &err);
+    int ended = gb_output_call_end(host->output, def->name, r, rc ? &later : &err);
+    if (!rc) rc = ended;
     if (rc && host->tuner.log) fprintf(host->tuner.log, "gpubench: report: %s\n", err.msg);
 }
 
