@@ -3,7 +3,7 @@
  * gb_cli_tune; `gpubench cache ...` is gb_cli_cache; `gpubench export` is
  * gb_cli_export; `gpubench replay` is gb_cli_replay; `gpubench compare` is
  * gb_cli_compare; `gpubench report` is gb_cli_report (cli/outputs.h: the report
- * options it shares with gpubench-tune). Each returns the process's
+ * options it shares with gpubench-tune); `gpubench info` is gb_cli_info. Each returns the process's
  * exit status (see gb_cli_exit_status).
  */
 #ifndef GB_CLI_CLI_H
@@ -22,6 +22,7 @@ int gb_cli_export(int argc, char **argv);
 int gb_cli_replay(int argc, char **argv);
 int gb_cli_compare(int argc, char **argv);
 int gb_cli_report(int argc, char **argv);
+int gb_cli_info(int argc, char **argv);
 
 /* Opens the cache named by dir, or the default one when dir is NULL. */
 struct gb_cache;

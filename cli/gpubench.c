@@ -29,6 +29,8 @@ static const char USAGE[] =
     "  compare OLD.json NEW.json [options]\n"
     "                          which benchmarks got slower between two runs (gpubench's\n"
     "                          or Google Benchmark's JSON); exit status 1 if any did\n"
+    "  info [--device N] [--json]\n"
+    "                          the GPU, its clocks and memory, and its theoretical peaks\n"
     "  report RUN.json [options]\n"
     "                          a saved run rendered again: table, CSV, HTML, JSON\n"
     "\n"
@@ -56,7 +58,7 @@ int main(int argc, char **argv)
     static char tune_name[] = "gpubench tune", cache_name[] = "gpubench";
     static char export_name[] = "gpubench", replay_name[] = "gpubench";
     static char compare_name[] = "gpubench";
-    static char report_name[] = "gpubench";
+    static char report_name[] = "gpubench", info_name[] = "gpubench";
     if (!strcmp(cmd, "tune")) {
         argv[1] = tune_name;
         return gb_cli_tune(argc - 1, argv + 1);
@@ -80,6 +82,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report")) {
         argv[1] = report_name;
         return gb_cli_report(argc - 1, argv + 1);
+    }
+    if (!strcmp(cmd, "info")) {
+        argv[1] = info_name;
+        return gb_cli_info(argc - 1, argv + 1);
     }
     fprintf(stderr, "gpubench: unknown command '%s'\n\n%s", cmd, USAGE);
     return 2;

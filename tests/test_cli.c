@@ -290,6 +290,31 @@ static void test_report_options_name_what_is_wrong_and_exit_2(void **state)
     assert_int_equal(f->r.status, 2);
 }
 
+/* gpubench info: the device and its peaks on a GPU; exit 3 and the reason without. */
+static void test_info_describes_the_gpu_or_says_why_there_is_none(void **state)
+{
+    fixture *f = *state;
+    run(f, "gpubench", "info", "--device", "x", NULL);
+    assert_int_equal(f->r.status, 2);
+    run(f, "gpubench", "info", "--json", NULL);
+    if (!have_driver()) {
+        assert_int_equal(f->r.status, 3);
+        assert_non_null(strstr(f->r.err, "gpubench info: no CUDA driver"));
+        return;
+    }
+    assert_int_equal(f->r.status, 0);
+    json_error_t error;
+    json_t *doc = json_loads(f->r.out, 0, &error);
+    assert_non_null(doc);
+    assert_true(json_integer_value(json_object_get(json_object_get(doc, "device"), "sms")) > 0);
+    assert_true(json_number_value(json_object_get(json_object_get(doc, "roofs"), "peak_gbps")) > 0);
+    json_decref(doc);
+    run(f, "gpubench", "info", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "compute capability"));
+    assert_non_null(strstr(f->r.out, "memory bandwidth"));
+}
+
 static void test_require_gpu_exits_with_3_without_a_gpu(void **state)
 {
     fixture *f = *state;
@@ -779,6 +804,7 @@ int main(void)
         T(test_without_a_gpu_every_variant_is_compiled_and_the_run_succeeds),
         T(test_out_writes_every_format_and_report_renders_the_run_again),
         T(test_report_options_name_what_is_wrong_and_exit_2),
+        T(test_info_describes_the_gpu_or_says_why_there_is_none),
         T(test_require_gpu_exits_with_3_without_a_gpu),
         T(test_compile_only_reports_compile_errors_without_failing_the_run),
         T(test_cache_ls_and_path),

@@ -14,6 +14,7 @@
 #include "base/json.h"
 #include "report/export/export.h"
 #include "report/output.h"
+#include "report/outputs/json_parts.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -64,7 +65,7 @@ static json_t *math_object(const double *per_math)
     return o;
 }
 
-static json_t *roofs_json(const gb_roofs *r)
+json_t *gb_json_roofs(const gb_roofs *r)
 {
     json_t *o = json_object();
     if (!o || gb_json_set(o, "peak_gbps", known(r->peak_gbps)) ||
@@ -77,7 +78,7 @@ static json_t *roofs_json(const gb_roofs *r)
     return o;
 }
 
-static json_t *device_json(const gb_device_info *d)
+json_t *gb_json_device(const gb_device_info *d)
 {
     char cc[16];
     snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
@@ -124,8 +125,8 @@ static json_t *context_json(const gb_run_context *c)
         gb_json_set(o, "driver_version", driver_json(c)) ||
         gb_json_set(o, "arch", text_or_null(c->arch)) ||
         gb_json_set(o, "compile_only", json_boolean(c->compile_only)) ||
-        gb_json_set(o, "device", c->has_device ? device_json(&c->device) : json_null()) ||
-        gb_json_set(o, "roofs", roofs_json(&c->roofs))) {
+        gb_json_set(o, "device", c->has_device ? gb_json_device(&c->device) : json_null()) ||
+        gb_json_set(o, "roofs", gb_json_roofs(&c->roofs))) {
         json_decref(o);
         return NULL;
     }

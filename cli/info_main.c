@@ -1,0 +1,155 @@
+/* gpubench info [--device N] [--json]: the GPU as gpubench sees it, and the roofs
+ * the reports set results against (engine/roofs.h). */
+#include "base/json.h"
+#include "cli/cli.h"
+#include "engine/exec.h"
+#include "engine/nvrtc.h"
+#include "engine/roofs.h"
+#include "engine/worker.h"
+#include "report/outputs/json_parts.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char USAGE[] =
+    "usage: %s info [--device N] [--json]\n"
+    "\n"
+    "The GPU as gpubench sees it: its name, compute capability and compile target,\n"
+    "SMs, clocks, memory and L2, the driver and NVRTC, and its theoretical peaks:\n"
+    "the memory bandwidth (memory clock x bus width, double data rate) and the dense\n"
+    "rate of each kind of math (SMs x operations per clock per SM of the\n"
+    "architecture x peak SM clock). These are the roofs of the reports' %% peak\n"
+    "column and roofline (docs/reports.md).\n"
+    "\n"
+    "options:\n"
+    "  --device N   the GPU (default 0)\n"
+    "  --json       machine-readable output: {\"device\", \"driver_version\",\n"
+    "               \"nvrtc_version\", \"roofs\"}, the names of a run's JSON context\n"
+    "  -h, --help   this text\n"
+    "\n"
+    "exit status: 0 done; 2 usage; 3 no usable GPU.\n";
+
+typedef struct info_args {
+    int device;
+    bool json;
+} info_args;
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_args(int argc, char **argv, info_args *a)
+{
+    static const struct option options[] = {{"device", required_argument, NULL, 'd'},
+                                            {"json", no_argument, NULL, 'j'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        char *end = NULL;
+        if (c == 'd') {
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 0 || v > 1024) {
+                fprintf(stderr, "%s info: --device needs a GPU number, got '%s'\n", argv[0],
+                        optarg);
+                return 2;
+            }
+            a->device = (int)v;
+        } else if (c == 'j') {
+            a->json = true;
+        } else if (c == 'h') {
+            printf(USAGE, argv[0]);
+            return 0;
+        } else {
+            fprintf(stderr, USAGE, argv[0]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s info: unexpected argument '%s'\n", argv[0], argv[optind]);
+        return 2;
+    }
+    return -1;
+}
+
+/* The device, asked of a GPU worker (this program started again), as tuning does. */
+static int query(int ordinal, gb_device_info *out, gb_err *err)
+{
+    char exe[4096];
+    gb_exec *exec = NULL;
+    int rc = gb_worker_self_exe(exe, sizeof exe, err);
+    gb_worker_opts opts = {.exe = exe, .ordinal = ordinal};
+    if (rc == GB_OK) rc = gb_exec_worker(&opts, &exec, err);
+    if (rc == GB_OK) rc = gb_exec_device(exec, out, err);
+    gb_exec_destroy(exec);
+    return rc;
+}
+
+static void print_text(const gb_device_info *d, const gb_roofs *roofs, const char *nvrtc)
+{
+    printf("%s", d->name);
+    if (d->uuid[0]) printf("  (%s%s%s)", d->uuid, d->pci_bus_id[0] ? ", PCI " : "", d->pci_bus_id);
+    printf("\n  compute capability %d.%d (compiles for %s), %d SMs, %d MHz peak SM clock\n",
+           d->cc_major, d->cc_minor, d->arch, d->sms, d->sm_clock_khz / 1000);
+    printf("  memory %.1f GiB, %d MHz, %d-bit bus; L2 %.0f MiB\n", d->mem_bytes / 1073741824.0,
+           d->mem_clock_khz / 1000, d->bus_width_bits, d->l2_bytes / 1048576.0);
+    printf("  shared memory %d KiB per block (opt-in), %d KiB per SM; %d registers per SM\n",
+           d->smem_per_block_optin / 1024, d->smem_per_sm / 1024, d->regs_per_sm);
+    printf("  driver %d.%d, NVRTC %s, per-sample clocks from %s\n", d->driver_version / 1000,
+           d->driver_version % 1000 / 10, nvrtc, d->clock_source);
+    printf("theoretical peaks:\n  memory bandwidth %.0f GB/s\n ", roofs->peak_gbps);
+    bool any = false;
+    for (int m = 0; m < GB_MATH_COUNT; m++) {
+        if (!(roofs->peak_tflops[m] > 0)) continue;
+        printf(" %s %.1f", gb_math_name((gb_math)m), roofs->peak_tflops[m]);
+        any = true;
+    }
+    if (any)
+        fputs(" TFLOP/s (int8: TOP/s), dense\n", stdout);
+    else
+        fputs(" (no compute peaks: this architecture's rates are not in gpubench's table)\n",
+              stdout);
+}
+
+static int print_json(const gb_device_info *d, const gb_roofs *roofs, const char *nvrtc)
+{
+    char driver[32];
+    snprintf(driver, sizeof driver, "%d.%d", d->driver_version / 1000,
+             d->driver_version % 1000 / 10);
+    json_t *doc = json_object();
+    if (!doc || gb_json_set(doc, "device", gb_json_device(d)) ||
+        gb_json_set(doc, "driver_version", json_string(driver)) ||
+        gb_json_set(doc, "nvrtc_version", json_string(nvrtc)) ||
+        gb_json_set(doc, "roofs", gb_json_roofs(roofs))) {
+        json_decref(doc);
+        fprintf(stderr, "gpubench info: out of memory\n");
+        return 2;
+    }
+    char *text = gb_json_dump(doc, true);
+    json_decref(doc);
+    if (!text) return 2;
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
+int gb_cli_info(int argc, char **argv)
+{
+    info_args a = {0};
+    int status = parse_args(argc, argv, &a);
+    if (status >= 0) return status;
+    gb_device_info device;
+    gb_err err = {0};
+    if (query(a.device, &device, &err) != GB_OK) {
+        fprintf(stderr, "%s info: %s\n", argv[0], err.msg);
+        return err.code == GB_ENODRIVER || err.code == GB_ENOGPU ? 3
+                                                                : gb_cli_exit_status(err.code);
+    }
+    gb_roofs roofs;
+    gb_roofs_peaks(&device, &roofs);
+    char nvrtc[16];
+    gb_nvrtc_version(nvrtc);
+    if (a.json) return print_json(&device, &roofs, nvrtc);
+    print_text(&device, &roofs, nvrtc);
+    return 0;
+}
