@@ -142,8 +142,7 @@ int gb_cli_info(int argc, char **argv)
     gb_err err = {0};
     if (query(a.device, &device, &err) != GB_OK) {
         fprintf(stderr, "%s info: %s\n", argv[0], err.msg);
-        return err.code == GB_ENODRIVER || err.code == GB_ENOGPU ? 3
-                                                                : gb_cli_exit_status(err.code);
+        return err.code == GB_ENODRIVER || err.code == GB_ENOGPU ? 3 : gb_cli_exit_status(err.code);
     }
     gb_roofs roofs;
     gb_roofs_peaks(&device, &roofs);
