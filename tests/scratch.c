@@ -1,7 +1,14 @@
 #include "scratch.h"
 
+#include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -12,4 +19,42 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 int scratch_remove(const char *dir)
 {
     return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+int scratch_write(const char *dir, const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    int rc = fputs(text, f) < 0 ? -1 : 0;
+    return fclose(f) != 0 ? -1 : rc;
+}
+
+void scratch_read(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[got] = '\0';
+    if (f) fclose(f);
+}
+
+int scratch_spawn(char *const argv[], const char *out_path, const char *err_path,
+                  int interrupt_after_ms)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int started = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (started != 0) return -1;
+    if (interrupt_after_ms > 0) {
+        usleep((useconds_t)interrupt_after_ms * 1000);
+        kill(pid, SIGINT);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
 }

@@ -1,12 +1,30 @@
 /*
- * Scratch folders for tests: each test makes its own under /tmp (mkdtemp) and
- * removes it, with all it holds, in its teardown.
+ * What the tests that run files and programs share: a scratch folder per test
+ * under /tmp (made with mkdtemp, removed with all it holds in the teardown),
+ * whole files written and read back, and a child process run to its end with
+ * its output captured (the command-line tests run the real binaries).
  */
 #ifndef GB_TESTS_SCRATCH_H
 #define GB_TESTS_SCRATCH_H
 
+#include <stddef.h>
+
 /* Removes dir and everything below it (links are removed, never followed).
  * Returns 0, or -1 when something could not be removed. */
 int scratch_remove(const char *dir);
+
+/* Writes text to dir/name. Returns 0, or -1 when the file cannot be written. */
+int scratch_write(const char *dir, const char *name, const char *text);
+
+/* Reads at most n - 1 bytes of path into buf, NUL-terminated ("" when the file
+ * cannot be read). */
+void scratch_read(const char *path, char *buf, size_t n);
+
+/* Runs argv[0] with argv (NULL-terminated) and the current environment, stdout to
+ * out_path and stderr to err_path (each created or truncated); with
+ * interrupt_after_ms > 0, sends it SIGINT that long after it starts. Returns its
+ * exit status, or -1 when it could not start or did not exit normally. */
+int scratch_spawn(char *const argv[], const char *out_path, const char *err_path,
+                  int interrupt_after_ms);
 
 #endif

@@ -12,19 +12,13 @@
 
 #include <dlfcn.h>
 #include <jansson.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 typedef struct run_result {
     int status;
@@ -37,14 +31,6 @@ typedef struct fixture {
     char cache[128];
     run_result r;
 } fixture;
-
-static void read_all(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
-    buf[got] = '\0';
-    if (f) fclose(f);
-}
 
 /* Runs bin/<tool> with the arguments (NULL-terminated) and captures its output;
  * with interrupt_after_ms > 0, sends it SIGINT that long after it starts. */
@@ -77,33 +63,15 @@ static void run_interrupted(fixture *f, int interrupt_after_ms, const char *tool
     for (char *a; argc < 31 && (a = va_arg(ap, char *));)
         argv[argc++] = a;
     argv[argc] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    if (interrupt_after_ms > 0) {
-        usleep((useconds_t)interrupt_after_ms * 1000);
-        kill(pid, SIGINT);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    f->r.status = WEXITSTATUS(status);
-    read_all(out_path, f->r.out, sizeof f->r.out);
-    read_all(err_path, f->r.err, sizeof f->r.err);
+    f->r.status = scratch_spawn(argv, out_path, err_path, interrupt_after_ms);
+    assert_true(f->r.status >= 0);
+    scratch_read(out_path, f->r.out, sizeof f->r.out);
+    scratch_read(err_path, f->r.err, sizeof f->r.err);
 }
 
 static void write_script(fixture *f, const char *name, const char *text)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
+    assert_int_equal(scratch_write(f->dir, name, text), 0);
 }
 
 static int setup(void **state)

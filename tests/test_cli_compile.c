@@ -9,18 +9,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
-#include <ftw.h>
 #include <nvrtc.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 typedef struct fixture {
     char dir[64];
@@ -29,14 +23,6 @@ typedef struct fixture {
     char out[1 << 16];
     char err[1 << 16];
 } fixture;
-
-static void read_all(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
-    buf[got] = '\0';
-    if (f) fclose(f);
-}
 
 /* Runs gpubench-tune with the arguments (NULL-terminated), capturing its output. */
 static void tune(fixture *f, ...)
@@ -53,29 +39,15 @@ static void tune(fixture *f, ...)
         argv[argc++] = a;
     va_end(ap);
     argv[argc] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    f->status = WEXITSTATUS(status);
-    read_all(out_path, f->out, sizeof f->out);
-    read_all(err_path, f->err, sizeof f->err);
+    f->status = scratch_spawn(argv, out_path, err_path, 0);
+    assert_true(f->status >= 0);
+    scratch_read(out_path, f->out, sizeof f->out);
+    scratch_read(err_path, f->err, sizeof f->err);
 }
 
 static void write_script(fixture *f, const char *name, const char *text)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
+    assert_int_equal(scratch_write(f->dir, name, text), 0);
 }
 
 static int setup(void **state)

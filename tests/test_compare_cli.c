@@ -63,18 +63,7 @@ static const char *path_of(fixture *f, const char *name)
 
 static void write_text(fixture *f, const char *name, const char *text)
 {
-    FILE *fp = fopen(path_of(f, name), "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
-}
-
-static void read_all(const char *path, char *buf, size_t n)
-{
-    FILE *fp = fopen(path, "r");
-    size_t got = fp ? fread(buf, 1, n - 1, fp) : 0;
-    buf[got] = '\0';
-    if (fp) fclose(fp);
+    assert_int_equal(scratch_write(f->dir, name, text), 0);
 }
 
 /* `gpubench compare ARGS` in the fixture's folder; status and output land in f. */
@@ -85,8 +74,8 @@ static int compare(fixture *f, const char *args)
              f->dir, getenv("GB_BINARY_DIR"), args);
     int status = system(cmd);
     f->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    read_all(path_of(f, "stdout"), f->out, sizeof f->out);
-    read_all(path_of(f, "stderr"), f->err, sizeof f->err);
+    scratch_read(path_of(f, "stdout"), f->out, sizeof f->out);
+    scratch_read(path_of(f, "stderr"), f->err, sizeof f->err);
     return f->status;
 }
 

@@ -60,14 +60,6 @@ static int teardown(void **state)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void read_all(const char *path, char *buf, size_t n)
-{
-    FILE *fp = fopen(path, "r");
-    size_t got = fp ? fread(buf, 1, n - 1, fp) : 0;
-    buf[got] = '\0';
-    if (fp) fclose(fp);
-}
-
 /* Runs a shell command in the fixture's folder; its status and output land in f. */
 static int sh(fixture *f, const char *fmt, ...)
 {
@@ -81,9 +73,9 @@ static int sh(fixture *f, const char *fmt, ...)
     int status = system(full);
     f->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
     snprintf(path, sizeof path, "%s/stdout", f->dir);
-    read_all(path, f->out, sizeof f->out);
+    scratch_read(path, f->out, sizeof f->out);
     snprintf(path, sizeof path, "%s/stderr", f->dir);
-    read_all(path, f->err, sizeof f->err);
+    scratch_read(path, f->err, sizeof f->err);
     return f->status;
 }
 
@@ -195,7 +187,7 @@ static bool contains_file(fixture *f, const char *name, const char *needle)
     static char buf[1 << 17];
     char path[256];
     snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    read_all(path, buf, sizeof buf);
+    scratch_read(path, buf, sizeof buf);
     return strstr(buf, needle) != NULL;
 }
 
@@ -296,7 +288,7 @@ test_an_unchanged_header_is_left_untouched_and_a_new_entry_changes_the_hash(void
     expect_ok(f);
     char path[128], before[1 << 14], after[1 << 14];
     snprintf(path, sizeof path, "%s/out.h", f->dir);
-    read_all(path, before, sizeof before);
+    scratch_read(path, before, sizeof before);
     struct timeval old[2] = {{1000000000, 0}, {1000000000, 0}};
     assert_int_equal(utimes(path, old), 0);
     GPUBENCH(f, "export --cache cache --kernel gemm --header out.h", bin());
@@ -308,7 +300,7 @@ test_an_unchanged_header_is_left_untouched_and_a_new_entry_changes_the_hash(void
     GPUBENCH(f, "export --cache cache --kernel gemm --header out.h", bin());
     expect_ok(f);
     assert_true(mtime(path) > 1000000000);
-    read_all(path, after, sizeof after);
+    scratch_read(path, after, sizeof after);
     const char *h1 = strstr(before, "GEMM_TUNED_HASH \""),
                *h2 = strstr(after, "GEMM_TUNED_HASH \"");
     assert_non_null(h1);
@@ -324,7 +316,7 @@ static void json_hash(const char *path, char out[33])
 {
     static char text[1 << 16];
     json_t *json = NULL;
-    read_all(path, text, sizeof text);
+    scratch_read(path, text, sizeof text);
     assert_int_equal(gb_json_parse(text, strlen(text), &json, NULL), GB_OK);
     snprintf(out, 33, "%s", gb_json_str(gb_json_get(json, "hash"), ""));
     assert_int_equal(gb_json_len(gb_json_get(json, "entries")), 4);

@@ -13,17 +13,11 @@
 #include "engine/driver.h"
 #include "engine/nvtx.h"
 
-#include <fcntl.h>
-#include <ftw.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 static bool tool_at_start; /* this test itself runs under a profiler */
 
@@ -53,14 +47,6 @@ static const char SCALE[] =
     "  grid = function(c, s) return gb.cdiv(s.N, 256) end, block = 256, reference = ref }\n"
     "gb.tune(k, { shapes = { {N = 4096} } })\n";
 
-static void read_all(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
-    buf[got] = '\0';
-    if (f) fclose(f);
-}
-
 /* Runs gpubench-tune on the script with the arguments (NULL-terminated), under the
  * recording tool when with_tool, and reads back what the tool wrote down. */
 static void tune(fixture *f, bool with_tool, ...)
@@ -82,20 +68,11 @@ static void tune(fixture *f, bool with_tool, ...)
     else
         unsetenv("NVTX_INJECTION64_PATH");
     setenv("GB_NVTX_RECORD", f->record_path, 1);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
+    f->status = scratch_spawn(argv, "/dev/null", err_path, 0);
     unsetenv("NVTX_INJECTION64_PATH");
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    f->status = WEXITSTATUS(status);
-    read_all(err_path, f->err, sizeof f->err);
-    read_all(f->record_path, f->record, sizeof f->record);
+    assert_true(f->status >= 0);
+    scratch_read(err_path, f->err, sizeof f->err);
+    scratch_read(f->record_path, f->record, sizeof f->record);
 }
 
 /* How many lines of the record are exactly line. */
