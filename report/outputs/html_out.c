@@ -13,6 +13,7 @@
 #include "base/json.h"
 #include "report/export/export.h"
 #include "report/output.h"
+#include "report/outputs/json_parts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -93,62 +94,6 @@ static int read_chart_js(const char *path, char **out, gb_err *err)
 static json_t *text_or_null(const char *s)
 {
     return s ? gb_json_text(s, 0) : json_null();
-}
-
-static json_t *roofs_json(const gb_roofs *r)
-{
-    json_t *peak = json_object(), *ceiling = json_object(), *o = json_object();
-    int rc = peak && ceiling && o ? GB_OK : GB_ENOMEM;
-    for (int m = 0; m < GB_MATH_COUNT && !rc; m++) {
-        if (r->peak_tflops[m] > 0)
-            rc = gb_json_set(peak, gb_math_name(m), gb_json_real(r->peak_tflops[m]));
-        if (!rc && r->ceiling_tflops[m] > 0)
-            rc = gb_json_set(ceiling, gb_math_name(m), gb_json_real(r->ceiling_tflops[m]));
-    }
-    if (!rc) rc = gb_json_set(o, "peak_gbps", gb_json_real(r->peak_gbps));
-    if (!rc) rc = gb_json_set(o, "ceiling_gbps", gb_json_real(r->ceiling_gbps));
-    if (!rc) rc = gb_json_set(o, "peak_tflops", json_incref(peak));
-    if (!rc) rc = gb_json_set(o, "ceiling_tflops", json_incref(ceiling));
-    json_decref(peak);
-    json_decref(ceiling);
-    if (rc) json_decref(o);
-    return rc ? NULL : o;
-}
-
-static json_t *device_json(const gb_device_info *d)
-{
-    json_t *o = json_object();
-    int rc = o ? GB_OK : GB_ENOMEM;
-    if (!rc) rc = gb_json_set(o, "name", gb_json_text(d->name, 0));
-    if (!rc) rc = gb_json_set(o, "cc", json_sprintf("%d.%d", d->cc_major, d->cc_minor));
-    if (!rc) rc = gb_json_set(o, "sms", json_integer(d->sms));
-    if (!rc) rc = gb_json_set(o, "sm_clock_mhz", json_integer(d->sm_clock_khz / 1000));
-    if (!rc) rc = gb_json_set(o, "mem_bytes", json_integer(d->mem_bytes));
-    if (!rc) rc = gb_json_set(o, "l2_bytes", json_integer(d->l2_bytes));
-    if (!rc) rc = gb_json_set(o, "driver_version", json_integer(d->driver_version));
-    if (!rc) rc = gb_json_set(o, "clock_source", gb_json_text(d->clock_source, 0));
-    if (rc) json_decref(o);
-    return rc ? NULL : o;
-}
-
-static json_t *context_json(const gb_run_context *c)
-{
-    json_t *o = json_object();
-    int rc = o ? GB_OK : GB_ENOMEM;
-    if (!rc) rc = gb_json_set(o, "engine_version", text_or_null(c->engine_version));
-    if (!rc) rc = gb_json_set(o, "date", text_or_null(c->date));
-    if (!rc) rc = gb_json_set(o, "host", text_or_null(c->host_name));
-    if (!rc) rc = gb_json_set(o, "executable", text_or_null(c->executable));
-    if (!rc) rc = gb_json_set(o, "command_line", text_or_null(c->command_line));
-    if (!rc) rc = gb_json_set(o, "script", text_or_null(c->script));
-    if (!rc) rc = gb_json_set(o, "num_cpus", json_integer(c->num_cpus));
-    if (!rc) rc = gb_json_set(o, "nvrtc_version", gb_json_text(c->nvrtc_version, 0));
-    if (!rc) rc = gb_json_set(o, "arch", gb_json_text(c->arch, 0));
-    if (!rc) rc = gb_json_set(o, "compile_only", json_boolean(c->compile_only));
-    if (!rc) rc = gb_json_set(o, "device", c->has_device ? device_json(&c->device) : json_null());
-    if (!rc) rc = gb_json_set(o, "roofs", c->has_device ? roofs_json(&c->roofs) : json_null());
-    if (rc) json_decref(o);
-    return rc ? NULL : o;
 }
 
 static json_t *samples_json(const gb_measurement *m)
@@ -329,7 +274,7 @@ static int html_begin(gb_output *o, const gb_run_context *ctx, gb_err *err)
     int rc = read_chart_js(js, &h->chart_js, err);
     if (rc) return rc;
     json_decref(h->context);
-    h->context = context_json(ctx);
+    h->context = gb_json_context(ctx); /* as the run's JSON has it */
     if (!h->context) return gb_err_set(err, GB_ENOMEM, "html report %s: out of memory", h->path);
     h->ctx = ctx;
     return GB_OK;

@@ -326,25 +326,24 @@
       add(dl, 'dd', mono ? 'mono' : null, value);
     }
     row('Date', ctx.date);
-    row('Host', ctx.host + (ctx.num_cpus ? ' (' + ctx.num_cpus + ' CPUs)' : ''));
+    row('Host', ctx.host_name + (ctx.num_cpus ? ' (' + ctx.num_cpus + ' CPUs)' : ''));
     row('Command line', ctx.command_line, true);
     var d = ctx.device;
     if (d) {
       row('Device', d.name + ' · compute capability ' + d.cc + ' · ' + d.sms + ' SMs · ' + d.sm_clock_mhz + ' MHz · ' +
           fixed(d.mem_bytes / 1073741824, 0) + ' GiB · L2 ' + fixed(d.l2_bytes / 1048576, 0) + ' MiB');
-      row('Driver', Math.floor(d.driver_version / 1000) + '.' + Math.floor((d.driver_version % 1000) / 10) +
-          (d.clock_source ? ' · clocks from ' + d.clock_source : ''));
+      row('Driver', (ctx.driver_version || '?') + (d.clock_source ? ' · clocks from ' + d.clock_source : ''));
     } else {
       row('Device', ctx.compile_only ? 'none (compiled only)' : 'none');
     }
     row('Target', ctx.arch);
-    row('Versions', 'gpubench ' + ctx.engine_version + (ctx.nvrtc_version ? ' · NVRTC ' + ctx.nvrtc_version : ''));
+    row('Versions', 'gpubench ' + ctx.gpubench_version + (ctx.nvrtc_version ? ' · NVRTC ' + ctx.nvrtc_version : ''));
     var r = ctx.roofs;
     if (r) {
       var parts = [];
       if (r.peak_gbps > 0) parts.push('memory ' + fixed(r.peak_gbps, 0) + ' GB/s peak' +
                                       (r.ceiling_gbps > 0 ? ', ' + fixed(r.ceiling_gbps, 0) + ' measured' : ''));
-      Object.keys(r.peak_tflops).forEach(function (m) {
+      Object.keys(r.peak_tflops).filter(function (m) { return r.peak_tflops[m] > 0; }).forEach(function (m) {
         parts.push(m + ' ' + num(r.peak_tflops[m]) + ' TFLOP/s' +
                    (r.ceiling_tflops[m] > 0 ? ' (' + num(r.ceiling_tflops[m]) + ' measured)' : ''));
       });
@@ -450,9 +449,9 @@
     var main = document.getElementById('report');
     header(main, ctx);
     bestsTable(main, entries);
-    kernels(entries).forEach(function (k) { kernelSection(main, k, ctx.roofs); });
+    kernels(entries).forEach(function (k) { kernelSection(main, k, ctx.device ? ctx.roofs : null); });
     if (!entries.length) add(main, 'p', 'note', 'The run measured nothing.');
-    add(main, 'footer', null, 'Made by gpubench ' + ctx.engine_version + ' with Chart.js ' + (window.Chart ? Chart.version : '?') + ', inlined: this page loads nothing.');
+    add(main, 'footer', null, 'Made by gpubench ' + ctx.gpubench_version + ' with Chart.js ' + (window.Chart ? Chart.version : '?') + ', inlined: this page loads nothing.');
     if (!window.Chart) throw new Error('Chart.js did not load');
     Chart.defaults.font.family = getComputedStyle(body).fontFamily;
     drawAll();

@@ -109,7 +109,7 @@ static json_t *driver_json(const gb_run_context *c)
     return json_string(text);
 }
 
-static json_t *context_json(const gb_run_context *c)
+json_t *gb_json_context(const gb_run_context *c)
 {
     json_t *o = json_object();
     if (!o || gb_json_set(o, "date", text_or_null(c->date)) ||
@@ -441,7 +441,7 @@ static int json_end(gb_output *o, gb_err *err)
     if (!j->ctx)
         return gb_err_set(err, GB_EINVAL, "%s: the run has no context (end before begin)", j->path);
     json_t *doc = json_object();
-    int rc = !doc || gb_json_set(doc, "context", context_json(j->ctx)) ||
+    int rc = !doc || gb_json_set(doc, "context", gb_json_context(j->ctx)) ||
              gb_json_set(doc, "benchmarks", json_incref(j->benchmarks));
     char *text = rc ? NULL : gb_json_dump(doc, true);
     json_decref(doc);
