@@ -31,22 +31,29 @@ void gb_report_free(gb_report *report)
     memset(report, 0, sizeof *report);
 }
 
-static double best_seconds(const gb_report_entry *e)
+static double best_ms(const gb_report_entry *e)
 {
-    const gb_shape_result *s = e->result;
-    return s->has_best && s->best.median > 0 ? s->best.median * 1e-3 : 0;
+    return e->result->has_best ? e->result->best.median : 0;
+}
+
+double gb_entry_tflops_at(const gb_report_entry *e, double ms)
+{
+    return ms > 0 && e->result->flops > 0 ? e->result->flops / (ms * 1e-3) / 1e12 : 0;
+}
+
+double gb_entry_gbps_at(const gb_report_entry *e, double ms)
+{
+    return ms > 0 && e->result->bytes > 0 ? e->result->bytes / (ms * 1e-3) / 1e9 : 0;
 }
 
 double gb_entry_tflops(const gb_report_entry *e)
 {
-    double s = best_seconds(e);
-    return s > 0 && e->result->flops > 0 ? e->result->flops / s / 1e12 : 0;
+    return gb_entry_tflops_at(e, best_ms(e));
 }
 
 double gb_entry_gbps(const gb_report_entry *e)
 {
-    double s = best_seconds(e);
-    return s > 0 && e->result->bytes > 0 ? e->result->bytes / s / 1e9 : 0;
+    return gb_entry_gbps_at(e, best_ms(e));
 }
 
 double gb_entry_intensity(const gb_report_entry *e)
@@ -75,7 +82,8 @@ double gb_entry_roof_tflops(const gb_report_entry *e, const gb_roofs *roofs, boo
     return memory > 0 ? memory : tflops;
 }
 
-double gb_entry_fraction(const gb_report_entry *e, const gb_roofs *roofs, bool measured)
+double gb_entry_fraction_at(const gb_report_entry *e, const gb_roofs *roofs, bool measured,
+                            double ms)
 {
     const gb_shape_result *s = e->result;
     double gbps, tflops;
@@ -83,7 +91,12 @@ double gb_entry_fraction(const gb_report_entry *e, const gb_roofs *roofs, bool m
     /* Against the roofs that bound it, all of them known. */
     if ((s->flops > 0 && !(tflops > 0)) || (s->bytes > 0 && !(gbps > 0))) return 0;
     bool memory_bound;
-    if (gb_entry_tflops(e) > 0)
-        return gb_entry_tflops(e) / gb_entry_roof_tflops(e, roofs, measured, &memory_bound);
-    return gb_entry_gbps(e) > 0 ? gb_entry_gbps(e) / gbps : 0;
+    if (gb_entry_tflops_at(e, ms) > 0)
+        return gb_entry_tflops_at(e, ms) / gb_entry_roof_tflops(e, roofs, measured, &memory_bound);
+    return gb_entry_gbps_at(e, ms) > 0 ? gb_entry_gbps_at(e, ms) / gbps : 0;
+}
+
+double gb_entry_fraction(const gb_report_entry *e, const gb_roofs *roofs, bool measured)
+{
+    return gb_entry_fraction_at(e, roofs, measured, best_ms(e));
 }

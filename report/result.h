@@ -84,6 +84,10 @@ double gb_entry_tflops(const gb_report_entry *e);
 double gb_entry_gbps(const gb_report_entry *e);
 double gb_entry_intensity(const gb_report_entry *e); /* flops per byte */
 
+/* The same for another time of the shape's work, in ms (a trial's median). */
+double gb_entry_tflops_at(const gb_report_entry *e, double ms);
+double gb_entry_gbps_at(const gb_report_entry *e, double ms);
+
 /* The roof an entry sits under at its intensity: the lesser of the memory roof
  * (intensity x GB/s) and the compute roof of its math, in TFLOP/s, from the
  * measured ceilings when known, else the peaks; 0 when neither is known.
@@ -95,5 +99,7 @@ double gb_entry_roof_tflops(const gb_report_entry *e, const gb_roofs *roofs, boo
  * its flops are known, else GB/s over the bandwidth; from the measured ceilings
  * or the peaks; 0 when a roof that bounds it is unknown. */
 double gb_entry_fraction(const gb_report_entry *e, const gb_roofs *roofs, bool measured);
+double gb_entry_fraction_at(const gb_report_entry *e, const gb_roofs *roofs, bool measured,
+                            double ms);
 
 #endif

@@ -144,24 +144,15 @@ typedef struct row_facts {
     const char *reason;
 } row_facts;
 
-/* Throughput of the shape's work in median_ms, and how near the roof that is:
- * of the roofline's bound at the entry's intensity when its flops are known,
- * else of the peak bandwidth when its bytes are (0 where unknown). */
+/* Throughput of the shape's work in median_ms, and how near the roof that is
+ * (gb_entry_fraction_at: the theoretical roofs; 0 where unknown). */
 static void rates(const gb_report_entry *e, const gb_run_context *ctx, double median_ms,
                   double *out_tflops, double *out_gbps, double *out_pct)
 {
-    const gb_shape_result *s = e->result;
-    double seconds = median_ms > 0 ? median_ms * 1e-3 : 0;
-    *out_tflops = seconds > 0 && s->flops > 0 ? s->flops / seconds / 1e12 : 0;
-    *out_gbps = seconds > 0 && s->bytes > 0 ? s->bytes / seconds / 1e9 : 0;
-    *out_pct = 0;
-    if (!ctx || !ctx->has_device) return;
-    bool memory_bound;
-    double roof = gb_entry_roof_tflops(e, &ctx->roofs, false, &memory_bound);
-    if (*out_tflops > 0 && roof > 0)
-        *out_pct = 100 * *out_tflops / roof;
-    else if (s->flops <= 0 && *out_gbps > 0 && ctx->roofs.peak_gbps > 0)
-        *out_pct = 100 * *out_gbps / ctx->roofs.peak_gbps;
+    *out_tflops = gb_entry_tflops_at(e, median_ms);
+    *out_gbps = gb_entry_gbps_at(e, median_ms);
+    *out_pct =
+        ctx && ctx->has_device ? 100 * gb_entry_fraction_at(e, &ctx->roofs, false, median_ms) : 0;
 }
 
 static void positive(csv_line *l, double v, int digits)

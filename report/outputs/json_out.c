@@ -308,14 +308,8 @@ static json_t *tie_json(const gb_shape_result *s)
  * GB/s over the peak bandwidth when the kernel's flops are unknown. */
 static json_t *pct_of_peak(const gb_report_entry *e, const gb_roofs *roofs)
 {
-    bool memory_bound;
-    double tflops = gb_entry_tflops(e), gbps = gb_entry_gbps(e);
-    if (tflops > 0) {
-        double roof = gb_entry_roof_tflops(e, roofs, false, &memory_bound);
-        return roof > 0 ? gb_json_real(100 * tflops / roof) : json_null();
-    }
-    return gbps > 0 && roofs->peak_gbps > 0 ? gb_json_real(100 * gbps / roofs->peak_gbps)
-                                            : json_null();
+    double fraction = gb_entry_fraction(e, roofs, false);
+    return fraction > 0 ? gb_json_real(100 * fraction) : json_null();
 }
 
 static json_t *speedup(const gb_shape_result *s)
