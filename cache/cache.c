@@ -1,4 +1,5 @@
 #include "cache/cache.h"
+#include "cache/cache_internal.h"
 
 #include "cache/check.h"
 #include "cache/check_walk.h"
@@ -135,8 +136,8 @@ static int not_found(const gb_cache *c, gb_cache_db db, const gb_key *key, gb_er
 }
 
 /* what (and detail, which may be "") says what is wrong with the record. */
-static int bad_record(const gb_cache *c, gb_cache_db db, const gb_key *key, const char *what,
-                      const char *detail, gb_err *err)
+int gb_cache_bad_record(const gb_cache *c, gb_cache_db db, const gb_key *key, const char *what,
+                        const char *detail, gb_err *err)
 {
     char hex[2 * GB_KEY_BYTES + 1];
     gb_key_hex(key, hex);
@@ -165,12 +166,6 @@ static int check_db(const gb_cache *c, gb_cache_db db, gb_err *err)
 
 /* ---- transactions ------------------------------------------------------- */
 
-/* One piece of a value being stored; a record is the header and up to three pieces. */
-typedef struct piece {
-    const void *bytes;
-    size_t n;
-} piece;
-
 /* What one operation needs inside its transaction. A body returns GB_OK, a GB_E*
  * code with err already set, or an LMDB code with `call` naming the failed call. */
 typedef struct op op;
@@ -181,7 +176,7 @@ struct op {
     const char *call;
     gb_cache_db db;
     const gb_key *key;
-    const piece *pieces;
+    const gb_cache_piece *pieces;
     size_t n_pieces;
     void *value; /* get: the copied payload */
     size_t len;
@@ -532,7 +527,7 @@ static int get_body(MDB_txn *txn, op *o)
     gb_frame_verdict verdict =
         gb_frame_check(o->key->bytes, GB_KEY_BYTES, v.mv_data, v.mv_size, &header_bytes);
     if (verdict != GB_FRAME_OK)
-        return bad_record(o->c, o->db, o->key, gb_frame_verdict_text(verdict), "", o->err);
+        return gb_cache_bad_record(o->c, o->db, o->key, gb_frame_verdict_text(verdict), "", o->err);
     o->len = v.mv_size - header_bytes;
     if (!(o->value = malloc(o->len ? o->len : 1)))
         return gb_err_set(o->err, GB_ENOMEM, "cache %s: out of memory", o->c->dir);
@@ -573,8 +568,8 @@ static int put_body(MDB_txn *txn, op *o)
     return GB_OK;
 }
 
-static int put_pieces(gb_cache *cache, gb_cache_db db, const gb_key *key, const piece *pieces,
-                      size_t n_pieces, gb_err *err)
+int gb_cache_put_pieces(gb_cache *cache, gb_cache_db db, const gb_key *key,
+                        const gb_cache_piece *pieces, size_t n_pieces, gb_err *err)
 {
     int rc = check_db(cache, db, err);
     if (!rc) rc = check_writable(cache, err);
@@ -586,8 +581,8 @@ static int put_pieces(gb_cache *cache, gb_cache_db db, const gb_key *key, const 
 int gb_cache_put(gb_cache *cache, gb_cache_db db, const gb_key *key, const void *value, size_t len,
                  gb_err *err)
 {
-    piece pieces[] = {{value, len}};
-    return put_pieces(cache, db, key, pieces, 1, err);
+    gb_cache_piece pieces[] = {{value, len}};
+    return gb_cache_put_pieces(cache, db, key, pieces, 1, err);
 }
 
 static int del_body(MDB_txn *txn, op *o)
@@ -605,102 +600,6 @@ int gb_cache_del(gb_cache *cache, gb_cache_db db, const gb_key *key, gb_err *err
     if (rc) return rc;
     op o = {.c = cache, .err = err, .db = db, .key = key};
     return run(&o, 0, del_body);
-}
-
-/* ---- JSON and cubin records --------------------------------------------- */
-
-int gb_cache_get_json(gb_cache *cache, gb_cache_db db, const gb_key *key, json_t **out, gb_err *err)
-{
-    void *text = NULL;
-    size_t len = 0;
-    int rc = gb_cache_get(cache, db, key, &text, &len, err);
-    if (rc) return rc;
-    gb_err why;
-    gb_err_clear(&why);
-    rc = gb_json_parse(text, len, out, &why);
-    if (rc == GB_ENOMEM)
-        gb_err_copy(err, &why);
-    else if (rc)
-        rc = bad_record(cache, db, key, "does not parse: ", why.msg, err);
-    free(text);
-    return rc;
-}
-
-int gb_cache_put_json(gb_cache *cache, gb_cache_db db, const gb_key *key, const json_t *json,
-                      gb_err *err)
-{
-    if (!json) return gb_err_set(err, GB_EINVAL, "cache %s: no JSON to store", cache->dir);
-    char *text = gb_json_dump(json, false);
-    if (!text) return gb_err_set(err, GB_ENOMEM, "cache %s: out of memory", cache->dir);
-    int rc = gb_cache_put(cache, db, key, text, strlen(text), err);
-    free(text);
-    return rc;
-}
-
-int gb_cache_split_cubin(const void *payload, size_t len, const char **out_meta,
-                         size_t *out_meta_len, const void **out_cubin, size_t *out_cubin_len)
-{
-    const uint8_t *p = payload;
-    if (!p || len < 4) return GB_ECACHE;
-    size_t meta_bytes = (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
-    if (meta_bytes >= len - 4) return GB_ECACHE;
-    *out_meta = (const char *)p + 4;
-    *out_meta_len = meta_bytes;
-    *out_cubin = p + 4 + meta_bytes;
-    *out_cubin_len = len - 4 - meta_bytes;
-    return GB_OK;
-}
-
-/* Splits a cubin payload in place: the cubin moves to the front of the buffer. */
-static int split_cubin(gb_cache *cache, const gb_key *key, uint8_t *payload, size_t len,
-                       char **out_meta_json, size_t *out_cubin_bytes, gb_err *err)
-{
-    if (len < 4) return bad_record(cache, GB_DB_CUBINS, key, "is too short for a cubin", "", err);
-    size_t meta_bytes =
-        (size_t)payload[0] << 24 | (size_t)payload[1] << 16 | (size_t)payload[2] << 8 | payload[3];
-    if (meta_bytes >= len - 4)
-        return bad_record(cache, GB_DB_CUBINS, key, "has a bad length or no cubin", "", err);
-    if (memchr(payload + 4, '\0', meta_bytes))
-        return bad_record(cache, GB_DB_CUBINS, key, "has a NUL in its JSON", "", err);
-    char *meta = malloc(meta_bytes + 1);
-    if (!meta) return gb_err_set(err, GB_ENOMEM, "cache %s: out of memory", cache->dir);
-    memcpy(meta, payload + 4, meta_bytes);
-    meta[meta_bytes] = '\0';
-    *out_cubin_bytes = len - 4 - meta_bytes;
-    memmove(payload, payload + 4 + meta_bytes, *out_cubin_bytes);
-    *out_meta_json = meta;
-    return GB_OK;
-}
-
-int gb_cache_get_cubin(gb_cache *cache, const gb_key *key, char **out_meta_json, void **out_cubin,
-                       size_t *out_cubin_bytes, gb_err *err)
-{
-    void *payload = NULL;
-    size_t len = 0;
-    int rc = gb_cache_get(cache, GB_DB_CUBINS, key, &payload, &len, err);
-    if (rc) return rc;
-    rc = split_cubin(cache, key, payload, len, out_meta_json, out_cubin_bytes, err);
-    if (rc)
-        free(payload);
-    else
-        *out_cubin = payload;
-    return rc;
-}
-
-/* An empty cubin is refused: no compile produces one, so it can only be a bug. */
-int gb_cache_put_cubin(gb_cache *cache, const gb_key *key, const char *meta_json, const void *cubin,
-                       size_t cubin_bytes, gb_err *err)
-{
-    if (!meta_json || !cubin || cubin_bytes == 0)
-        return gb_err_set(err, GB_EINVAL,
-                          "cache %s: a cubin record needs JSON and a non-empty cubin", cache->dir);
-    size_t meta_bytes = strlen(meta_json);
-    if (meta_bytes > UINT32_MAX)
-        return gb_err_set(err, GB_EINVAL, "cache %s: cubin JSON too long", cache->dir);
-    uint8_t be[4] = {(uint8_t)(meta_bytes >> 24), (uint8_t)(meta_bytes >> 16),
-                     (uint8_t)(meta_bytes >> 8), (uint8_t)meta_bytes};
-    piece pieces[] = {{be, 4}, {meta_json, meta_bytes}, {cubin, cubin_bytes}};
-    return put_pieces(cache, GB_DB_CUBINS, key, pieces, 3, err);
 }
 
 /* ---- walking ------------------------------------------------------------ */
@@ -776,7 +675,7 @@ static int update_body(MDB_txn *txn, op *o)
     }
     if ((rc = o->decide(o->ctx, old, old_len, &new_value, &new_len))) return rc;
     if (!new_value) return GB_OK;
-    piece pieces[] = {{new_value, new_len}};
+    gb_cache_piece pieces[] = {{new_value, new_len}};
     o->pieces = pieces;
     o->n_pieces = 1;
     rc = put_body(txn, o);
