@@ -103,3 +103,17 @@ size_t gb_strlcpy(char *dst, const char *src, size_t n)
     dst[copy] = '\0';
     return len;
 }
+
+void gb_format_bytes(double bytes, char *out, size_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 6) {
+        bytes /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(out, n, "%.0f B", bytes);
+    else
+        snprintf(out, n, "%.*f %s", bytes < 10 ? 2 : bytes < 100 ? 1 : 0, bytes, units[u]);
+}

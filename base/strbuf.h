@@ -41,6 +41,9 @@ void gb_sb_reset(gb_strbuf *sb);
 /* Copies src into dst[0..n) with truncation, always NUL-terminating (n > 0);
  * returns strlen(src), like BSD strlcpy. */
 size_t gb_strlcpy(char *dst, const char *src, size_t n);
+
+/* A size in binary units, three significant digits: "512 B", "1.50 GiB", "1.00 PiB". */
+void gb_format_bytes(double bytes, char *out, size_t n);
 void gb_sb_free(gb_strbuf *sb);
 
 #endif

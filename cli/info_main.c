@@ -1,6 +1,10 @@
-/* gpubench info [--device N] [--json]: the GPU as gpubench sees it, and the roofs
- * the reports set results against (engine/roofs.h). */
+/* gpubench info [--device N] [--cache DIR] [--measure] [--json]: the GPU as
+ * gpubench sees it, and the roofs the reports set results against: theoretical
+ * peaks (engine/roofs.h) and measured ceilings (engine/ceilings.h), measured once
+ * per GPU and kept in the cache. */
 #include "base/json.h"
+#include "base/wire.h"
+#include "cache/ceilings.h"
 #include "cli/cli.h"
 #include "engine/exec.h"
 #include "engine/nvrtc.h"
@@ -14,35 +18,45 @@
 #include <string.h>
 
 static const char USAGE[] =
-    "usage: %s info [--device N] [--json]\n"
+    "usage: %s info [--device N] [--cache DIR] [--measure] [--json]\n"
     "\n"
     "The GPU as gpubench sees it: its name, compute capability and compile target,\n"
     "SMs, clocks, memory and L2, the driver and NVRTC, and its theoretical peaks:\n"
     "the memory bandwidth (memory clock x bus width, double data rate) and the dense\n"
     "rate of each kind of math (SMs x operations per clock per SM of the\n"
-    "architecture x peak SM clock). These are the roofs of the reports' %% peak\n"
-    "column and roofline (docs/reports.md).\n"
+    "architecture x peak SM clock). And its measured ceilings: the bandwidth of a\n"
+    "device-to-device copy (bytes read plus written, arrays 8x the L2) and cuBLAS's\n"
+    "GEMM rate in fp32, tf32, fp16, bf16 and fp8. They are measured once per GPU (a\n"
+    "few seconds), here or by the first gpubench-tune run that times something, and\n"
+    "kept in the cache. Peaks and ceilings are the roofs of the reports' %% peak and\n"
+    "%% ceil columns and roofline (docs/reports.md).\n"
     "\n"
     "options:\n"
     "  --device N   the GPU (default 0)\n"
+    "  --cache DIR  the cache holding the ceilings (default $GPUBENCH_CACHE, else\n"
+    "               $XDG_CACHE_HOME/gpubench, else ~/.cache/gpubench)\n"
+    "  --measure    measure the ceilings again, and store them\n"
     "  --json       machine-readable output: {\"device\", \"driver_version\",\n"
-    "               \"nvrtc_version\", \"roofs\"}, the names of a run's JSON context\n"
+    "               \"nvrtc_version\", \"roofs\", \"ceilings\"}, the names of a run's\n"
+    "               JSON context\n"
     "  -h, --help   this text\n"
     "\n"
-    "exit status: 0 done; 2 usage; 3 no usable GPU.\n";
+    "exit status: 0 done; 2 usage; 3 no usable GPU; 4 the cache cannot be used.\n";
 
 typedef struct info_args {
     int device;
     bool json;
+    bool measure;
+    const char *cache_dir;
 } info_args;
 
 /* Returns -1 to go on, or an exit status. */
 static int parse_args(int argc, char **argv, info_args *a)
 {
-    static const struct option options[] = {{"device", required_argument, NULL, 'd'},
-                                            {"json", no_argument, NULL, 'j'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
+    static const struct option options[] = {
+        {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
+        {"cache", required_argument, NULL, 'c'},  {"measure", no_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -57,6 +71,10 @@ static int parse_args(int argc, char **argv, info_args *a)
             a->device = (int)v;
         } else if (c == 'j') {
             a->json = true;
+        } else if (c == 'c') {
+            a->cache_dir = optarg;
+        } else if (c == 'm') {
+            a->measure = true;
         } else if (c == 'h') {
             printf(USAGE, argv[0]);
             return 0;
@@ -72,17 +90,48 @@ static int parse_args(int argc, char **argv, info_args *a)
     return -1;
 }
 
-/* The device, asked of a GPU worker (this program started again), as tuning does. */
-static int query(int ordinal, gb_device_info *out, gb_err *err)
+/* The device and its ceilings, asked of a GPU worker (this program started
+ * again), as tuning does: from the cache, else measured and stored. */
+static int query(const info_args *a, gb_device_info *out, gb_ceilings *ceilings, gb_err *err)
 {
-    char exe[4096];
+    char exe[4096], dir[4096];
     gb_exec *exec = NULL;
+    gb_cache *cache = NULL;
     int rc = gb_worker_self_exe(exe, sizeof exe, err);
-    gb_worker_opts opts = {.exe = exe, .ordinal = ordinal};
+    gb_worker_opts opts = {.exe = exe, .ordinal = a->device};
     if (rc == GB_OK) rc = gb_exec_worker(&opts, &exec, err);
     if (rc == GB_OK) rc = gb_exec_device(exec, out, err);
+    if (rc == GB_OK && !a->cache_dir) rc = gb_cache_default_dir(dir, sizeof dir, err);
+    if (rc == GB_OK) rc = gb_cache_open(a->cache_dir ? a->cache_dir : dir, 0, &cache, err);
+    if (rc == GB_OK && !a->measure) rc = gb_cache_get_ceilings(cache, out, ceilings, err);
+    if (rc == GB_ENOTFOUND || (rc == GB_OK && a->measure)) {
+        if (!a->json) fprintf(stderr, "measuring the ceilings of %s...\n", out->name);
+        rc = gb_exec_ceilings(exec, ceilings, err);
+        if (rc == GB_OK) rc = gb_cache_put_ceilings(cache, out, ceilings, err);
+    }
+    gb_cache_close(cache);
     gb_exec_destroy(exec);
     return rc;
+}
+
+static void print_ceilings(const gb_ceilings *c)
+{
+    char size[32];
+    gb_format_bytes((double)c->copy_bytes, size, sizeof size);
+    printf("measured ceilings (%s):\n  copy bandwidth %.0f GB/s (device to device, %s arrays, "
+           "read + written)\n",
+           c->measured_at, c->copy_gbps, size);
+    static const gb_math gemms[] = {GB_MATH_FP32, GB_MATH_TF32, GB_MATH_FP16, GB_MATH_BF16,
+                                    GB_MATH_FP8};
+    bool any = false;
+    for (size_t i = 0; i < sizeof gemms / sizeof *gemms; i++) {
+        double t = gb_ceilings_tflops(c, gemms[i]);
+        if (!(t > 0)) continue;
+        printf("%s %s %.1f", any ? "" : "  cuBLAS GEMM", gb_math_name(gemms[i]), t);
+        any = true;
+    }
+    if (any) printf(" TFLOP/s (%d cubed)\n", c->gemm_size);
+    if (c->gemm_note[0]) printf("  %s\n", c->gemm_note);
 }
 
 static void print_text(const gb_device_info *d, const gb_roofs *roofs, const char *nvrtc)
@@ -111,7 +160,8 @@ static void print_text(const gb_device_info *d, const gb_roofs *roofs, const cha
               stdout);
 }
 
-static int print_json(const gb_device_info *d, const gb_roofs *roofs, const char *nvrtc)
+static int print_json(const gb_device_info *d, const gb_roofs *roofs, const gb_ceilings *c,
+                      const char *nvrtc)
 {
     char driver[32];
     snprintf(driver, sizeof driver, "%d.%d", d->driver_version / 1000,
@@ -120,7 +170,8 @@ static int print_json(const gb_device_info *d, const gb_roofs *roofs, const char
     if (!doc || gb_json_set(doc, "device", gb_json_device(d)) ||
         gb_json_set(doc, "driver_version", json_string(driver)) ||
         gb_json_set(doc, "nvrtc_version", json_string(nvrtc)) ||
-        gb_json_set(doc, "roofs", gb_json_roofs(roofs))) {
+        gb_json_set(doc, "roofs", gb_json_roofs(roofs)) ||
+        gb_json_set(doc, "ceilings", gb_wire_encode(&gb_wire_ceilings, c))) {
         json_decref(doc);
         fprintf(stderr, "gpubench info: out of memory\n");
         return 2;
@@ -139,16 +190,20 @@ int gb_cli_info(int argc, char **argv)
     int status = parse_args(argc, argv, &a);
     if (status >= 0) return status;
     gb_device_info device;
+    gb_ceilings ceilings;
     gb_err err = {0};
-    if (query(a.device, &device, &err) != GB_OK) {
+    if (query(&a, &device, &ceilings, &err) != GB_OK) {
         fprintf(stderr, "%s info: %s\n", argv[0], err.msg);
-        return err.code == GB_ENODRIVER || err.code == GB_ENOGPU ? 3 : gb_cli_exit_status(err.code);
+        if (err.code == GB_ENODRIVER || err.code == GB_ENOGPU) return 3;
+        return err.code == GB_ECACHE || err.code == GB_EIO ? 4 : gb_cli_exit_status(err.code);
     }
     gb_roofs roofs;
     gb_roofs_peaks(&device, &roofs);
+    gb_ceilings_to_roofs(&ceilings, &roofs);
     char nvrtc[16];
     gb_nvrtc_version(nvrtc);
-    if (a.json) return print_json(&device, &roofs, nvrtc);
+    if (a.json) return print_json(&device, &roofs, &ceilings, nvrtc);
     print_text(&device, &roofs, nvrtc);
+    print_ceilings(&ceilings);
     return 0;
 }

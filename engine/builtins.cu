@@ -163,12 +163,23 @@ extern "C" __global__ void gb_fill(void *out, int dtype, u64 n, int mode, u64 se
     }
 }
 
+// Writes value (a NaN or an infinity, made by the host) at element index: the
+// planted specials of a tensor, after its fill.
+extern "C" __global__ void gb_plant(void *out, int dtype, u64 index, double value)
+{
+    store(out, dtype, index, value, false);
+}
+
 // Must match gb_compare_result in engine/builtins.h.
 struct compare_result {
     u64 n_bad;
     u64 first_bad;  // smallest failing index, or ~0
     u64 max_abs;    // bits of a non-negative double: integer order is numeric order
     u64 max_rel;
+    u64 n_nan_bad;  // NaN on one side only (or, with nan_matches 0, on either)
+    u64 first_nan_bad;
+    double sum_sq_diff; // over the elements where neither side is NaN
+    double sum_sq_ref;
 };
 
 __device__ __forceinline__ u64 warp_sum(u64 v)
@@ -195,21 +206,42 @@ __device__ __forceinline__ double warp_max(double v)
 // The block's totals go out in one set of atomics, not one per thread: with every
 // element a little off (any GEMM in float), per-thread atomics on the same four
 // words serialised into tens of milliseconds per check.
-extern "C" __global__ void gb_compare(const void *x, const void *ref, int dtype, u64 n, double rtol,
-                                      double atol, compare_result *out)
+__device__ __forceinline__ double warp_sum_f64(double v)
 {
-    __shared__ u64 s_bad[32], s_first[32];
-    __shared__ double s_abs[32], s_rel[32];
-    u64 bad = 0, first = ~0ull;
-    double max_abs = 0.0, max_rel = 0.0;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// The block's totals go out in one set of atomics, not one per thread: with every
+// element a little off (any GEMM in float), per-thread atomics on the same words
+// serialised into tens of milliseconds per check. nan_matches: a NaN on both sides
+// passes (there is a reference); 0: any NaN fails (x compared with itself).
+extern "C" __global__ void gb_compare(const void *x, const void *ref, int dtype, u64 n, double rtol,
+                                      double atol, int nan_matches, compare_result *out)
+{
+    __shared__ u64 s_bad[32], s_first[32], s_nan[32], s_nan_first[32];
+    __shared__ double s_abs[32], s_rel[32], s_diff[32], s_ref[32];
+    u64 bad = 0, first = ~0ull, nan_bad = 0, nan_first = ~0ull;
+    double max_abs = 0.0, max_rel = 0.0, sq_diff = 0.0, sq_ref = 0.0;
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
         double a = load(x, dtype, i), r = load(ref, dtype, i);
         double diff = fabs(a - r);
+        bool a_nan = isnan(a), r_nan = isnan(r);
+        bool nan_ok = nan_matches ? a_nan == r_nan : !a_nan && !r_nan;
         bool ok = a == r || (!isnan(diff) && diff <= atol + rtol * fabs(r));
-        if (isnan(a) || isnan(r)) ok = false;
+        if (a_nan || r_nan) ok = nan_ok && a_nan;
         if (!ok) {
             bad++;
             first = first < i ? first : i;
+        }
+        if (!nan_ok) {
+            nan_bad++;
+            nan_first = nan_first < i ? nan_first : i;
+        }
+        if (!a_nan && !r_nan) {
+            double d = a == r ? 0.0 : diff; // inf == inf: no error
+            sq_diff += d * d;
+            sq_ref += isinf(r) ? 0.0 : r * r;
         }
         if (!isnan(diff) && !isinf(diff) && a != r) {
             max_abs = fmax(max_abs, diff);
@@ -217,24 +249,39 @@ extern "C" __global__ void gb_compare(const void *x, const void *ref, int dtype,
         }
     }
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = (blockDim.x + 31) >> 5;
-    bad = warp_sum(bad), first = warp_min(first);
+    bad = warp_sum(bad), first = warp_min(first), nan_bad = warp_sum(nan_bad);
+    nan_first = warp_min(nan_first);
     max_abs = warp_max(max_abs), max_rel = warp_max(max_rel);
-    if (lane == 0) s_bad[warp] = bad, s_first[warp] = first, s_abs[warp] = max_abs, s_rel[warp] = max_rel;
+    sq_diff = warp_sum_f64(sq_diff), sq_ref = warp_sum_f64(sq_ref);
+    if (lane == 0) {
+        s_bad[warp] = bad, s_first[warp] = first, s_abs[warp] = max_abs, s_rel[warp] = max_rel;
+        s_nan[warp] = nan_bad, s_nan_first[warp] = nan_first;
+        s_diff[warp] = sq_diff, s_ref[warp] = sq_ref;
+    }
     __syncthreads();
     if (warp != 0) return;
-    bad = lane < n_warps ? s_bad[lane] : 0;
-    first = lane < n_warps ? s_first[lane] : ~0ull;
-    max_abs = lane < n_warps ? s_abs[lane] : 0.0;
-    max_rel = lane < n_warps ? s_rel[lane] : 0.0;
-    bad = warp_sum(bad), first = warp_min(first);
+    bool in = lane < n_warps;
+    bad = in ? s_bad[lane] : 0, first = in ? s_first[lane] : ~0ull;
+    nan_bad = in ? s_nan[lane] : 0, nan_first = in ? s_nan_first[lane] : ~0ull;
+    max_abs = in ? s_abs[lane] : 0.0, max_rel = in ? s_rel[lane] : 0.0;
+    sq_diff = in ? s_diff[lane] : 0.0, sq_ref = in ? s_ref[lane] : 0.0;
+    bad = warp_sum(bad), first = warp_min(first), nan_bad = warp_sum(nan_bad);
+    nan_first = warp_min(nan_first);
     max_abs = warp_max(max_abs), max_rel = warp_max(max_rel);
+    sq_diff = warp_sum_f64(sq_diff), sq_ref = warp_sum_f64(sq_ref);
     if (lane != 0) return;
     if (bad) {
         atomicAdd(&out->n_bad, bad);
         atomicMin(&out->first_bad, first);
     }
+    if (nan_bad) {
+        atomicAdd(&out->n_nan_bad, nan_bad);
+        atomicMin(&out->first_nan_bad, nan_first);
+    }
     if (max_abs > 0.0) atomicMax(&out->max_abs, (u64)__double_as_longlong(max_abs));
     if (max_rel > 0.0) atomicMax(&out->max_rel, (u64)__double_as_longlong(max_rel));
+    if (sq_diff != 0.0) atomicAdd(&out->sum_sq_diff, sq_diff);
+    if (sq_ref != 0.0) atomicAdd(&out->sum_sq_ref, sq_ref);
 }
 
 extern "C" __global__ void gb_flush(u32 *buf, u64 n_words, u32 value)

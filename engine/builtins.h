@@ -30,6 +30,10 @@ typedef struct gb_compare_result {
     uint64_t first_bad;    /* UINT64_MAX when none */
     uint64_t max_abs_bits; /* a non-negative double's bits */
     uint64_t max_rel_bits;
+    uint64_t n_nan_bad; /* NaN on one side only (without a reference: on either) */
+    uint64_t first_nan_bad;
+    double sum_sq_diff; /* over the elements where neither side is NaN */
+    double sum_sq_ref;
 } gb_compare_result;
 
 #endif

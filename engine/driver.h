@@ -47,6 +47,7 @@
     X(cuMemGetInfo)                                                                                \
     X(cuMemcpyHtoD)                                                                                \
     X(cuMemcpyDtoH)                                                                                \
+    X(cuMemcpyDtoDAsync)                                                                           \
     X(cuMemsetD8Async)                                                                             \
     X(cuModuleLoadData)                                                                            \
     X(cuModuleUnload)                                                                              \

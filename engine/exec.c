@@ -166,6 +166,17 @@ static bool backend_lost(int rc)
     return rc == GB_EFAULT || rc == GB_ETIMEOUT || rc == GB_EPROTO;
 }
 
+int gb_exec_ceilings(gb_exec *exec, gb_ceilings *out, gb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!exec->ops->ceilings)
+        return gb_err_set(err, GB_EINVAL, "this executor cannot measure the device's ceilings");
+    int rc = ensure_ready(exec, err);
+    if (rc == GB_OK) rc = exec->ops->ceilings(exec->backend, out, err);
+    if (rc == GB_EINTR || backend_lost(rc)) close_backend(exec);
+    return rc;
+}
+
 int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check,
                   const gb_measure_opts *opts, double timeout_s, gb_trial_result *out, gb_err *err)
 {

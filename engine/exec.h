@@ -14,6 +14,7 @@
 #define GB_ENGINE_EXEC_H
 
 #include "base/error.h"
+#include "engine/ceilings.h"
 #include "engine/device.h"
 #include "engine/gpu.h"
 #include "engine/measure.h"
@@ -112,6 +113,8 @@ typedef struct gb_backend_ops {
     /* Measures n variants interleaved (they passed their trials already). */
     int (*race)(void *self, const gb_variant *variants, int n, const gb_measure_opts *opts,
                 double timeout_s, gb_measurement *out, gb_err *err);
+    /* Measures the device's ceilings (engine/ceilings.h); NULL: the backend cannot. */
+    int (*ceilings)(void *self, gb_ceilings *out, gb_err *err);
     void (*close)(void *self);
     void (*destroy)(void *self);
 } gb_backend_ops;
@@ -136,6 +139,10 @@ void gb_exec_destroy(gb_exec *exec);
  * backend that was open before and has been closed since (stopped, or lost) is
  * not started again for this: the device is the same. */
 int gb_exec_device(gb_exec *exec, gb_device_info *out, gb_err *err);
+
+/* Measures the device's ceilings (a few seconds), opening the backend if needed.
+ * GB_EINVAL when the backend cannot. */
+int gb_exec_ceilings(gb_exec *exec, gb_ceilings *out, gb_err *err);
 
 /* Sets the problem for the following trials (the args are copied). */
 int gb_exec_set_problem(gb_exec *exec, const gb_arg *args, int n_args, uint64_t seed, gb_err *err);

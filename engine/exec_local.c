@@ -170,12 +170,22 @@ static int local_race(void *self, const gb_variant *vs, int n, const gb_measure_
     return rc;
 }
 
+static int local_ceilings(void *self, gb_ceilings *out, gb_err *err)
+{
+    local_backend *b = self;
+    gb_nvtx_push("measure ceilings");
+    int rc = gb_gpu_measure_ceilings(b->gpu, out, err);
+    gb_nvtx_pop();
+    return rc;
+}
+
 const gb_backend_ops gb_local_backend_ops = {
     .open = local_open,
     .set_problem = local_set_problem,
     .reference = local_reference,
     .trial = local_trial,
     .race = local_race,
+    .ceilings = local_ceilings,
     .close = local_close,
     .destroy = local_destroy,
 };

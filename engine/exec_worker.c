@@ -316,12 +316,25 @@ static void worker_destroy(void *self)
     free(s);
 }
 
+/* The ceilings take a few seconds: the bound of setting up a problem. */
+static int worker_ceilings(void *self, gb_ceilings *out, gb_err *err)
+{
+    supervisor *s = self;
+    gb_msg reply;
+    int rc = exchange(s, GB_MSG_MEASURE_CEILINGS, NULL, NULL, 0, GB_MSG_CEILINGS,
+                      s->opts.op_timeout_s, &reply, err);
+    if (rc == GB_OK) rc = gb_proto_decode(&reply, out, err);
+    gb_msg_free(&reply);
+    return rc;
+}
+
 static const gb_backend_ops worker_ops = {
     .open = worker_open,
     .set_problem = worker_set_problem,
     .reference = worker_reference,
     .trial = worker_trial,
     .race = worker_race,
+    .ceilings = worker_ceilings,
     .close = worker_close,
     .destroy = worker_destroy,
 };

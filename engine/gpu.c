@@ -43,6 +43,7 @@ static int load_builtins(gb_gpu *gpu, gb_err *err)
     GB_CU_CHECK(rc, err, cuModuleLoadData, (&gpu->builtins, out.cubin));
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->fill, gpu->builtins, "gb_fill"));
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->compare, gpu->builtins, "gb_compare"));
+    GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->plant, gpu->builtins, "gb_plant"));
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->flush, gpu->builtins, "gb_flush"));
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->flush_read, gpu->builtins, "gb_flush_read"));
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->clock_probe, gpu->builtins, "gb_clock_probe"));
@@ -137,6 +138,23 @@ uint32_t gb_gpu_grid_for(uint64_t n)
     return blocks > 65535 ? 65535 : blocks ? (uint32_t)blocks : 1;
 }
 
+/* Writes the tensor's planted NaN and infinities over its fill. */
+static int plant(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, gb_err *err)
+{
+    static const double values[GB_SPECIAL_COUNT] = {NAN, INFINITY, -INFINITY};
+    int dtype = arg->dtype, rc = GB_OK;
+    for (int k = 0; k < GB_SPECIAL_COUNT; k++)
+        for (int i = 0; i < arg->n_planted[k]; i++) {
+            uint64_t index = (uint64_t)arg->planted[k][i];
+            double value = values[k];
+            void *params[] = {&buf, &dtype, &index, &value};
+            GB_CU_CHECK(rc, err, cuLaunchKernel,
+                        (gpu->plant, 1, 1, 1, 1, 1, 1, 0, gpu->stream, params, NULL));
+        }
+cleanup:
+    return rc;
+}
+
 static int fill(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, gb_fill_mode mode, uint64_t seed,
                 gb_err *err)
 {
@@ -146,6 +164,7 @@ static int fill(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, gb_fill_mode mo
     void *params[] = {&buf, &dtype, &n, &imode, &seed, &value};
     GB_CU_CHECK(rc, err, cuLaunchKernel,
                 (gpu->fill, gb_gpu_grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
+    if (mode != GB_FILL_POISON) rc = plant(gpu, buf, arg, err);
 cleanup:
     return rc;
 }
@@ -215,10 +234,54 @@ static int alloc_arg(gpu_arg *a, int position, gb_err *err)
     if (a->desc.checked) GB_CU_CHECK(rc, err, cuMemAlloc, (&a->ref_buf, bytes));
     a->value.ptr = a->buf;
 cleanup:
-    if (rc)
-        gb_err_prefix(err, "allocating argument %d (%s, %.1f MiB)", position,
-                      gb_dtype_name(a->desc.dtype), bytes / 1048576.0);
+    if (rc) {
+        char size[32];
+        gb_format_bytes((double)bytes, size, sizeof size);
+        gb_err_prefix(err, "allocating argument %d (%s, %s)", position,
+                      gb_dtype_name(a->desc.dtype), size);
+    }
     return rc;
+}
+
+/* Memory the session keeps free beyond the arguments: module loads, the check's
+ * scratch, a library's workspace. */
+#define GB_MEMORY_HEADROOM ((size_t)256 << 20)
+
+/* Appends "argument 2 f32[1024x4096] 16.0 MiB" (and its reference copy). */
+static void describe_arg(gb_strbuf *sb, int position, const gb_arg *a)
+{
+    char size[32];
+    gb_format_bytes((double)gb_arg_bytes(a), size, sizeof size);
+    gb_sb_printf(sb, "%sargument %d %s[", sb->len ? ", " : "", position, gb_dtype_name(a->dtype));
+    for (int d = 0; d < a->n_dims; d++)
+        gb_sb_printf(sb, "%s%lld", d ? "x" : "", (long long)a->dims[d]);
+    gb_sb_printf(sb, "] %s%s", size, a->checked ? " (x2: the reference's copy)" : "");
+}
+
+/* Refuses a problem whose buffers cannot fit before anything is allocated, naming
+ * each tensor's size and the GPU's free memory. */
+static int check_fits(gb_gpu *gpu, const gb_arg *args, int n_args, gb_err *err)
+{
+    double need = 0;
+    for (int i = 0; i < n_args; i++)
+        if (args[i].kind == GB_ARG_TENSOR)
+            need += (double)gb_arg_bytes(&args[i]) * (args[i].checked ? 2 : 1);
+    size_t free_bytes = 0, total_bytes = 0;
+    if (gb_cu.cuMemGetInfo(&free_bytes, &total_bytes) != CUDA_SUCCESS) return GB_OK;
+    if (need + GB_MEMORY_HEADROOM <= (double)free_bytes) return GB_OK;
+    gb_strbuf sb = {0};
+    for (int i = 0; i < n_args; i++)
+        if (args[i].kind == GB_ARG_TENSOR && gb_arg_bytes(&args[i]) > 0)
+            describe_arg(&sb, i + 1, &args[i]);
+    char need_text[32], free_text[32], total_text[32];
+    gb_format_bytes(need, need_text, sizeof need_text);
+    gb_format_bytes((double)free_bytes, free_text, sizeof free_text);
+    gb_format_bytes((double)total_bytes, total_text, sizeof total_text);
+    gb_err_set(err, GB_ENOMEM,
+               "the tensors need %s (%s) but the GPU has %s free of %s: nothing was allocated",
+               need_text, sb.len ? gb_sb_str(&sb) : "", free_text, total_text);
+    gb_sb_free(&sb);
+    return GB_ENOMEM;
 }
 
 int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t seed, gb_err *err)
@@ -229,6 +292,7 @@ int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t see
         return gb_err_set(err, GB_EINVAL, "%d arguments (at most %d)", n_args, GB_MAX_ARGS);
     gb_cu.cuStreamSynchronize(gpu->stream);
     free_problem(gpu);
+    if ((rc = check_fits(gpu, args, n_args, err))) return rc;
     gpu->seed = seed;
     gpu->n_args = n_args;
     for (int i = 0; i < n_args && rc == GB_OK; i++) {
@@ -345,31 +409,54 @@ static double bits_to_double(uint64_t bits)
     return d;
 }
 
+/* Folds one output's comparison into out: element by element, or with check->norm
+ * by the norm of the error (NaN positions must still agree). */
+static void judge(const gb_compare_result *host, int pos, uint64_t n, const gb_check_spec *check,
+                  gb_check_result *out)
+{
+    int64_t bad = (int64_t)host->n_bad;
+    uint64_t first = host->first_bad;
+    if (check->norm) {
+        double err_norm = sqrt(host->sum_sq_diff), ref_norm = sqrt(host->sum_sq_ref);
+        double rel = err_norm == 0 ? 0 : ref_norm > 0 ? err_norm / ref_norm : INFINITY;
+        out->norm = true;
+        out->norm_err = fmax(out->norm_err, rel);
+        if (err_norm <= check->rtol * ref_norm + check->atol) { /* only NaN mismatches fail */
+            bad = (int64_t)host->n_nan_bad;
+            first = host->first_nan_bad;
+        } else if (bad == 0) { /* each element within its own tolerance, the whole not */
+            bad = 1;
+            first = 0;
+        }
+    }
+    if (bad && out->first_bad_output < 0) {
+        out->first_bad_output = pos;
+        out->first_bad_index = (int64_t)first;
+    }
+    out->n_bad += bad;
+    out->n_compared += (int64_t)n;
+    out->max_abs_err = fmax(out->max_abs_err, bits_to_double(host->max_abs_bits));
+    out->max_rel_err = fmax(out->max_rel_err, bits_to_double(host->max_rel_bits));
+}
+
 /* Compares output argument pos with the reference's copy (or, with no reference,
  * with itself, which flags exactly the NaNs) and folds the result into out. */
 static int compare_output(gb_gpu *gpu, int pos, const gb_check_spec *check, gb_check_result *out,
                           gb_err *err)
 {
     gpu_arg *a = &gpu->args[pos];
-    gb_compare_result host = {0, UINT64_MAX, 0, 0};
+    gb_compare_result host = {.first_bad = UINT64_MAX, .first_nan_bad = UINT64_MAX};
     CUdeviceptr ref = gpu->have_reference ? a->ref_buf : a->buf;
-    int dtype = a->desc.dtype, rc = GB_OK;
+    int dtype = a->desc.dtype, nan_matches = gpu->have_reference, rc = GB_OK;
     uint64_t n = (uint64_t)gb_arg_elements(&a->desc);
     double rtol = check->rtol, atol = check->atol;
-    void *params[] = {&a->buf, &ref, &dtype, &n, &rtol, &atol, &gpu->compare_out};
+    void *params[] = {&a->buf, &ref, &dtype, &n, &rtol, &atol, &nan_matches, &gpu->compare_out};
     GB_CU_CHECK(rc, err, cuMemcpyHtoD, (gpu->compare_out, &host, sizeof host));
     GB_CU_CHECK(rc, err, cuLaunchKernel,
                 (gpu->compare, gb_gpu_grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
     if ((rc = gb_gpu_sync(gpu, err))) return rc;
     GB_CU_CHECK(rc, err, cuMemcpyDtoH, (&host, gpu->compare_out, sizeof host));
-    if (host.n_bad && out->first_bad_output < 0) {
-        out->first_bad_output = pos;
-        out->first_bad_index = (int64_t)host.first_bad;
-    }
-    out->n_bad += (int64_t)host.n_bad;
-    out->n_compared += (int64_t)n;
-    out->max_abs_err = fmax(out->max_abs_err, bits_to_double(host.max_abs_bits));
-    out->max_rel_err = fmax(out->max_rel_err, bits_to_double(host.max_rel_bits));
+    judge(&host, pos, n, check, out);
 cleanup:
     return rc;
 }

@@ -38,7 +38,7 @@ struct gb_gpu {
     CUstream stream;
     CUevent start, stop;
     CUmodule builtins;
-    CUfunction fill, compare, flush, flush_read, clock_probe;
+    CUfunction fill, plant, compare, flush, flush_read, clock_probe;
     CUdeviceptr compare_out;
     CUdeviceptr flush_buf; /* twice the size of L2, for cold samples */
     size_t flush_words;

@@ -1,5 +1,7 @@
 #include "engine/proto.h"
 
+#include "engine/ceilings.h"
+
 #include "engine/interrupt.h"
 
 #include <errno.h>
@@ -17,12 +19,19 @@ static const char MAGIC[4] = {'G', 'B', 'W', 'P'};
 const char *gb_msg_type_name(gb_msg_type type)
 {
     static const char *const names[GB_MSG_TYPE_END] = {
-        [GB_MSG_OPEN] = "OPEN",       [GB_MSG_DEVICE] = "DEVICE",
-        [GB_MSG_PROBLEM] = "PROBLEM", [GB_MSG_REFERENCE] = "REFERENCE",
-        [GB_MSG_TRIAL] = "TRIAL",     [GB_MSG_RESULT] = "RESULT",
-        [GB_MSG_OK] = "OK",           [GB_MSG_ERROR] = "ERROR",
-        [GB_MSG_QUIT] = "QUIT",       [GB_MSG_RACE] = "RACE",
+        [GB_MSG_OPEN] = "OPEN",
+        [GB_MSG_DEVICE] = "DEVICE",
+        [GB_MSG_PROBLEM] = "PROBLEM",
+        [GB_MSG_REFERENCE] = "REFERENCE",
+        [GB_MSG_TRIAL] = "TRIAL",
+        [GB_MSG_RESULT] = "RESULT",
+        [GB_MSG_OK] = "OK",
+        [GB_MSG_ERROR] = "ERROR",
+        [GB_MSG_QUIT] = "QUIT",
+        [GB_MSG_RACE] = "RACE",
         [GB_MSG_RACED] = "RACED",
+        [GB_MSG_MEASURE_CEILINGS] = "MEASURE_CEILINGS",
+        [GB_MSG_CEILINGS] = "CEILINGS",
     };
     return (unsigned)type < GB_MSG_TYPE_END && names[type] ? names[type] : "?";
 }
@@ -261,6 +270,8 @@ const gb_wire_type *gb_proto_payload(gb_msg_type type)
         return &gb_wire_proto_race;
     case GB_MSG_RACED:
         return &gb_wire_proto_raced;
+    case GB_MSG_CEILINGS:
+        return &gb_wire_ceilings;
     default:
         return NULL;
     }

@@ -61,6 +61,8 @@ typedef enum gb_msg_type {
     GB_MSG_QUIT,
     GB_MSG_RACE,
     GB_MSG_RACED,
+    GB_MSG_MEASURE_CEILINGS, /* no payload: measure the device's ceilings */
+    GB_MSG_CEILINGS,         /* its answer: gb_wire_ceilings */
     GB_MSG_TYPE_END,
 } gb_msg_type;
 

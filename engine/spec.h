@@ -52,6 +52,18 @@ int gb_init_parse(const char *name, gb_init *out);
 
 typedef enum gb_arg_kind { GB_ARG_TENSOR, GB_ARG_SCALAR } gb_arg_kind;
 
+/* Values planted into a float tensor after its init, at given element indices, so
+ * a kernel's handling of NaN and infinities is checked against the reference's. */
+typedef enum gb_special {
+    GB_SPECIAL_NAN,
+    GB_SPECIAL_INF,
+    GB_SPECIAL_NINF,
+    GB_SPECIAL_COUNT,
+} gb_special;
+
+/* Most planted positions of one kind in one tensor (the script allows 16 in all). */
+#define GB_MAX_PLANTED 16
+
 /* Scalars are i32, u32, i64, f32 or f64; the value is kept as the widest type of its
  * family and narrowed when the launch packs it. */
 typedef struct gb_arg {
@@ -60,10 +72,13 @@ typedef struct gb_arg {
     int n_dims; /* tensor */
     int64_t dims[GB_MAX_DIMS];
     gb_init init;
-    double init_value;  /* GB_INIT_VALUE */
-    bool checked;       /* compared with the reference: the reference gets its own copy */
-    int64_t int_value;  /* integer scalar */
-    double float_value; /* floating scalar */
+    double init_value; /* GB_INIT_VALUE */
+    bool checked;      /* compared with the reference: the reference gets its own copy */
+    bool inout;        /* an in-place tensor: starts with data, the kernel overwrites it */
+    int n_planted[GB_SPECIAL_COUNT];
+    int64_t planted[GB_SPECIAL_COUNT][GB_MAX_PLANTED]; /* 0-based element indices */
+    int64_t int_value;                                 /* integer scalar */
+    double float_value;                                /* floating scalar */
 } gb_arg;
 
 /* The wire description (base/wire.h; gb_wire_arg): every field is sent whatever
@@ -76,6 +91,16 @@ typedef struct gb_arg {
     X(init, ENUM, "init", .enumeration = &gb_wire_enum_init)                                       \
     X(init_value, DOUBLE, "init_value", .flags = GB_WIRE_NULL_NAN)                                 \
     X(checked, BOOL, "checked")                                                                    \
+    X(inout, BOOL, "inout", .flags = GB_WIRE_OPTIONAL)                                             \
+    X(planted[GB_SPECIAL_NAN], INT64, "nan_at", .arity = GB_WIRE_INLINE,                           \
+      .count = offsetof(gb_arg, n_planted[GB_SPECIAL_NAN]), GB_WIRE_RANGE(0, 9.0e15),              \
+      .flags = GB_WIRE_OPTIONAL)                                                                   \
+    X(planted[GB_SPECIAL_INF], INT64, "inf_at", .arity = GB_WIRE_INLINE,                           \
+      .count = offsetof(gb_arg, n_planted[GB_SPECIAL_INF]), GB_WIRE_RANGE(0, 9.0e15),              \
+      .flags = GB_WIRE_OPTIONAL)                                                                   \
+    X(planted[GB_SPECIAL_NINF], INT64, "ninf_at", .arity = GB_WIRE_INLINE,                         \
+      .count = offsetof(gb_arg, n_planted[GB_SPECIAL_NINF]), GB_WIRE_RANGE(0, 9.0e15),             \
+      .flags = GB_WIRE_OPTIONAL)                                                                   \
     X(int_value, INT64, "int_value")                                                               \
     X(float_value, DOUBLE, "float_value", .flags = GB_WIRE_NULL_NAN)
 
@@ -95,20 +120,25 @@ typedef struct gb_launch {
     X(block, UINT32, "block", .arity = GB_WIRE_FIXED, GB_WIRE_RANGE(1, UINT32_MAX))                \
     X(smem_bytes, UINT32, "smem_bytes")
 
-/* Which arguments are compared with the reference, and how closely:
- * |x - r| <= atol + rtol * |r|, and NaN never passes. */
+/* Which arguments are compared with the reference, and how closely. Element by
+ * element: x == r, or both NaN, or |x - r| <= atol + rtol * |r|. With norm, each
+ * output as a whole: ||x - r||_2 <= rtol * ||r||_2 + atol over the elements where
+ * neither is NaN, and NaN only where the reference has NaN. Without a reference
+ * a NaN never passes. */
 typedef struct gb_check_spec {
     int n_outputs;
     int outputs[GB_MAX_ARGS]; /* 0-based argument positions */
     double rtol;
     double atol;
+    bool norm;
 } gb_check_spec;
 
 #define GB_CHECK_SPEC_WIRE(X)                                                                      \
     X(outputs, INT, "outputs", .arity = GB_WIRE_INLINE,                                            \
       .count = offsetof(gb_check_spec, n_outputs), GB_WIRE_RANGE(0, GB_MAX_ARGS - 1))              \
     X(rtol, DOUBLE, "rtol", GB_WIRE_RANGE(0, INFINITY))                                            \
-    X(atol, DOUBLE, "atol", GB_WIRE_RANGE(0, INFINITY))
+    X(atol, DOUBLE, "atol", GB_WIRE_RANGE(0, INFINITY))                                            \
+    X(norm, BOOL, "norm", .flags = GB_WIRE_OPTIONAL)
 
 /* The outcome of comparing one variant's outputs with the reference's. */
 typedef struct gb_check_result {
@@ -119,6 +149,8 @@ typedef struct gb_check_result {
     double max_rel_err;
     int first_bad_output; /* argument position of the first failing output, or -1 */
     int64_t first_bad_index;
+    bool norm;       /* judged by norms (gb_check_spec.norm) */
+    double norm_err; /* the largest ||x - r|| / ||r|| of the outputs (norm checks only) */
 } gb_check_result;
 
 /* The wire description (gb_wire_check_result): the trial records' "check" and the
@@ -132,6 +164,9 @@ typedef struct gb_check_result {
     X(first_bad_output, INT, "first_bad_output", GB_WIRE_RANGE(-1, GB_MAX_ARGS - 1),               \
       .flags = GB_WIRE_OPTIONAL, .dflt = -1)                                                       \
     X(first_bad_index, INT64, "first_bad_index", GB_WIRE_RANGE(-1, INT64_MAX),                     \
-      .flags = GB_WIRE_OPTIONAL, .dflt = -1)
+      .flags = GB_WIRE_OPTIONAL, .dflt = -1)                                                       \
+    X(norm, BOOL, "norm", .flags = GB_WIRE_OPTIONAL)                                               \
+    X(norm_err, DOUBLE, "norm_err", GB_WIRE_RANGE(0, INFINITY),                                    \
+      .flags = GB_WIRE_OPTIONAL | GB_WIRE_NULL_NAN)
 
 #endif

@@ -69,6 +69,11 @@ static int arg_finish(void *obj, const char *path, gb_err *err)
                           GB_MAX_DIMS);
     if (a->kind == GB_ARG_SCALAR && a->n_dims != 0)
         return gb_err_set(err, GB_EINVAL, "%s.dims: expected none for a scalar", path);
+    for (int k = 0; k < GB_SPECIAL_COUNT; k++)
+        for (int i = 0; i < a->n_planted[k]; i++)
+            if (a->kind != GB_ARG_TENSOR || a->planted[k][i] >= gb_arg_elements(a))
+                return gb_err_set(err, GB_EINVAL, "%s: planted element %lld is not in the tensor",
+                                  path, (long long)a->planted[k][i]);
     return GB_OK;
 }
 

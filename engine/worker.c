@@ -154,6 +154,16 @@ static int on_race(worker *w, const gb_msg *m)
     return GB_OK;
 }
 
+static int on_ceilings(worker *w)
+{
+    gb_ceilings ceilings;
+    gb_err err = {0};
+    int rc = w->ops->ceilings(w->backend, &ceilings, &err);
+    if (rc) return reply_error(w, rc, err.msg);
+    reply(w, GB_MSG_CEILINGS, &ceilings);
+    return GB_OK;
+}
+
 /* Handles one request and returns the code of its work. */
 static int serve(worker *w, const gb_msg *m)
 {
@@ -170,6 +180,8 @@ static int serve(worker *w, const gb_msg *m)
         return on_trial(w, m);
     case GB_MSG_RACE:
         return on_race(w, m);
+    case GB_MSG_MEASURE_CEILINGS:
+        return on_ceilings(w);
     default:
         return reply_error(w, GB_EPROTO, "unexpected message type");
     }

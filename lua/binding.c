@@ -1,5 +1,7 @@
 #include "lua/binding.h"
 
+#include "cache/ceilings.h"
+
 #include "cache/record.h"
 #include "engine/interrupt.h"
 #include "lua/internal.h"
@@ -179,14 +181,43 @@ int gb_lua_to_fields(lua_State *L, int idx, gb_fields *out, gb_err *err)
 
 /* ---- the GPU, when there is one ----------------------------------------- */
 
-/* The run's context learns the device the first time the GPU is opened. */
+/* The device's measured ceilings: from the cache, or measured now (once per GPU,
+ * a few seconds) and stored. Without a cache they are not measured; a backend
+ * that cannot measure them (a test's fake) leaves them out quietly. */
+static void find_ceilings(gb_lua_host *host, const gb_device_info *info)
+{
+    gb_err err = {0};
+    gb_cache *cache = host->tuner.cache;
+    if (!cache || host->ceilings_sought) return;
+    host->ceilings_sought = true;
+    int rc = gb_cache_get_ceilings(cache, info, &host->ceilings, &err);
+    if (rc == GB_ENOTFOUND) {
+        if (host->tuner.log)
+            fprintf(host->tuner.log,
+                    "gpubench: measuring the ceilings of %s once (copy bandwidth, cuBLAS GEMM "
+                    "rates); the cache keeps them\n",
+                    info->name);
+        rc = gb_exec_ceilings(host->tuner.exec, &host->ceilings, &err);
+        if (rc == GB_OK) rc = gb_cache_put_ceilings(cache, info, &host->ceilings, &err);
+        if (rc == GB_EINVAL) return;
+    }
+    if (rc && host->tuner.log)
+        fprintf(host->tuner.log, "gpubench: no measured ceilings (%% ceil): %s\n", err.msg);
+    host->has_ceilings = rc == GB_OK;
+}
+
+/* The run's context learns the device, and its ceilings, the first time the GPU
+ * is opened. */
 static void note_device(gb_lua_host *host, const gb_device_info *info)
 {
     gb_run_context *ctx = host->context;
-    if (!ctx || ctx->has_device) return;
+    if (ctx && ctx->has_device) return;
+    find_ceilings(host, info);
+    if (!ctx) return;
     ctx->has_device = true;
     ctx->device = *info;
     gb_roofs_peaks(info, &ctx->roofs);
+    if (host->has_ceilings) gb_ceilings_to_roofs(&host->ceilings, &ctx->roofs);
 }
 
 /* Opens the executor the first time; without a GPU, switches the host to
@@ -444,6 +475,10 @@ static int core_device(lua_State *L)
     }
     if (rc) return gb_lua_raise(L, &err);
     push_device(L, &info);
+    if (host->has_ceilings) {
+        gb_lua_push_wire(L, &gb_wire_ceilings, &host->ceilings);
+        lua_setfield(L, -2, "ceilings");
+    }
     return 1;
 }
 

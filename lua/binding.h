@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "engine/exec.h"
 #include "report/output.h"
+#include "engine/ceilings.h"
 #include "tuner/tune.h"
 
 #include <lua.h>
@@ -49,9 +50,12 @@ typedef struct gb_lua_host {
     gb_output *output;
     gb_run_context *context;
     /* Filled as the script runs. */
-    int n_tuned;         /* gb.tune calls that completed */
-    int n_shapes_failed; /* shapes left with no valid variant */
-    bool gpu_missing;    /* timing was skipped for want of a GPU */
+    int n_tuned;          /* gb.tune calls that completed */
+    int n_shapes_failed;  /* shapes left with no valid variant */
+    bool gpu_missing;     /* timing was skipped for want of a GPU */
+    bool ceilings_sought; /* looked for once */
+    bool has_ceilings;    /* the device's measured ceilings, from the cache or measured now */
+    gb_ceilings ceilings;
     gb_err gpu_missing_err;
     gb_lua_tuned *tuned; /* each kernel once per device, for --export-header; freed by
                             gb_lua_close */

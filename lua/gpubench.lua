@@ -75,7 +75,49 @@ local function member(list, x)
   return false
 end
 
-function gb.tensor(dtype, dims, init)
+-- At most this many NaN/Inf positions in one tensor (GB_MAX_SPECIALS in engine/spec.h).
+local MAX_SPECIALS = 16
+local SPECIALS = { "nan", "inf", "ninf" }
+local NO_INF = { fp8_e4m3 = true }
+
+-- An init table: { "randn", nan = { 0, 17 }, inf = { 3 }, ninf = { 4 } }, the base
+-- init then NaN, +Inf or -Inf at 0-based element indices. Returns the base and a
+-- list of { index, kind } sorted by index.
+local function planted_init(dtype, init, elements)
+  local base, planted = init[1], {}
+  for k in pairs(init) do
+    if k ~= 1 and not member(SPECIALS, k) then
+      fail("gb.tensor: init has an unknown field '%s' (the base init, nan, inf, ninf)", tostring(k))
+    end
+  end
+  if #init ~= 1 then fail("gb.tensor: an init table starts with the base init, e.g. { \"randn\", nan = { 0 } }") end
+  local float = dtype:sub(1, 1) == "f" or dtype == "bf16"
+  for _, kind in ipairs(SPECIALS) do
+    local where = init[kind]
+    if where ~= nil then
+      if not float then fail("gb.tensor: %s cannot hold %s: plant NaN or Inf in a float dtype", dtype, kind) end
+      if kind ~= "nan" and NO_INF[dtype] then fail("gb.tensor: %s has no infinity (init.%s)", dtype, kind) end
+      if not is_list(where) then fail("gb.tensor: init.%s must be a list of element indices, got %s", kind, describe(where)) end
+      for i, at in ipairs(where) do
+        local n = math.tointeger(at)
+        if not n or n < 0 or n >= elements then
+          fail("gb.tensor: init.%s[%d] must be an element index in [0, %d), got %s", kind, i, elements, describe(at))
+        end
+        planted[#planted + 1] = { n, kind }
+      end
+    end
+  end
+  if #planted > MAX_SPECIALS then fail("gb.tensor: at most %d NaN/Inf positions, got %d", MAX_SPECIALS, #planted) end
+  table.sort(planted, function(a, b) return a[1] < b[1] end)
+  for i = 2, #planted do
+    if planted[i][1] == planted[i - 1][1] then fail("gb.tensor: element %d is planted twice", planted[i][1]) end
+  end
+  return base, planted
+end
+
+local TENSOR_OPTIONS = { inout = "boolean" }
+
+function gb.tensor(dtype, dims, init, opts)
   if not member(DTYPES, dtype) then
     fail("gb.tensor: unknown dtype %s (one of: %s)", describe(dtype), table.concat(DTYPES, " "))
   end
@@ -83,19 +125,33 @@ function gb.tensor(dtype, dims, init)
   if not is_list(dims) or #dims == 0 or #dims > 8 then
     fail("gb.tensor: dims must be a list of 1 to 8 sizes, got %s", describe(dims))
   end
+  local elements = 1
   for i, d in ipairs(dims) do
     local n = math.tointeger(d)
     if not n or n < 0 then
       fail("gb.tensor: dims[%d] must be a non-negative integer, got %s", i, describe(d))
     end
+    elements = elements * n
   end
   init = init == nil and "output" or init
+  local planted = {}
+  if type(init) == "table" and getmetatable(init) == nil then init, planted = planted_init(dtype, init, elements) end
   if type(init) ~= "number" and not member(INITS, init) then
-    fail("gb.tensor: init must be a number or one of %s, got %s", table.concat(INITS, " "), describe(init))
+    fail("gb.tensor: init must be a number, one of %s, or a table { base, nan =, inf =, ninf = }, got %s",
+         table.concat(INITS, " "), describe(init))
+  end
+  opts = opts == nil and {} or opts
+  if type(opts) ~= "table" then fail("gb.tensor: options must be a table, got %s", describe(opts)) end
+  for k, v in pairs(opts) do
+    if not TENSOR_OPTIONS[k] then fail("gb.tensor: unknown option '%s' (inout)", tostring(k)) end
+    if type(v) ~= TENSOR_OPTIONS[k] then fail("gb.tensor: option %s must be a %s, got %s", k, TENSOR_OPTIONS[k], describe(v)) end
+  end
+  if opts.inout and init == "output" then
+    fail("gb.tensor: an inout tensor starts with data: give it an init other than \"output\"")
   end
   local copy = {}
   for i, d in ipairs(dims) do copy[i] = math.tointeger(d) end
-  return setmetatable({ dtype = dtype, dims = copy, init = init }, Tensor)
+  return setmetatable({ dtype = dtype, dims = copy, init = init, planted = planted, inout = opts.inout == true }, Tensor)
 end
 
 local INT_RANGES = {
@@ -363,7 +419,7 @@ end
 
 local function check_check(check)
   for k in pairs(check) do
-    if k ~= "outputs" and k ~= "rtol" and k ~= "atol" then fail("gb.kernel: check has an unknown field '%s'", tostring(k)) end
+    if k ~= "outputs" and k ~= "rtol" and k ~= "atol" and k ~= "norm" then fail("gb.kernel: check has an unknown field '%s'", tostring(k)) end
   end
   if check.outputs ~= nil then
     if not is_list(check.outputs) then fail("gb.kernel: check.outputs must be a list of argument positions") end
@@ -377,6 +433,9 @@ local function check_check(check)
     if check[k] ~= nil and (type(check[k]) ~= "number" or check[k] < 0) then
       fail("gb.kernel: check.%s must be a non-negative number, got %s", k, describe(check[k]))
     end
+  end
+  if check.norm ~= nil and type(check.norm) ~= "boolean" then
+    fail("gb.kernel: check.norm must be a boolean, got %s", describe(check.norm))
   end
 end
 

@@ -70,6 +70,25 @@ static int bad_arg(lua_State *L, const char *where, int i, const char *what, gb_
     return gb_err_set(err, GB_ESCRIPT, "%s: args: element %d %s", where, i, what);
 }
 
+/* The { index, kind } pairs gpubench.lua sorted into the tensor's "planted" list. */
+static void planted_arg(lua_State *L, int idx, gb_arg *a)
+{
+    static const char *const kinds[GB_SPECIAL_COUNT] = {"nan", "inf", "ninf"};
+    lua_getfield(L, idx, "planted");
+    int n = lua_istable(L, -1) ? (int)luaL_len(L, -1) : 0;
+    for (int i = 1; i <= n; i++) {
+        lua_rawgeti(L, -1, i);
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);
+        const char *kind = lua_tostring(L, -1);
+        for (int k = 0; kind && k < GB_SPECIAL_COUNT; k++)
+            if (strcmp(kind, kinds[k]) == 0 && a->n_planted[k] < GB_MAX_PLANTED)
+                a->planted[k][a->n_planted[k]++] = lua_tointeger(L, -2);
+        lua_pop(L, 3);
+    }
+    lua_pop(L, 1);
+}
+
 static int tensor_arg(lua_State *L, int idx, gb_arg *a)
 {
     lua_getfield(L, idx, "dtype");
@@ -89,7 +108,10 @@ static int tensor_arg(lua_State *L, int idx, gb_arg *a)
     } else if (gb_init_parse(lua_tostring(L, -1), &a->init) != GB_OK) {
         rc = GB_EINVAL;
     }
-    lua_pop(L, 3);
+    lua_getfield(L, idx, "inout");
+    a->inout = lua_toboolean(L, -1);
+    lua_pop(L, 4);
+    planted_arg(L, idx, a);
     return rc;
 }
 
@@ -332,7 +354,9 @@ static void read_check(lua_State *L, int idx, gb_check_spec *check)
     check->rtol = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : -1.0; /* -1: by dtype */
     lua_getfield(L, -3, "atol");
     check->atol = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : -1.0;
-    lua_pop(L, 4);
+    lua_getfield(L, -4, "norm");
+    check->norm = lua_toboolean(L, -1);
+    lua_pop(L, 5);
 }
 
 static int read_lists(lua_State *L, int idx, gb_kernel_def *d)
@@ -376,6 +400,13 @@ int gb_lua_kernel_def(lua_State *L, int idx, gb_kernel_def **out, gb_err *err)
     lua_pop(L, 2);
     read_check(L, idx, &d->check);
     set_hooks(L, idx, k);
+    lua_getfield(L, idx, "args");
+    if (lua_isfunction(L, -1)) {
+        char where[512];
+        function_place(L, where, sizeof where);
+        d->args_where = strdup(where);
+    }
+    lua_pop(L, 1);
     int rc = d->name && d->source && d->source_name && d->entry ? read_lists(L, idx, d) : GB_ENOMEM;
     if (rc) rc = gb_err_set(err, rc, "out of memory");
     if (rc == GB_OK) rc = read_params(L, idx, &d->space, err);

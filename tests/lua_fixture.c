@@ -68,6 +68,7 @@ static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *chec
                       gb_err *err)
 {
     ((fake_gpu *)self)->n_trials++;
+    ((fake_gpu *)self)->check = *check;
     out->status = GB_TRIAL_OK;
     fake_measurement(v, opts, &out->measurement);
     return GB_OK;

@@ -30,6 +30,7 @@ typedef struct fake_gpu {
     int n_trials;
     gb_arg args[GB_MAX_ARGS]; /* of the last problem */
     int n_args;
+    gb_check_spec check; /* of the last trial */
 } fake_gpu;
 
 typedef struct fixture {

@@ -495,6 +495,23 @@ static void test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins(v
     scratch_remove(dir);
 }
 
+/* tests/checks/checks.lua asserts what the check makes of an inout tensor, planted
+ * NaN and infinities, a norm check, and a pebibyte tensor (refused up front). */
+static void test_inout_planted_norm_and_oversized_tensors_through_a_script(void **state)
+{
+    if (!have_gpu()) skip();
+    char dir[] = "/tmp/gb-test-checks-XXXXXX", script[4096], cache_dir[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(script, sizeof script, "%s/tests/checks/checks.lua", getenv("GB_SOURCE_DIR"));
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache", dir);
+    gb_lua_host host;
+    gb_err err = {0};
+    int rc = run_script(script, "check", cache_dir, &host, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, GB_OK);
+    scratch_remove(dir);
+}
+
 static const char IN_PLACE[] =
     "extern \"C\" __global__ void twice(float *x, int n)\n"
     "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }\n"
@@ -558,6 +575,7 @@ int main(void)
         T(test_dynamic_shared_memory_above_48k_is_granted),
         T(test_an_impossible_launch_is_refused),
         T(test_an_in_place_kernel_is_checked_on_its_own_input),
+        T(test_inout_planted_norm_and_oversized_tensors_through_a_script),
         cmocka_unit_test(test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache),
         cmocka_unit_test(test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins),
         T(test_a_fault_is_reported_and_poisons_the_session), /* last: see there */

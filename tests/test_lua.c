@@ -228,9 +228,65 @@ static void test_tensor_errors_name_the_line_in_args(void **state)
     expect_tensor_error(f, "gb.tensor(\"f32\", { s.n, -1 }, \"randn\")",
                         "dims[2] must be a non-negative integer");
     expect_tensor_error(f, "gb.tensor(\"f32\", { s.n }, \"random\")",
-                        "init must be a number or one of randn rand zeros ones output");
+                        "init must be a number, one of randn rand zeros ones output");
     expect_tensor_error(f, "gb.tensor(\"f32\", {}, \"zeros\")", "dims must be a list of 1 to 8");
+    expect_tensor_error(f, "gb.tensor(\"i32\", { s.n }, { \"randn\", nan = { 1 } })",
+                        "i32 cannot hold nan");
+    expect_tensor_error(f, "gb.tensor(\"fp8_e4m3\", { s.n }, { \"randn\", inf = { 1 } })",
+                        "fp8_e4m3 has no infinity");
+    expect_tensor_error(f, "gb.tensor(\"f32\", { s.n }, { \"randn\", ninf = { 256 } })",
+                        "init.ninf[1] must be an element index in [0, 256), got integer 256");
+    expect_tensor_error(f, "gb.tensor(\"f32\", { s.n }, { \"randn\", nan = { 3 }, inf = { 3 } })",
+                        "element 3 is planted twice");
+    expect_tensor_error(f, "gb.tensor(\"f32\", { s.n }, { \"randn\", nans = { 3 } })",
+                        "init has an unknown field 'nans'");
+    expect_tensor_error(f, "gb.tensor(\"f32\", { s.n }, \"randn\", { in_out = true })",
+                        "unknown option 'in_out'");
+    expect_tensor_error(f, "gb.tensor(\"f32\", { s.n }, \"output\", { inout = true })",
+                        "an inout tensor starts with data");
+    expect_tensor_error(f,
+                        "gb.tensor(\"f32\", { s.n }, { \"randn\", nan = { 0, 1, 2, 3, 4, 5, 6, 7, "
+                        "8, 9, 10, 11, 12, 13, 14, 15, 16 } })",
+                        "at most 16 NaN/Inf positions, got 17");
     assert_int_equal(f->host.n_tuned, 0);
+}
+
+/* NaN and infinities planted at element indices, an inout tensor and a norm check
+ * reach the executor: the inout tensor is checked by default, with the f32
+ * tolerances unless the script gives its own. */
+static void test_planted_and_inout_tensors_reach_the_gpu(void **state)
+{
+    fixture *f = *state;
+    use_fake_gpu(f);
+    const char *text = REQUIRE
+        "local k = gb.kernel {\n"
+        "  name = \"scale\", source = " SCALE_SRC ", entry = \"scale\", grid = 1, block = 128,\n"
+        "  args = function(s) return {\n"
+        "    gb.tensor(\"bf16\", { s.n }, { \"randn\", nan = { 7, 0 }, inf = { 3 }, ninf = { 255 } "
+        "}),\n"
+        "    gb.tensor(\"f32\", s.n, \"randn\", { inout = true }), gb.i32(s.n),\n"
+        "  } end,\n"
+        "  check = { norm = true, rtol = 1e-3 },\n"
+        "}\n"
+        "gb.tune(k, { shapes = { { n = 256 } } })\n";
+    EXPECT_OK(f, run(f, text));
+    const gb_arg *a = f->gpu.args;
+    assert_int_equal(a[0].n_planted[GB_SPECIAL_NAN], 2);
+    assert_int_equal(a[0].planted[GB_SPECIAL_NAN][0], 0); /* sorted */
+    assert_int_equal(a[0].planted[GB_SPECIAL_NAN][1], 7);
+    assert_int_equal(a[0].n_planted[GB_SPECIAL_INF], 1);
+    assert_int_equal(a[0].planted[GB_SPECIAL_INF][0], 3);
+    assert_int_equal(a[0].planted[GB_SPECIAL_NINF][0], 255);
+    assert_int_equal(a[0].init, GB_INIT_RANDN);
+    assert_false(a[0].inout);
+    assert_false(a[0].checked);
+    assert_true(a[1].inout);
+    assert_true(a[1].checked);
+    assert_int_equal(f->gpu.check.n_outputs, 1);
+    assert_int_equal(f->gpu.check.outputs[0], 1);
+    assert_true(f->gpu.check.norm);
+    assert_float_equal(f->gpu.check.rtol, 1e-3, 0);
+    assert_float_equal(f->gpu.check.atol, 1e-6, 0); /* f32's */
 }
 
 static void test_tensor_and_scalars_reach_the_gpu(void **state)
@@ -546,6 +602,7 @@ int main(void)
         TEST(test_kernel_entry_names_only_params),
         TEST(test_kernel_static_geometry_is_checked),
         TEST(test_tensor_errors_name_the_line_in_args),
+        TEST(test_planted_and_inout_tensors_reach_the_gpu),
         TEST(test_tensor_and_scalars_reach_the_gpu),
         TEST(test_scalars_out_of_range_are_refused),
         TEST(test_args_error_names_its_line_and_kernel),

@@ -223,8 +223,8 @@ static void test_check_defaults_to_the_output_tensors_with_dtype_tolerances(void
     assert_int_equal(tune(f, 1), GB_OK);
     assert_int_equal(f->fake.last_check.n_outputs, 1);
     assert_int_equal(f->fake.last_check.outputs[0], 0);
-    assert_float_equal(f->fake.last_check.rtol, 1e-4, 0); /* f32 */
-    assert_float_equal(f->fake.last_check.atol, 1e-5, 0);
+    assert_float_equal(f->fake.last_check.rtol, 1e-5, 0); /* f32 */
+    assert_float_equal(f->fake.last_check.atol, 1e-6, 0);
 }
 
 static void test_check_outputs_must_name_tensors(void **state)

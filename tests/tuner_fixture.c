@@ -135,8 +135,13 @@ static void fake_destroy(void *self)
     (void)self; /* the fixture owns the fake */
 }
 
-const gb_backend_ops fake_ops = {fake_open, fake_set_problem, fake_reference, fake_trial,
-                                 fake_race, fake_close,       fake_destroy};
+const gb_backend_ops fake_ops = {.open = fake_open,
+                                 .set_problem = fake_set_problem,
+                                 .reference = fake_reference,
+                                 .trial = fake_trial,
+                                 .race = fake_race,
+                                 .close = fake_close,
+                                 .destroy = fake_destroy};
 
 /* ---- the kernel's hooks -------------------------------------------------- */
 

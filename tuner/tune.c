@@ -181,13 +181,13 @@ static void default_tolerance(gb_dtype dtype, double *rtol, double *atol)
         *rtol = 1e-7, *atol = 1e-7;
         break;
     case GB_DT_F32:
-        *rtol = 1e-4, *atol = 1e-5;
+        *rtol = 1e-5, *atol = 1e-6;
         break;
     case GB_DT_F16:
         *rtol = 1e-3, *atol = 1e-5;
         break;
     case GB_DT_BF16:
-        *rtol = 1.6e-2, *atol = 1e-5;
+        *rtol = 1e-2, *atol = 1e-5;
         break;
     case GB_DT_FP8_E4M3:
     case GB_DT_FP8_E5M2:
@@ -199,12 +199,13 @@ static void default_tolerance(gb_dtype dtype, double *rtol, double *atol)
     }
 }
 
-/* The check for this shape: by default every "output" tensor is compared. */
+/* The check for this shape: by default every "output" and every inout tensor is
+ * compared. */
 static int resolve_check(run *r, gb_arg *args, int n_args)
 {
     gb_check_spec c = r->k->check;
     for (int i = 0; r->k->check.n_outputs == 0 && i < n_args; i++)
-        if (args[i].kind == GB_ARG_TENSOR && args[i].init == GB_INIT_OUTPUT)
+        if (args[i].kind == GB_ARG_TENSOR && (args[i].init == GB_INIT_OUTPUT || args[i].inout))
             c.outputs[c.n_outputs++] = i;
     for (int i = 0; i < c.n_outputs; i++) {
         int pos = c.outputs[i];
@@ -295,7 +296,9 @@ static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
     gb_err e = {0};
     rc = gb_exec_set_problem(r->opts->exec, args, n_args, r->opts->seed, &e);
     if (rc == GB_OK || fatal(rc)) return gb_err_copy(r->err, &e);
-    if (asprintf(&res->failure, "setting up the arguments: %s", e.msg) < 0)
+    const char *where = r->k->args_where;
+    if (asprintf(&res->failure, "%s%ssetting up the arguments: %s", where ? where : "",
+                 where ? ": " : "", e.msg) < 0)
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     return GB_OK;
 }
@@ -500,6 +503,7 @@ void gb_kernel_def_free(gb_kernel_def *def)
     free(def->source);
     free(def->source_name);
     free(def->entry);
+    free(def->args_where);
     free_strings(def->include_dirs, def->n_include_dirs);
     free_strings(def->options, def->n_options);
     free_strings(def->key_fields, def->n_key_fields);

@@ -60,7 +60,8 @@ struct gb_kernel_def {
     char *source_name; /* how logs name it: the template's path, or "<name>.cu" */
     char **include_dirs;
     int n_include_dirs;
-    char *entry; /* name expression with ${P} placeholders */
+    char *entry;      /* name expression with ${P} placeholders */
+    char *args_where; /* where the script defines args ("suite.lua:42"), or NULL */
     gb_space space;
     char **options;
     int n_options;

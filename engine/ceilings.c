@@ -1,0 +1,109 @@
+#include "engine/ceilings.h"
+
+#include "base/strbuf.h"
+#include "engine/driver.h"
+#include "engine/gpu_internal.h"
+#include "engine/stats.h"
+#include "engine/wire_types.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GB_WIRE_T gb_ceilings
+GB_WIRE_TABLE(gb_wire_ceilings, "ceilings", GB_CEILINGS_WIRE, NULL)
+#undef GB_WIRE_T
+
+double gb_ceilings_tflops(const gb_ceilings *c, gb_math math)
+{
+    switch (math) {
+    case GB_MATH_FP32:
+        return c->gemm_fp32;
+    case GB_MATH_TF32:
+        return c->gemm_tf32;
+    case GB_MATH_FP16:
+        return c->gemm_fp16;
+    case GB_MATH_BF16:
+        return c->gemm_bf16;
+    case GB_MATH_FP8:
+        return c->gemm_fp8;
+    default:
+        return 0;
+    }
+}
+
+void gb_ceilings_to_roofs(const gb_ceilings *c, gb_roofs *roofs)
+{
+    roofs->ceiling_gbps = c->copy_gbps;
+    for (int m = 0; m < GB_MATH_COUNT; m++)
+        roofs->ceiling_tflops[m] = gb_ceilings_tflops(c, (gb_math)m);
+}
+
+/* Copies per measurement: a few warm-ups, then this many, each between events. */
+#define COPY_WARMUPS 3
+#define COPY_SAMPLES 25
+
+/* The array size: 8x the L2 (so the copy streams from DRAM), at least 256 MiB,
+ * and at most a quarter of the free memory for the pair. */
+static int64_t copy_size(const gb_device_info *d)
+{
+    int64_t bytes = 8 * d->l2_bytes;
+    if (bytes < ((int64_t)256 << 20)) bytes = (int64_t)256 << 20;
+    size_t free_bytes = 0, total = 0;
+    if (gb_cu.cuMemGetInfo(&free_bytes, &total) == CUDA_SUCCESS && bytes > (int64_t)free_bytes / 4)
+        bytes = (int64_t)free_bytes / 4;
+    return bytes & ~(int64_t)0xFFFFF; /* whole MiB */
+}
+
+static int time_copies(gb_gpu *gpu, CUdeviceptr dst, CUdeviceptr src, size_t bytes, double *ms,
+                       gb_err *err)
+{
+    int rc = GB_OK;
+    for (int i = 0; i < COPY_WARMUPS + COPY_SAMPLES; i++) {
+        float t = 0;
+        GB_CU_CHECK(rc, err, cuEventRecord, (gpu->start, gpu->stream));
+        GB_CU_CHECK(rc, err, cuMemcpyDtoDAsync, (dst, src, bytes, gpu->stream));
+        GB_CU_CHECK(rc, err, cuEventRecord, (gpu->stop, gpu->stream));
+        GB_CU_CHECK(rc, err, cuEventSynchronize, (gpu->stop));
+        GB_CU_CHECK(rc, err, cuEventElapsedTime, (&t, gpu->start, gpu->stop));
+        if (i >= COPY_WARMUPS) ms[i - COPY_WARMUPS] = t;
+    }
+cleanup:
+    return rc;
+}
+
+/* The median bandwidth of device-to-device copies between two fresh arrays. */
+static int measure_copy(gb_gpu *gpu, gb_ceilings *out, gb_err *err)
+{
+    int64_t bytes = copy_size(&gpu->info);
+    CUdeviceptr a = 0, b = 0;
+    double ms[COPY_SAMPLES];
+    int rc = GB_OK;
+    if (bytes <= 0) return gb_err_set(err, GB_ENOMEM, "no memory free for the copy ceiling");
+    GB_CU_CHECK(rc, err, cuMemAlloc, (&a, (size_t)bytes));
+    GB_CU_CHECK(rc, err, cuMemAlloc, (&b, (size_t)bytes));
+    GB_CU_CHECK(rc, err, cuMemsetD8Async, (a, 0x3C, (size_t)bytes, gpu->stream));
+    if ((rc = time_copies(gpu, b, a, (size_t)bytes, ms, err))) goto cleanup;
+    gb_stats st;
+    gb_stats_compute(ms, COPY_SAMPLES, &st);
+    out->copy_bytes = bytes;
+    out->copy_gbps = st.median > 0 ? 2.0 * (double)bytes / (st.median * 1e-3) / 1e9 : 0;
+cleanup:
+    if (a) gb_cu.cuMemFree(a);
+    if (b) gb_cu.cuMemFree(b);
+    return rc ? gb_err_prefix(err, "measuring the copy ceiling") : GB_OK;
+}
+
+int gb_gpu_measure_ceilings(gb_gpu *gpu, gb_ceilings *out, gb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = gb_gpu_check_usable(gpu, err);
+    if (rc == GB_OK) rc = gb_gpu_sync(gpu, err);
+    if (rc == GB_OK) rc = measure_copy(gpu, out, err);
+    if (rc) return gb_gpu_note_fault(gpu, rc, err);
+    snprintf(out->gemm_note, sizeof out->gemm_note, "cuBLAS rates are not measured by this build");
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(out->measured_at, sizeof out->measured_at, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    return GB_OK;
+}
