@@ -324,6 +324,50 @@ cleanup:
 
 /* ---- kernels ------------------------------------------------------------ */
 
+/* The kernel's parameter list as the driver knows it, so a launch with too few or
+ * mismatched arguments is refused instead of letting the driver read past them. */
+static void read_params(gb_gpu_kernel *k)
+{
+    k->n_params = -1;
+    if (!gb_cu.cuFuncGetParamInfo) return;
+    int n = 0;
+    size_t offset, size;
+    while (n <= GB_MAX_ARGS &&
+           gb_cu.cuFuncGetParamInfo(k->function, (size_t)n, &offset, &size) == CUDA_SUCCESS) {
+        k->param_bytes[n] = size > 255 ? 255 : (unsigned char)size;
+        n++;
+    }
+    if (n > 0 || gb_cu.cuFuncGetParamInfo(k->function, 0, &offset, &size) ==
+                     CUDA_ERROR_INVALID_VALUE) /* none: a kernel without parameters */
+        k->n_params = n;
+}
+
+static size_t arg_bytes(const gb_arg *a)
+{
+    return a->kind == GB_ARG_TENSOR ? sizeof(CUdeviceptr) : gb_dtype_bytes(a->dtype);
+}
+
+/* GB_ELAUNCH when the arguments do not match the kernel's parameters. */
+static int check_params(const gb_gpu *gpu, const gb_gpu_kernel *k, gb_err *err)
+{
+    if (k->n_params < 0) return GB_OK;
+    if (k->n_params != gpu->n_args)
+        return gb_err_set(err, GB_ELAUNCH,
+                          "the kernel takes %d parameters but args gives %d arguments", k->n_params,
+                          gpu->n_args);
+    for (int i = 0; i < gpu->n_args; i++)
+        if (k->param_bytes[i] != arg_bytes(&gpu->args[i].desc))
+            return gb_err_set(err, GB_ELAUNCH,
+                              "the kernel's parameter %d takes %d bytes but argument %d is a %s "
+                              "of %zu bytes",
+                              i + 1, k->param_bytes[i], i + 1,
+                              gpu->args[i].desc.kind == GB_ARG_TENSOR
+                                  ? "tensor (a pointer)"
+                                  : gb_dtype_name(gpu->args[i].desc.dtype),
+                              arg_bytes(&gpu->args[i].desc));
+    return GB_OK;
+}
+
 int gb_gpu_load(gb_gpu *gpu, const void *cubin, size_t cubin_bytes, const char *lowered_name,
                 uint32_t smem_bytes, gb_gpu_kernel **out, gb_err *err)
 {
@@ -337,6 +381,7 @@ int gb_gpu_load(gb_gpu *gpu, const void *cubin, size_t cubin_bytes, const char *
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&k->function, k->module, lowered_name));
     if (gb_cu.cuFuncGetAttribute(&k->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k->function))
         k->registers = -1;
+    read_params(k);
     if (smem_bytes > 48 * 1024)
         GB_CU_CHECK(
             rc, err, cuFuncSetAttribute,
@@ -394,6 +439,7 @@ int gb_gpu_sync(gb_gpu *gpu, gb_err *err)
 int gb_gpu_run_reference(gb_gpu *gpu, gb_gpu_kernel *ref, const gb_launch *l, gb_err *err)
 {
     int rc = gb_gpu_check_usable(gpu, err);
+    if (rc == GB_OK) rc = check_params(gpu, ref, err);
     if (rc == GB_OK) rc = reset_buffers(gpu, true, err);
     if (rc == GB_OK) rc = gb_gpu_launch(gpu, ref, l, true, err);
     if (rc == GB_OK) rc = gb_gpu_sync(gpu, err);
@@ -468,6 +514,7 @@ int gb_gpu_verify(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
     out->first_bad_output = -1;
     out->checked = gpu->have_reference;
     int rc = gb_gpu_check_usable(gpu, err);
+    if (rc == GB_OK) rc = check_params(gpu, kernel, err);
     if (rc == GB_OK) rc = reset_buffers(gpu, false, err);
     if (rc == GB_OK) rc = gb_gpu_launch(gpu, kernel, l, false, err);
     if (rc == GB_OK) rc = gb_gpu_sync(gpu, err);

@@ -13,6 +13,8 @@ struct gb_gpu_kernel {
     CUmodule module;
     CUfunction function;
     int registers;
+    int n_params; /* -1: unknown (a driver older than CUDA 12.4) */
+    unsigned char param_bytes[GB_MAX_ARGS + 1];
 };
 
 /* One argument of the current problem: its description, device buffer(s) and the

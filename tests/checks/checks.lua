@@ -29,17 +29,24 @@ local axpy = kernel("axpy", "axpy", "axpy_ref", function(s) return {
 -- NaN, +Inf and -Inf planted in x: twice keeps them where the reference does.
 local twice = kernel("twice", "twice", "twice_ref", function(s) return {
   gb.tensor("f32", s.n, { "randn", nan = { 0, 17, s.n - 1 }, inf = { 5 }, ninf = { 6 } }),
-  gb.tensor("f32", s.n) } end, { modes = { 0, 1, 2 }, check = { rtol = 1e-6 } })
+  gb.tensor("f32", s.n), gb.i32(s.n) } end, { modes = { 0, 1, 2 }, check = { rtol = 1e-6 } })
 
 -- The same kernels judged by norms: MODE 2's noise passes, the NaN still fail.
 local twice_norm = kernel("twice_norm", "twice", "twice_ref", function(s) return {
-  gb.tensor("f32", s.n, { "randn", nan = { 3 } }), gb.tensor("f32", s.n) } end,
+  gb.tensor("f32", s.n, { "randn", nan = { 3 } }), gb.tensor("f32", s.n), gb.i32(s.n) } end,
   { modes = { 0, 1, 2 }, check = { rtol = 1e-3, norm = true } })
 
 -- A pebibyte: refused before anything is allocated.
 local huge = gb.kernel {
   name = "huge", source = gb.template "checks.cuh", entry = "twice<0>", block = 256, grid = 1,
-  args = function(s) return { gb.tensor("f32", { 1 << 48 }, "randn"), gb.tensor("f32", s.n) } end,
+  args = function(s) return { gb.tensor("f32", { 1 << 48 }, "randn"), gb.tensor("f32", s.n), gb.i32(s.n) } end,
+}
+
+-- Two arguments for a kernel of three: refused at launch (the driver would read a
+-- third from whatever follows), the trial is a launch_error.
+local short = gb.kernel {
+  name = "short", source = gb.template "checks.cuh", entry = "twice<0>", block = 256, grid = 1,
+  args = function(s) return { gb.tensor("f32", s.n, "randn"), gb.tensor("f32", s.n) } end,
 }
 
 local function statuses(kernel)
@@ -60,3 +67,5 @@ r = gb.tune(huge, { shapes = { { n = 1 } } })[1]
 expect(r.failure and r.failure:find("checks.lua:%d+: setting up the arguments: the tensors need 1.00 PiB")
        and r.failure:find("argument 1 f32%[281474976710656%] 1.00 PiB") and r.failure:find("free of"),
        "a pebibyte is refused before allocating: " .. tostring(r.failure))
+r, c = statuses(short)
+expect(c.launch_error == 1 and not r.best, "too few arguments: a launch_error")
