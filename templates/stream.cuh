@@ -3,7 +3,8 @@
 // (STREAM_DTYPE) and one access pattern (STREAM_ACCESS) of stream_access.cuh per
 // compile. Each thread moves 16-byte vectors; the tuning space is
 //   U     vectors per thread per input in flight (1, 2, 4; see stream_strided),
-//   HINT  loads through ld.global.nc.L1::no_allocate and evict-first (.cs) stores,
+//   HINT  cache hints: none, non-coherent loads that skip L1 with evict-first
+//         stores, or those with a 256-byte L2 prefetch (stream_load16),
 // with the block size and the grid (one tile per block, or a grid that fits on the
 // GPU at once and strides) chosen at launch: every kernel loops over its tiles with
 // the grid's stride, so any grid is correct and the two grids share one compile.
@@ -112,10 +113,17 @@ union stream_pack {
     stream_elem e[STREAM_V];
 };
 
-template <bool HINT> __device__ __forceinline__ uint4 stream_load16(const stream_elem *p)
+// HINT 0: plain loads and stores. 1: loads through the non-coherent path that do
+// not allocate in L1, and evict-first stores (the data is touched once). 2: as 1,
+// and each load asks L2 to fetch the whole 256-byte block around it.
+template <int HINT> __device__ __forceinline__ uint4 stream_load16(const stream_elem *p)
 {
     uint4 v;
-    if (HINT)
+    if (HINT == 2)
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+            : "l"(p));
+    else if (HINT == 1)
         asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
             : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
             : "l"(p));
@@ -124,7 +132,7 @@ template <bool HINT> __device__ __forceinline__ uint4 stream_load16(const stream
     return v;
 }
 
-template <bool HINT> __device__ __forceinline__ void stream_store16(stream_elem *p, uint4 v)
+template <int HINT> __device__ __forceinline__ void stream_store16(stream_elem *p, uint4 v)
 {
     if (HINT)
         asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y),
@@ -134,7 +142,9 @@ template <bool HINT> __device__ __forceinline__ void stream_store16(stream_elem 
         *reinterpret_cast<uint4 *>(p) = v;
 }
 
-template <bool HINT> __device__ __forceinline__ stream_elem stream_load1(const stream_elem *p)
+// Single elements (the gather, the tail): through the non-coherent path for any
+// HINT; a 256-byte prefetch would only waste bandwidth on scattered reads.
+template <int HINT> __device__ __forceinline__ stream_elem stream_load1(const stream_elem *p)
 {
     return HINT ? __ldg(p) : *p;
 }
@@ -147,7 +157,7 @@ template <int S> __device__ __forceinline__ long long stream_source(long long i,
 
 // The last n % V elements, past the last whole vector: one each for the first
 // threads of block 0 (blocks have at least V threads).
-template <int S, bool HINT, class Op>
+template <int S, int HINT, class Op>
 __device__ __forceinline__ void stream_tail(stream_elem *out, const stream_elem *x,
                                             const stream_elem *y, long long n, Op op)
 {
@@ -166,7 +176,7 @@ __device__ __forceinline__ void stream_tail(stream_elem *out, const stream_elem 
 // of single elements would, in far fewer instructions. A thread makes U output
 // vectors per tile for S = 1 and U/S (at least 1) for larger S, each from S input
 // vectors, so it has max(U, S) vectors per input in flight.
-template <int S, int U, bool HINT, class Op>
+template <int S, int U, int HINT, class Op>
 __device__ __forceinline__ void stream_strided(stream_elem *out, const stream_elem *x,
                                                const stream_elem *y, long long n, Op op)
 {
@@ -206,7 +216,7 @@ __device__ __forceinline__ void stream_strided(stream_elem *out, const stream_el
 // Gather: each output vector's V elements come from V hashed positions, one load
 // each per input; V independent loads per thread already fill the memory system,
 // so U does not apply here.
-template <bool HINT, class Op>
+template <int HINT, class Op>
 __device__ __forceinline__ void stream_gather(stream_elem *out, const stream_elem *x,
                                               const stream_elem *y, long long n, Op op)
 {
@@ -232,7 +242,7 @@ __device__ __forceinline__ void stream_gather(stream_elem *out, const stream_ele
 // The access pattern is compiled in (STREAM_ACCESS), so each pattern gets its own
 // registers; the runtime `access` (the reference's) must agree, or nothing is
 // written and the check fails.
-template <int U, bool HINT, class Op>
+template <int U, int HINT, class Op>
 __device__ __forceinline__ void stream_run(stream_elem *out, const stream_elem *x,
                                            const stream_elem *y, long long n, int access, Op op)
 {
@@ -243,28 +253,28 @@ __device__ __forceinline__ void stream_run(stream_elem *out, const stream_elem *
         stream_strided<STREAM_ACCESS, U, HINT>(out, x, y, n, op);
 }
 
-template <int U, bool HINT>
+template <int U, int HINT>
 __global__ void __launch_bounds__(1024)
     stream_copy(const stream_elem *a, stream_elem *c, long long n, int access)
 {
     stream_run<U, HINT>(c, a, nullptr, n, access, stream_op_copy{});
 }
 
-template <int U, bool HINT>
+template <int U, int HINT>
 __global__ void __launch_bounds__(1024)
     stream_scale(const stream_elem *c, stream_elem *b, float s, long long n, int access)
 {
     stream_run<U, HINT>(b, c, nullptr, n, access, stream_op_scale{stream_scalar(s)});
 }
 
-template <int U, bool HINT>
+template <int U, int HINT>
 __global__ void __launch_bounds__(1024)
     stream_add(const stream_elem *a, const stream_elem *b, stream_elem *c, long long n, int access)
 {
     stream_run<U, HINT>(c, a, b, n, access, stream_op_add{});
 }
 
-template <int U, bool HINT>
+template <int U, int HINT>
 __global__ void __launch_bounds__(1024)
     stream_triad(const stream_elem *b, const stream_elem *c, stream_elem *a, float s, long long n,
                  int access)

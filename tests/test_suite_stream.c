@@ -80,9 +80,9 @@ static int teardown(void **state)
 }
 
 /* Declarative use: the four kernels tune their quick shapes (f32 and bf16
- * sequential, f32 gather): six distinct compiles for each of the three (UNROLL x
- * HINT; BLOCK and GRID change only the launch) and a reference per dtype, 20 rows
- * in each kernel's table. */
+ * sequential, f32 gather): nine distinct compiles for each of the three (UNROLL x
+ * HINT; BLOCK and GRID change only the launch) and a reference per dtype, 29 rows
+ * in each kernel's table; the constraint drops the persistent grids of UNROLL 1. */
 static void test_the_module_alone_compiles_its_quick_shapes(void **state)
 {
     fixture *f = *state;
@@ -92,23 +92,26 @@ static void test_the_module_alone_compiles_its_quick_shapes(void **state)
                              "stream_triad  (kernel"};
     for (size_t i = 0; i < sizeof kernels / sizeof *kernels; ++i)
         assert_non_null(strstr(f->out, kernels[i]));
-    assert_int_equal(count(f->out, "  20 compiled, 0 failed, 0 rejected by constraints; "), 4);
+    assert_int_equal(
+        count(f->out, "  29 compiled, 0 failed, 6 rejected by constraints in each of 4 shapes; "),
+        4);
     assert_int_equal(count(f->out, "error"), 0);
 }
 
 /* Every list (quick, full, irregular and, where this build plants NaN, nan) of
- * every entry: 24 configurations per shape, all compiled, over all four dtypes. */
+ * every entry: 36 configurations per shape, all the valid ones compiled, over all
+ * four dtypes and five access patterns. */
 static void test_every_list_compiles_the_whole_space_with_no_compile_error(void **state)
 {
     fixture *f = *state;
     char check[4096];
     snprintf(check, sizeof check, "%s/tests/data/suite_stream_check.lua", getenv("GB_SOURCE_DIR"));
     tune(f, check, "--compile-only", "-q", "--jobs", "2", "--cache", f->cache, "--", f->module,
-         "24", NULL);
+         "36", NULL);
     assert_string_equal(f->err, "");
     assert_int_equal(f->status, 0);
     assert_non_null(strstr(f->out, "suite check: 4 entries, "));
-    assert_non_null(strstr(f->out, " shapes compiled, 24 configurations each; nan lists "));
+    assert_non_null(strstr(f->out, " shapes compiled, 36 configurations each; nan lists "));
 }
 
 /* The quick lists hold sequential f32 and bf16 arrays of at least 4x the H200's

@@ -194,7 +194,12 @@ local function kernel(op)
       BLOCK = { 256, 512 },                -- threads; both fit 1024 per SM in one wave
       UNROLL = { 1, 2, 4 },                -- 16-byte vectors per thread per input in flight
       GRID = { "tile", "persistent" },     -- launch only: the same compile
-      HINT = { false, true },              -- ld.global.nc.L1::no_allocate + st.global.cs
+      HINT = { 0, 1, 2 },                  -- none; .nc.L1::no_allocate + st.global.cs; + .L2::256B
+    },
+    constraints = {
+      -- the persistent grid holds 1024 threads per SM: at one vector each that is
+      -- 16 KiB per input in flight, short of the ~32 KiB an SM needs to stream
+      function(c) return not (c.GRID == "persistent" and c.UNROLL == 1) end,
     },
     args = arguments(op),
     grid = grid,
