@@ -119,24 +119,26 @@ local function quick()
   }
 end
 
--- f32 sequential from 1 MiB to 4 GiB per array in powers of 4; the other dtypes at
--- 16 MiB and 1 GiB (copy moves bits, so its f16 would repeat bf16); the strides at
--- 256 MiB of output (inputs S times that: 2 GiB at stride 8); gathers at 16 and
--- 256 MiB.
+-- f32 sequential from 1 MiB to 4 GiB per array in powers of 4; bf16 at 16 MiB and
+-- 1 GiB, f16 and i8 at 1 GiB (copy moves bits, so its f16 would repeat bf16); the
+-- strides at 256 MiB of output (inputs S times that: 2 GiB at stride 8) for f32,
+-- bf16 (2 and 8) and i8 (8); gathers at 16 and 256 MiB.
 local function full(op)
   local list = {}
-  for _, mib in ipairs { 1, 4, 16, 64, 256, 1024, 4096 } do list[#list + 1] = sized("seq", "f32", mib) end
-  for _, dtype in ipairs { "bf16", "f16", "i8" } do
-    if not (op.name == "copy" and dtype == "f16") then
-      for _, mib in ipairs { 16, 1024 } do list[#list + 1] = sized("seq", dtype, mib) end
-    end
+  local function add(access, dtype, sizes)
+    for _, mib in ipairs(sizes) do list[#list + 1] = sized(access, dtype, mib) end
   end
-  for _, dtype in ipairs { "f32", "bf16" } do
-    for _, access in ipairs { "stride2", "stride4", "stride8" } do list[#list + 1] = sized(access, dtype, 256) end
-  end
-  list[#list + 1] = sized("stride8", "i8", 256)
-  list[#list + 1] = sized("gather", "f32", 16)
-  for _, dtype in ipairs { "f32", "bf16", "i8" } do list[#list + 1] = sized("gather", dtype, 256) end
+  add("seq", "f32", { 1, 4, 16, 64, 256, 1024, 4096 })
+  add("seq", "bf16", { 16, 1024 })
+  if op.name ~= "copy" then add("seq", "f16", { 1024 }) end
+  add("seq", "i8", { 1024 })
+  for _, access in ipairs { "stride2", "stride4", "stride8" } do add(access, "f32", { 256 }) end
+  add("stride2", "bf16", { 256 })
+  add("stride8", "bf16", { 256 })
+  add("stride8", "i8", { 256 })
+  add("gather", "f32", { 16, 256 })
+  add("gather", "bf16", { 256 })
+  add("gather", "i8", { 256 })
   return list
 end
 
