@@ -221,10 +221,12 @@ local function row_irregular(dtypes)
   })
 end
 
--- Small, with plant = true; dims no other list uses, so no cached result answers them.
+-- Small, with plant = true; 4 rows, which no other list has, so no cached result
+-- answers them. Widths for both paths: 5 and 1003 element by element, 1000 (but fp8)
+-- and 70000 in vectors, 70000 over a cluster or streamed.
 local function row_nan(dtypes)
   return with_policy(gb.sweep {
-    rows = { 4 }, cols = { 5, 999, 70001 }, dtype = dtypes, plant = true,
+    rows = { 4 }, cols = { 5, 1000, 1003, 70000 }, dtype = dtypes, plant = true,
   })
 end
 
@@ -244,8 +246,9 @@ local QUICK_CAUSAL = with_policy { { B = 4, H = 16, S = 2048, dtype = "bf16" } }
 local CAUSAL_IRREGULAR = with_policy(gb.sweep {
   B = 1, H = { 1, 3 }, S = { 1, 17 }, dtype = FLOATS,
 })
+-- S = 32: the masked NaN of row 0 shares a 16-byte vector with the kept score
 local CAUSAL_NAN = with_policy(gb.sweep {
-  B = 1, H = 2, S = 19, dtype = { "f32", "bf16" }, plant = true,
+  B = 1, H = 2, S = { 19, 32 }, dtype = { "f32", "bf16" }, plant = true,
 })
 
 -- Forward and backward: relative error per element; the backward's dy - sum(dy*y)
@@ -304,7 +307,8 @@ return {
                                     dtype = FLOATS }),
       irregular = with_policy(gb.sweep { rows = { 1, 3 }, cols = { 65537, 262143 },
                                          dtype = FLOATS }),
-      nan = with_policy { { rows = 4, cols = 65539, dtype = "bf16", plant = true } },
+      nan = with_policy(gb.sweep { rows = 4, cols = { 65539, 65600 }, dtype = "bf16",
+                                   plant = true }),
     }
   end)(),
   (function()
