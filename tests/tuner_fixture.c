@@ -136,7 +136,7 @@ static void fake_destroy(void *self)
 }
 
 const gb_backend_ops fake_ops = {fake_open, fake_set_problem, fake_reference, fake_trial,
-                                 fake_race, fake_close,       fake_destroy};
+                                 fake_race, fake_close,       fake_destroy,   NULL};
 
 /* ---- the kernel's hooks -------------------------------------------------- */
 
@@ -195,7 +195,7 @@ static void make_kernel(fixture *f)
     k->entry = strdup("k<${V}>");
     add_param(&k->space, "V", V, 8);
     k->check = (gb_check_spec){.rtol = -1, .atol = -1};
-    k->hooks = (gb_kernel_hooks){hook_accept, hook_args, hook_launch, NULL, hook_work};
+    k->hooks = (gb_kernel_hooks){hook_accept, hook_args, hook_launch, NULL, hook_work, NULL};
     k->hooks_ctx = &f->hooks;
     gb_kernel_def *r = &f->reference;
     r->name = strdup("fake_ref");
