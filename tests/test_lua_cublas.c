@@ -4,7 +4,8 @@
  * field with the nearest name), types that do not go together are refused there
  * too, what needs a shape is checked before anything compiles (naming the call's
  * line or the kernel), --compile-only compiles the kernel and not the cuBLAS
- * reference, and a timed run's table says "vs cuBLAS".
+ * reference, a timed run's table says "vs cuBLAS", and a cached baseline is shown
+ * only under the kind of reference that was timed.
  */
 
 #include "lua_fixture.h"
@@ -184,6 +185,37 @@ static void test_a_timed_run_says_vs_cublas(void **state)
     if (strstr(table, "vs ref")) fail_msg("the column still says vs ref:\n%s", table);
 }
 
+/* The reference can change between runs while the kernel stays (its cached best
+ * stands): a cached baseline is shown only under the kind of reference it was
+ * timed with. */
+static const char SWITCHING[] =
+    REQUIRE "local ref = arg[1] == 'cublas' and gb.cublas.gemm { " SGEMM " } or gb.kernel {\n"
+            "  name = 'naive', entry = 'naive', grid = 1, block = 64,\n"
+            "  source = [[extern \"C\" __global__ void naive(const float *a, const float *b, "
+            "float *c, int m, int n, int k) {}]] }\n"
+            "local k = gb.kernel { name = 'mm', entry = 'mm', grid = 1, block = 64,\n"
+            "  source = [[extern \"C\" __global__ void mm(const float *a, const float *b, float "
+            "*c, int m, int n, int k) {}]],\n"
+            "  args = function(s) return { gb.tensor('f32', { s.M, s.K }, 'randn'),\n"
+            "    gb.tensor('f32', { s.K, s.N }, 'randn'), gb.tensor('f32', { s.M, s.N }),\n"
+            "    gb.i32(s.M), gb.i32(s.N), gb.i32(s.K) } end, reference = ref }\n"
+            "local r = gb.tune(k, { shapes = { { M = 64, N = 32, K = 16 } }, baseline = "
+            "'reference' })\n"
+            "assert(r[1].cached == (arg[2] == 'cached'), 'cached: ' .. tostring(r[1].cached))\n"
+            "assert((r[1].baseline ~= nil) == (arg[3] == 'baseline'), 'the baseline')\n";
+
+static void test_a_cached_baseline_is_shown_only_under_its_own_reference(void **state)
+{
+    fixture *f = *state;
+    use_fake_gpu(f);
+    use_cache(f);
+    char *tuned[] = {"cublas", "tuned", "baseline"}, *by_kernel[] = {"kernel", "cached", "none"},
+         *by_cublas[] = {"cublas", "cached", "baseline"};
+    EXPECT_OK(f, run_script(f, "switch.lua", SWITCHING, 3, tuned));
+    EXPECT_OK(f, run_script(f, "switch.lua", SWITCHING, 3, by_kernel));
+    EXPECT_OK(f, run_script(f, "switch.lua", SWITCHING, 3, by_cublas));
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -196,6 +228,7 @@ int main(void)
         T(test_compile_only_compiles_the_kernel_and_not_the_cublas_reference),
         T(test_the_example_takes_cublas_as_its_reference),
         T(test_a_timed_run_says_vs_cublas),
+        T(test_a_cached_baseline_is_shown_only_under_its_own_reference),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
