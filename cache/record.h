@@ -90,6 +90,7 @@ typedef struct gb_best_record {
     double bytes;
     bool has_baseline;
     gb_stats baseline;    /* the reference, when it was timed */
+    char *baseline_lib;   /* "cuBLAS" when the reference was a library call, else NULL */
     bool complete;        /* every accepted configuration was tried (no budget cut it short) */
     char strategy[32];    /* the search that found it: "exhaustive", "auto", a script's name */
     uint64_t seed;        /* the strategy's seed */
@@ -129,6 +130,7 @@ typedef struct gb_best_record {
     X(bytes, DOUBLE, "bytes", .flags = GB_WIRE_OPTIONAL | GB_WIRE_NULL_NAN)                        \
     X(baseline, STRUCT, "baseline", .type = &gb_wire_stats, .flags = GB_WIRE_NULLABLE,             \
       .present = offsetof(gb_best_record, has_baseline))                                           \
+    X(baseline_lib, STRING, "baseline_lib", .max_len = 16, .flags = GB_WIRE_OPTIONAL)              \
     X(complete, BOOL, "complete", .flags = GB_WIRE_OPTIONAL, .dflt = 1)                            \
     X(strategy, CHARS, "strategy", .flags = GB_WIRE_OPTIONAL, .dflt_str = "exhaustive")            \
     X(seed, UINT64, "seed", .flags = GB_WIRE_OPTIONAL)                                             \

@@ -21,6 +21,7 @@ struct gb_exec {
     gb_variant ref;
     void *ref_cubin;
     char *ref_name;
+    gb_gemm ref_gemm; /* a library GEMM reference's description */
     bool have_ref, ref_live;
 };
 
@@ -148,11 +149,15 @@ int gb_exec_reference(gb_exec *exec, const gb_variant *ref, gb_err *err)
     free(exec->ref_cubin);
     free(exec->ref_name);
     exec->ref = *ref;
-    exec->ref_cubin = malloc(ref->cubin_bytes);
+    exec->have_ref = false;
+    /* A library GEMM has no cubin: its description is kept instead. */
+    exec->ref_cubin = malloc(ref->cubin_bytes ? ref->cubin_bytes : 1);
     exec->ref_name = strdup(ref->lowered_name);
     if (!exec->ref_cubin || !exec->ref_name) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    memcpy(exec->ref_cubin, ref->cubin, ref->cubin_bytes);
-    exec->ref.cubin = exec->ref_cubin;
+    if (ref->cubin_bytes) memcpy(exec->ref_cubin, ref->cubin, ref->cubin_bytes);
+    if (ref->gemm) exec->ref_gemm = *ref->gemm;
+    exec->ref.cubin = ref->cubin_bytes ? exec->ref_cubin : NULL;
+    exec->ref.gemm = ref->gemm ? &exec->ref_gemm : NULL;
     exec->ref.lowered_name = exec->ref_name;
     /* Borrowed names would not outlive the call; the reference runs without a range. */
     exec->ref.kernel_name = exec->ref.config_text = NULL;
@@ -202,6 +207,19 @@ int gb_exec_race(gb_exec *exec, const gb_variant *variants, int n, const gb_meas
     int rc = ensure_ready(exec, err);
     if (rc) return rc;
     rc = exec->ops->race(exec->backend, variants, n, opts, timeout_s, out, err);
+    if (rc == GB_EINTR || backend_lost(rc)) close_backend(exec);
+    return rc;
+}
+
+int gb_exec_cublas_rate(gb_exec *exec, gb_math math, int64_t m, int64_t n, int64_t k,
+                        double *out_tflops, gb_err *err)
+{
+    *out_tflops = 0;
+    if (!exec->ops->cublas_rate)
+        return gb_err_set(err, GB_EINVAL, "this backend cannot measure cuBLASLt's rate");
+    int rc = ensure_ready(exec, err);
+    if (rc) return rc;
+    rc = exec->ops->cublas_rate(exec->backend, math, m, n, k, out_tflops, err);
     if (rc == GB_EINTR || backend_lost(rc)) close_backend(exec);
     return rc;
 }

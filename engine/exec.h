@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "engine/ceilings.h"
 #include "engine/device.h"
+#include "engine/gemm.h"
 #include "engine/gpu.h"
 #include "engine/measure.h"
 #include "engine/spec.h"
@@ -26,8 +27,11 @@
 /* The most variants one race measures (the tuner races at most 8 leaders). */
 #define GB_MAX_RACE 16
 
-/* A compiled kernel and how to launch it. The script's names for it only name
- * its NVTX ranges ("check sgemm BK=8,BM=64", engine/nvtx.h); either may be NULL. */
+/* A compiled kernel and how to launch it, or (gemm set) a library GEMM that runs
+ * where a kernel would: then there is no cubin (NULL, 0), the launch is ignored
+ * and lowered_name only names it ("cublasLtMatmul"). The script's names for it
+ * only name its NVTX ranges ("check sgemm BK=8,BM=64", engine/nvtx.h); either may
+ * be NULL. */
 typedef struct gb_variant {
     const void *cubin;
     size_t cubin_bytes;
@@ -35,6 +39,7 @@ typedef struct gb_variant {
     gb_launch launch;
     const char *kernel_name; /* "sgemm"; NULL: the lowered name stands in */
     const char *config_text; /* "BK=8,BM=64"; NULL: none */
+    const gb_gemm *gemm;     /* a cuBLASLt GEMM (engine/gemm.h) instead of the cubin */
 } gb_variant;
 
 typedef enum gb_trial_status {
@@ -117,6 +122,10 @@ typedef struct gb_backend_ops {
     int (*ceilings)(void *self, gb_ceilings *out, gb_err *err);
     void (*close)(void *self);
     void (*destroy)(void *self);
+    /* cuBLASLt's rate for a kind of math at M x N x K (gb_gpu_cublas_rate); NULL
+     * where the backend cannot measure it. */
+    int (*cublas_rate)(void *self, gb_math math, int64_t m, int64_t n, int64_t k,
+                       double *out_tflops, gb_err *err);
 } gb_backend_ops;
 
 typedef struct gb_exec gb_exec;
@@ -164,6 +173,14 @@ int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check
  * GB_ETIMEOUT here (the race has no single culprit); the next call starts afresh. */
 int gb_exec_race(gb_exec *exec, const gb_variant *variants, int n, const gb_measure_opts *opts,
                  double timeout_s, gb_measurement *out, gb_err *err);
+
+/* Measures cuBLASLt's GEMM rate on the backend's GPU (gb_gpu_cublas_rate: M x N x K
+ * for the kind of math, median TFLOP/s in *out_tflops), opening the backend when
+ * it is not open; the current problem and reference are left as they were. A
+ * lost backend is GB_EFAULT or GB_ETIMEOUT (the next call starts afresh); no
+ * cuBLASLt is GB_ENODRIVER; GB_EINVAL for a backend without the operation. */
+int gb_exec_cublas_rate(gb_exec *exec, gb_math math, int64_t m, int64_t n, int64_t k,
+                        double *out_tflops, gb_err *err);
 
 /* Ends the backend now (the worker process, and with it its CUDA context) but
  * keeps the problem and the reference: the next call that needs the GPU starts a

@@ -49,13 +49,20 @@ static int local_set_problem(void *self, const gb_arg *args, int n_args, uint64_
     return gb_gpu_set_problem(b->gpu, args, n_args, seed, err);
 }
 
+/* A variant's kernel: its cubin's function, or its library GEMM. */
+static int load_variant(local_backend *b, const gb_variant *v, gb_gpu_kernel **out, gb_err *err)
+{
+    if (v->gemm) return gb_gpu_load_gemm(b->gpu, v->gemm, out, err);
+    return gb_gpu_load(b->gpu, v->cubin, v->cubin_bytes, v->lowered_name, v->launch.smem_bytes, out,
+                       err);
+}
+
 static int local_reference(void *self, const gb_variant *ref, gb_err *err)
 {
     local_backend *b = self;
     gb_gpu_unload(b->gpu, b->ref);
     b->ref = NULL;
-    int rc = gb_gpu_load(b->gpu, ref->cubin, ref->cubin_bytes, ref->lowered_name,
-                         ref->launch.smem_bytes, &b->ref, err);
+    int rc = load_variant(b, ref, &b->ref, err);
     if (rc == GB_OK) rc = gb_gpu_run_reference(b->gpu, b->ref, &ref->launch, err);
     return rc;
 }
@@ -125,8 +132,7 @@ static int local_trial(void *self, const gb_variant *v, const gb_check_spec *che
     gb_gpu_kernel *k = NULL;
     gb_trial_phases *ph = &out->phases;
     double start_ms = gb_now_ms(), at_ms;
-    int rc = gb_gpu_load(b->gpu, v->cubin, v->cubin_bytes, v->lowered_name, v->launch.smem_bytes,
-                         &k, err);
+    int rc = load_variant(b, v, &k, err);
     ph->load_ms = (at_ms = gb_now_ms()) - start_ms;
     if (rc == GB_OK) {
         push_step("check", v);
@@ -155,8 +161,7 @@ static int local_race(void *self, const gb_variant *vs, int n, const gb_measure_
     int rc = kernels && launches ? GB_OK : gb_err_set(err, GB_ENOMEM, "out of memory"), loaded = 0;
     for (; rc == GB_OK && loaded < n; loaded++) {
         launches[loaded] = vs[loaded].launch;
-        rc = gb_gpu_load(b->gpu, vs[loaded].cubin, vs[loaded].cubin_bytes, vs[loaded].lowered_name,
-                         vs[loaded].launch.smem_bytes, &kernels[loaded], err);
+        rc = load_variant(b, &vs[loaded], &kernels[loaded], err);
     }
     if (rc == GB_OK) {
         gb_nvtx_push("race %s", n > 0 ? range_kernel(&vs[0]) : "");
@@ -179,6 +184,16 @@ static int local_ceilings(void *self, gb_ceilings *out, gb_err *err)
     return rc;
 }
 
+static int local_cublas_rate(void *self, gb_math math, int64_t m, int64_t n, int64_t k,
+                             double *out_tflops, gb_err *err)
+{
+    local_backend *b = self;
+    gb_nvtx_push("cublas rate %s", gb_math_name(math));
+    int rc = gb_gpu_cublas_rate(b->gpu, math, m, n, k, out_tflops, err);
+    gb_nvtx_pop();
+    return rc;
+}
+
 const gb_backend_ops gb_local_backend_ops = {
     .open = local_open,
     .set_problem = local_set_problem,
@@ -186,6 +201,7 @@ const gb_backend_ops gb_local_backend_ops = {
     .trial = local_trial,
     .race = local_race,
     .ceilings = local_ceilings,
+    .cublas_rate = local_cublas_rate,
     .close = local_close,
     .destroy = local_destroy,
 };

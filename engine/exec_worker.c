@@ -218,10 +218,13 @@ static int worker_set_problem(void *self, const gb_arg *args, int n_args, uint64
 /* The payload form of a variant; the names are borrowed, not copied. */
 static gb_proto_variant payload_of(const gb_variant *v)
 {
-    return (gb_proto_variant){.name = (char *)v->lowered_name,
-                              .launch = v->launch,
-                              .kernel = (char *)v->kernel_name,
-                              .config = (char *)v->config_text};
+    gb_proto_variant p = {.name = (char *)v->lowered_name,
+                          .launch = v->launch,
+                          .kernel = (char *)v->kernel_name,
+                          .config = (char *)v->config_text,
+                          .has_gemm = v->gemm != NULL};
+    if (v->gemm) p.gemm = *v->gemm;
+    return p;
 }
 
 static int worker_reference(void *self, const gb_variant *ref, gb_err *err)
@@ -303,6 +306,21 @@ static int worker_race(void *self, const gb_variant *vs, int n, const gb_measure
     return rc;
 }
 
+static int worker_cublas_rate(void *self, gb_math math, int64_t m, int64_t n, int64_t k,
+                              double *out_tflops, gb_err *err)
+{
+    supervisor *s = self;
+    gb_proto_rate rate = {.math = math, .m = m, .n = n, .k = k};
+    gb_proto_rated rated = {0};
+    gb_msg reply;
+    int rc =
+        exchange(s, GB_MSG_RATE, &rate, NULL, 0, GB_MSG_RATED, s->opts.op_timeout_s, &reply, err);
+    if (rc == GB_OK) rc = read_answer(s, &reply, &rated, s->opts.op_timeout_s, err);
+    gb_msg_free(&reply);
+    *out_tflops = rc == GB_OK ? rated.tflops : 0;
+    return rc;
+}
+
 static void worker_close(void *self)
 {
     stop_worker(self);
@@ -335,6 +353,7 @@ static const gb_backend_ops worker_ops = {
     .trial = worker_trial,
     .race = worker_race,
     .ceilings = worker_ceilings,
+    .cublas_rate = worker_cublas_rate,
     .close = worker_close,
     .destroy = worker_destroy,
 };

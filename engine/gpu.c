@@ -106,6 +106,7 @@ void gb_gpu_close(gb_gpu *gpu)
         gb_cu.cuCtxSetCurrent(gpu->ctx);
         if (!gpu->broken) gb_cu.cuStreamSynchronize(gpu->stream);
         free_problem(gpu);
+        gb_gpu_cublas_close(gpu);
         gb_gpu_timing_close(gpu);
         if (gpu->compare_out) gb_cu.cuMemFree(gpu->compare_out);
         if (gpu->builtins) gb_cu.cuModuleUnload(gpu->builtins);
@@ -398,6 +399,7 @@ void gb_gpu_unload(gb_gpu *gpu, gb_gpu_kernel *kernel)
     (void)gpu; /* modules belong to the context the session keeps current */
     if (!kernel) return;
     if (kernel->module) gb_cu.cuModuleUnload(kernel->module);
+    gb_gpu_gemm_free(kernel->gemm);
     free(kernel);
 }
 
@@ -411,6 +413,7 @@ int gb_gpu_kernel_registers(const gb_gpu_kernel *kernel)
 int gb_gpu_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_ref_outputs,
                   gb_err *err)
 {
+    if (k->gemm) return gb_gpu_gemm_launch(gpu, k, use_ref_outputs, err);
     void *params[GB_MAX_ARGS];
     CUdeviceptr ref_ptrs[GB_MAX_ARGS];
     for (int i = 0; i < gpu->n_args; i++) {
@@ -525,4 +528,13 @@ int gb_gpu_verify(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
         rc = compare_output(gpu, pos, check, out, err);
     }
     return gb_gpu_note_fault(gpu, rc, err);
+}
+
+/* ---- for the library GEMMs' own operands (gpu_gemm.c) ---------------------- */
+
+int gb_gpu_fill_buffer(gb_gpu *gpu, CUdeviceptr buf, gb_dtype dtype, int64_t n, gb_init init,
+                       uint64_t seed, gb_err *err)
+{
+    gb_arg arg = {.kind = GB_ARG_TENSOR, .dtype = dtype, .n_dims = 1, .dims = {n}, .init = init};
+    return fill(gpu, buf, &arg, fill_mode(init), seed, err);
 }

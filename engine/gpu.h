@@ -17,7 +17,9 @@
 
 #include "base/error.h"
 #include "engine/device.h"
+#include "engine/gemm.h"
 #include "engine/measure.h"
+#include "engine/roofs.h"
 #include "engine/spec.h"
 #include "engine/stats.h"
 
@@ -51,6 +53,29 @@ int gb_gpu_read_arg(gb_gpu *gpu, int pos, bool reference, void *host, size_t byt
 int gb_gpu_load(gb_gpu *gpu, const void *cubin, size_t cubin_bytes, const char *lowered_name,
                 uint32_t smem_bytes, gb_gpu_kernel **out, gb_err *err);
 void gb_gpu_unload(gb_gpu *gpu, gb_gpu_kernel *kernel);
+
+/* Makes a kernel of a library GEMM (engine/gemm.h): cuBLASLt's matmul over the
+ * current problem's tensors, which the description's positions name. It is
+ * launched like any kernel (gb_gpu_run_reference, gb_gpu_verify, gb_gpu_measure in
+ * both modes, gb_gpu_race; the launch geometry is ignored), always with the
+ * algorithm cuBLASLt's heuristic ranked first when it was loaded. The first GEMM
+ * of the session loads cuBLASLt (engine/cublas.h) and makes its handle and a
+ * 32 MiB workspace. Errors: GB_EINVAL when the description is invalid or does not
+ * match the problem's tensors; GB_ENODRIVER with one sentence when cuBLASLt is
+ * not installed; GB_ELAUNCH when cuBLASLt has no algorithm for it on this GPU
+ * (the message says which GEMM, and what fp8 needs). */
+int gb_gpu_load_gemm(gb_gpu *gpu, const gb_gemm *gemm, gb_gpu_kernel **out, gb_err *err);
+
+/* cuBLASLt's GEMM rate on this GPU for a kind of math, in TFLOP/s: an M x N x K
+ * GEMM on operands of its own (filled like randn tensors; the problem's are left
+ * alone), summed in fp32 (tf32 for GB_MATH_TF32), f32 operands for fp32 and tf32,
+ * f16 or bf16 ones and result for fp16 and bf16, fp8_e4m3 A and B to a bf16 result
+ * for fp8 (A [M, K], B [N, K]). After a warm-up of about 100 ms, 15 samples of as
+ * many back-to-back launches as last 2 ms are timed with events (L2 not flushed);
+ * *out_tflops is 2 M N K over the median launch. Everything it allocates is freed.
+ * GB_EINVAL for fp64 and int8 or bad sizes; else as gb_gpu_load_gemm. */
+int gb_gpu_cublas_rate(gb_gpu *gpu, gb_math math, int64_t m, int64_t n, int64_t k,
+                       double *out_tflops, gb_err *err);
 
 /* Registers used per thread, as the loaded module reports (-1 if unknown). */
 int gb_gpu_kernel_registers(const gb_gpu_kernel *kernel);

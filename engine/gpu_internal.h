@@ -1,6 +1,7 @@
 /*
  * Internal to engine/: the GPU session's state, shared by gpu.c (the context,
- * buffers, loading, the check) and timing.c (samplers and measurement).
+ * buffers, loading, the check), timing.c (samplers and measurement) and
+ * gpu_gemm.c (library GEMMs: cuBLASLt calls that stand where a kernel would).
  */
 #ifndef GB_ENGINE_GPU_INTERNAL_H
 #define GB_ENGINE_GPU_INTERNAL_H
@@ -9,12 +10,17 @@
 #include "engine/gpu.h"
 #include "engine/nvml.h"
 
+typedef struct gpu_gemm gpu_gemm;     /* gpu_gemm.c */
+typedef struct gpu_cublas gpu_cublas; /* gpu_gemm.c */
+
+/* A cubin's kernel, or (gemm set) a cuBLASLt matmul. */
 struct gb_gpu_kernel {
     CUmodule module;
     CUfunction function;
     int registers;
     int n_params; /* -1: unknown (a driver older than CUDA 12.4) */
     unsigned char param_bytes[GB_MAX_ARGS + 1];
+    gpu_gemm *gemm;
 };
 
 /* One argument of the current problem: its description, device buffer(s) and the
@@ -53,6 +59,7 @@ struct gb_gpu {
     bool have_reference;
     bool broken; /* a kernel faulted: the context is gone */
     gb_err broken_err;
+    gpu_cublas *cublas; /* cuBLASLt's handle and workspace, made by the first GEMM */
 };
 
 /* Marks the session unusable after a sticky error, so later calls say why. */
@@ -66,6 +73,18 @@ int gb_gpu_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_re
 int gb_gpu_sync(gb_gpu *gpu, gb_err *err);
 /* Blocks of 256 threads for a grid-stride loop over n elements (at most 65535). */
 uint32_t gb_gpu_grid_for(uint64_t n);
+
+/* gpu.c: fills n elements of dtype at buf like a tensor initialised with init
+ * (GB_INIT_RANDN, ...), from seed. */
+int gb_gpu_fill_buffer(gb_gpu *gpu, CUdeviceptr buf, gb_dtype dtype, int64_t n, gb_init init,
+                       uint64_t seed, gb_err *err);
+
+/* gpu_gemm.c: runs a GEMM kernel on the problem's buffers (the reference's copies
+ * of the checked tensors when use_ref_outputs is set). */
+int gb_gpu_gemm_launch(gb_gpu *gpu, gb_gpu_kernel *k, bool use_ref_outputs, gb_err *err);
+/* Frees a GEMM kernel's descriptors; the session's cuBLASLt state at close. */
+void gb_gpu_gemm_free(gpu_gemm *gemm);
+void gb_gpu_cublas_close(gb_gpu *gpu);
 
 /* timing.c: the cold-sample flush buffer and the clock source, set up at open. */
 int gb_gpu_timing_open(gb_gpu *gpu, gb_err *err);

@@ -32,6 +32,8 @@ const char *gb_msg_type_name(gb_msg_type type)
         [GB_MSG_RACED] = "RACED",
         [GB_MSG_MEASURE_CEILINGS] = "MEASURE_CEILINGS",
         [GB_MSG_CEILINGS] = "CEILINGS",
+        [GB_MSG_RATE] = "RATE",
+        [GB_MSG_RATED] = "RATED",
     };
     return (unsigned)type < GB_MSG_TYPE_END && names[type] ? names[type] : "?";
 }
@@ -218,6 +220,18 @@ static int variant_finish(void *obj, const char *path, gb_err *err)
                : gb_err_set(err, GB_EINVAL, "%s.name: expected a kernel name", path);
 }
 
+bool gb_proto_has_gemm(const void *variant)
+{
+    return ((const gb_proto_variant *)variant)->has_gemm;
+}
+
+static const char *math_name(int v)
+{
+    return gb_math_name((gb_math)v);
+}
+
+const gb_wire_enum gb_wire_enum_math = {GB_MATH_COUNT, math_name};
+
 static int error_finish(void *obj, const char *path, gb_err *err)
 {
     const gb_proto_error *e = obj;
@@ -244,6 +258,12 @@ GB_WIRE_TABLE(gb_wire_proto_race, "race", GB_PROTO_RACE_WIRE, NULL)
 #undef GB_WIRE_T
 #define GB_WIRE_T gb_proto_raced
 GB_WIRE_TABLE(gb_wire_proto_raced, "raced", GB_PROTO_RACED_WIRE, NULL)
+#undef GB_WIRE_T
+#define GB_WIRE_T gb_proto_rate
+GB_WIRE_TABLE(gb_wire_proto_rate, "rate", GB_PROTO_RATE_WIRE, NULL)
+#undef GB_WIRE_T
+#define GB_WIRE_T gb_proto_rated
+GB_WIRE_TABLE(gb_wire_proto_rated, "rated", GB_PROTO_RATED_WIRE, NULL)
 #undef GB_WIRE_T
 #define GB_WIRE_T gb_proto_error
 GB_WIRE_TABLE(gb_wire_proto_error, "error", GB_PROTO_ERROR_WIRE, error_finish)
@@ -272,6 +292,10 @@ const gb_wire_type *gb_proto_payload(gb_msg_type type)
         return &gb_wire_proto_raced;
     case GB_MSG_CEILINGS:
         return &gb_wire_ceilings;
+    case GB_MSG_RATE:
+        return &gb_wire_proto_rate;
+    case GB_MSG_RATED:
+        return &gb_wire_proto_rated;
     default:
         return NULL;
     }

@@ -19,7 +19,13 @@
  *   TRIAL gb_proto_trial + cubin           -> RESULT gb_trial_result | ERROR
  *   RACE gb_proto_race + the cubins one after another
  *                                          -> RACED gb_proto_raced | ERROR
+ *   MEASURE_CEILINGS (empty)               -> CEILINGS gb_ceilings | ERROR
+ *   RATE gb_proto_rate                     -> RATED gb_proto_rated | ERROR
  *   QUIT {}                                -> (the worker exits)
+ *
+ * A variant that is a library GEMM (gb_variant.gemm) carries its description in
+ * the optional "gemm" field instead of a cubin: its blob (or its share of a
+ * race's) is empty.
  *
  * ERROR is gb_proto_error {code, message}; a code of GB_EFAULT means the worker's
  * CUDA context is gone and the worker exits after sending it. Both sides check the
@@ -36,7 +42,9 @@
 #include "base/wire.h"
 #include "engine/device.h"
 #include "engine/exec.h"
+#include "engine/gemm.h"
 #include "engine/gpu.h"
+#include "engine/roofs.h"
 #include "engine/spec.h"
 #include "engine/wire_types.h"
 
@@ -63,6 +71,8 @@ typedef enum gb_msg_type {
     GB_MSG_RACED,
     GB_MSG_MEASURE_CEILINGS, /* no payload: measure the device's ceilings */
     GB_MSG_CEILINGS,         /* its answer: gb_wire_ceilings */
+    GB_MSG_RATE,
+    GB_MSG_RATED,
     GB_MSG_TYPE_END,
 } gb_msg_type;
 
@@ -97,18 +107,27 @@ typedef struct gb_proto_problem {
 
 /* A kernel to launch (REFERENCE; part of TRIAL and RACE); its cubin is the blob.
  * The strings are owned when decoded, borrowed when sent. kernel and config name
- * the worker's NVTX ranges only (gb_variant); they may be absent. */
+ * the worker's NVTX ranges only (gb_variant); they may be absent. A library GEMM
+ * has its description in gemm (has_gemm) and no cubin; "gemm" is left out of the
+ * JSON otherwise, and a message without it is a cubin's, as before it existed. */
 typedef struct gb_proto_variant {
     char *name; /* the lowered (mangled) name */
     gb_launch launch;
     char *kernel; /* the script's name: "sgemm" */
     char *config; /* "BK=8,BM=64" */
+    bool has_gemm;
+    gb_gemm gemm;
 } gb_proto_variant;
 #define GB_PROTO_VARIANT_WIRE(X)                                                                   \
     X(name, STRING, "name")                                                                        \
     X(launch, STRUCT, "launch", .type = &gb_wire_launch)                                           \
     X(kernel, STRING, "kernel", .flags = GB_WIRE_OPTIONAL, .max_len = 256)                         \
-    X(config, STRING, "config", .flags = GB_WIRE_OPTIONAL, .max_len = 1024)
+    X(config, STRING, "config", .flags = GB_WIRE_OPTIONAL, .max_len = 1024)                        \
+    X(gemm, STRUCT, "gemm", .type = &gb_wire_gemm, .flags = GB_WIRE_NULLABLE,                      \
+      .present = offsetof(gb_proto_variant, has_gemm), .when = gb_proto_has_gemm)
+
+/* A gb_proto_variant's gemm is on the wire when it has one. */
+bool gb_proto_has_gemm(const void *variant);
 
 typedef struct gb_proto_trial {
     gb_proto_variant variant; /* its fields sit in the message itself */
@@ -122,11 +141,11 @@ typedef struct gb_proto_trial {
 
 typedef struct gb_proto_race_variant {
     gb_proto_variant variant;
-    int64_t cubin_bytes; /* its cubin's share of the blob */
+    int64_t cubin_bytes; /* its cubin's share of the blob (0 for a library GEMM) */
 } gb_proto_race_variant;
 #define GB_PROTO_RACE_VARIANT_WIRE(X)                                                              \
     X(variant, STRUCT, "variant", .type = &gb_wire_proto_variant, .flags = GB_WIRE_INLINE_STRUCT)  \
-    X(cubin_bytes, INT64, "cubin_bytes", GB_WIRE_RANGE(1, GB_PROTO_MAX_BLOB))
+    X(cubin_bytes, INT64, "cubin_bytes", GB_WIRE_RANGE(0, GB_PROTO_MAX_BLOB))
 
 typedef struct gb_proto_race {
     int n_variants;
@@ -146,6 +165,25 @@ typedef struct gb_proto_raced {
     X(measurements, STRUCT, "measurements", .type = &gb_wire_measurement, .arity = GB_WIRE_INLINE, \
       .count = offsetof(gb_proto_raced, n_measurements), .min_items = 1)
 
+/* cuBLASLt's GEMM rate for a kind of math at M x N x K (gb_exec_cublas_rate). */
+typedef struct gb_proto_rate {
+    gb_math math;
+    int64_t m, n, k;
+} gb_proto_rate;
+#define GB_PROTO_RATE_WIRE(X)                                                                      \
+    X(math, ENUM, "math", .enumeration = &gb_wire_enum_math)                                       \
+    X(m, INT64, "m", GB_WIRE_RANGE(1, GB_GEMM_MAX_DIM))                                            \
+    X(n, INT64, "n", GB_WIRE_RANGE(1, GB_GEMM_MAX_DIM))                                            \
+    X(k, INT64, "k", GB_WIRE_RANGE(1, GB_GEMM_MAX_DIM))
+
+typedef struct gb_proto_rated {
+    double tflops;
+} gb_proto_rated;
+#define GB_PROTO_RATED_WIRE(X) X(tflops, DOUBLE, "tflops", GB_WIRE_RANGE(0, INFINITY))
+
+/* gb_math by name: fp32, fp64, tf32, ... */
+extern const gb_wire_enum gb_wire_enum_math;
+
 typedef struct gb_proto_error {
     int code; /* a gpubench status (never 0) */
     char message[GB_ERR_MSG_BYTES];
@@ -161,6 +199,8 @@ extern const gb_wire_type gb_wire_proto_trial;
 extern const gb_wire_type gb_wire_proto_race_variant;
 extern const gb_wire_type gb_wire_proto_race;
 extern const gb_wire_type gb_wire_proto_raced;
+extern const gb_wire_type gb_wire_proto_rate;
+extern const gb_wire_type gb_wire_proto_rated;
 extern const gb_wire_type gb_wire_proto_error;
 
 /* The payload of each message type: OPEN gb_wire_proto_open, DEVICE

@@ -68,17 +68,29 @@ static int on_problem(worker *w, const gb_msg *m)
     return answer(w, rc, &err);
 }
 
-/* The launchable variant of a decoded payload; its cubin is (a part of) the blob. */
+/* The launchable variant of a decoded payload; its cubin is (a part of) the blob,
+ * or it is a library GEMM and has none. */
 static gb_variant variant_of(const gb_proto_variant *v, const void *cubin, size_t cubin_bytes)
 {
     return (gb_variant){
-        .cubin = cubin,
+        .cubin = cubin_bytes ? cubin : NULL,
         .cubin_bytes = cubin_bytes,
         .lowered_name = v->name,
         .launch = v->launch,
         .kernel_name = v->kernel,
         .config_text = v->config,
+        .gemm = v->has_gemm ? &v->gemm : NULL,
     };
+}
+
+/* A variant brings a cubin or a GEMM's description, never both. */
+static int check_code(const gb_proto_variant *v, size_t cubin_bytes, const char *what, gb_err *err)
+{
+    if (v->has_gemm && cubin_bytes)
+        return gb_err_set(err, GB_EPROTO, "malformed message: %s has a GEMM and a cubin", what);
+    if (!v->has_gemm && !cubin_bytes)
+        return gb_err_set(err, GB_EPROTO, "malformed message: %s needs a cubin", what);
+    return GB_OK;
 }
 
 static int on_reference(worker *w, const gb_msg *m)
@@ -86,8 +98,7 @@ static int on_reference(worker *w, const gb_msg *m)
     gb_proto_variant ref;
     gb_err err = {0};
     int rc = gb_proto_decode(m, &ref, &err);
-    if (rc == GB_OK && !m->blob_bytes)
-        rc = gb_err_set(&err, GB_EPROTO, "malformed message: a REFERENCE needs a cubin");
+    if (rc == GB_OK) rc = check_code(&ref, m->blob_bytes, "a REFERENCE", &err);
     if (rc == GB_OK) {
         gb_variant v = variant_of(&ref, m->blob, m->blob_bytes);
         rc = w->ops->reference(w->backend, &v, &err);
@@ -102,8 +113,7 @@ static int on_trial(worker *w, const gb_msg *m)
     gb_trial_result result = {0};
     gb_err err = {0};
     int rc = gb_proto_decode(m, &trial, &err);
-    if (rc == GB_OK && !m->blob_bytes)
-        rc = gb_err_set(&err, GB_EPROTO, "malformed message: a TRIAL needs a cubin");
+    if (rc == GB_OK) rc = check_code(&trial.variant, m->blob_bytes, "a TRIAL", &err);
     if (rc == GB_OK) {
         gb_variant v = variant_of(&trial.variant, m->blob, m->blob_bytes);
         rc = w->ops->trial(w->backend, &v, &trial.check, &trial.measure, 0, &result, &err);
@@ -126,6 +136,8 @@ static int race_variants(const gb_msg *m, const gb_proto_race *race, gb_variant 
                               "malformed message: race variant %d: its cubin "
                               "is past the end of the blob",
                               i + 1);
+        int rc = check_code(&race->variants[i].variant, bytes, "a race variant", err);
+        if (rc) return rc;
         out[i] = variant_of(&race->variants[i].variant, (const char *)m->blob + offset, bytes);
         offset += bytes;
     }
@@ -164,6 +176,20 @@ static int on_ceilings(worker *w)
     return GB_OK;
 }
 
+static int on_rate(worker *w, const gb_msg *m)
+{
+    gb_proto_rate rate;
+    gb_proto_rated rated = {0};
+    gb_err err = {0};
+    int rc = gb_proto_decode(m, &rate, &err);
+    if (rc == GB_OK)
+        rc =
+            w->ops->cublas_rate(w->backend, rate.math, rate.m, rate.n, rate.k, &rated.tflops, &err);
+    if (rc) return reply_error(w, rc, err.msg);
+    reply(w, GB_MSG_RATED, &rated);
+    return GB_OK;
+}
+
 /* Handles one request and returns the code of its work. */
 static int serve(worker *w, const gb_msg *m)
 {
@@ -182,6 +208,8 @@ static int serve(worker *w, const gb_msg *m)
         return on_race(w, m);
     case GB_MSG_MEASURE_CEILINGS:
         return on_ceilings(w);
+    case GB_MSG_RATE:
+        return on_rate(w, m);
     default:
         return reply_error(w, GB_EPROTO, "unexpected message type");
     }

@@ -6,32 +6,44 @@
 --   gpubench-tune examples/gemm.lua --force    tune again even where cached
 --   gpubench-tune examples/gemm.lua --compile-only
 --   gpubench-tune examples/gemm.lua -- 2048 1999x1531x1021 nobaseline
+--   gpubench-tune examples/gemm.lua -- 4096 cublas
 --
 -- Script arguments, when given, replace the shapes below: N for N x N x N, or
 -- MxNxK; the word nobaseline leaves out the reference's timing (the "vs ref"
--- column). bench/vs_kernel_tuner.sh tunes one shape this way.
+-- column); the word cublas makes cuBLAS's fp32 GEMM the reference, and so the
+-- baseline (the column becomes "vs cuBLAS"). bench/vs_kernel_tuner.sh tunes one
+-- shape this way.
 
 local gb = require "gpubench"
 
--- The shapes the script arguments name (none: an empty list), and the baseline.
+-- The shapes the script arguments name (none: an empty list), the baseline, and
+-- whether the reference is cuBLAS's.
 local function from_arguments()
-  local shapes, baseline = {}, "reference"
+  local shapes, baseline, cublas = {}, "reference", false
   for _, word in ipairs(arg or {}) do
     if word == "nobaseline" then
       baseline = false
+    elseif word == "cublas" then
+      cublas = true
     else
       local m, n, k = word:match("^(%d+)x(%d+)x(%d+)$")
       if not m then m = word:match("^(%d+)$"); n, k = m, m end
       if not m then
-        error("a script argument is a shape (N or MxNxK) or nobaseline, got '" .. word .. "'")
+        error("a script argument is a shape (N or MxNxK), nobaseline or cublas, got '" .. word .. "'")
       end
       shapes[#shapes + 1] = { M = tonumber(m), N = tonumber(n), K = tonumber(k) }
     end
   end
-  return shapes, baseline
+  return shapes, baseline, cublas
 end
 
-local reference = gb.kernel {
+local shapes, baseline, cublas = from_arguments()
+
+-- The reference: a naive kernel that sums in double, or cuBLAS's fp32 GEMM on the
+-- same arguments (A, B and C are arguments 1, 2 and 3; the sizes are the shape's).
+local reference = cublas and gb.cublas.gemm {
+  a = 1, b = 2, c = 3, m = "M", n = "N", k = "K", dtype = "f32", compute = "fp32",
+} or gb.kernel {
   name  = "gemm_f32_ref",
   source = gb.template "gemm_ref.cuh",
   entry = "gemm_ref_f32",
@@ -70,7 +82,6 @@ local gemm = gb.kernel {
   key   = { "M", "N", "K" },
 }
 
-local shapes, baseline = from_arguments()
 if #shapes == 0 then
   shapes = {
     { M = 1024, N = 1024, K = 1024 },
@@ -82,4 +93,5 @@ end
 gb.tune(gemm, {
   shapes = shapes,
   baseline = baseline,                  -- "reference": also time it, for the "vs ref" column
+                                        -- ("vs cuBLAS" when cuBLAS is the reference)
 })

@@ -542,9 +542,13 @@ static int core_template_path(lua_State *L)
 static int open_core(lua_State *L)
 {
     static const luaL_Reg fns[] = {
-        {"tune", core_tune},   {"strategies", core_strategies},
-        {"bench", core_bench}, {"device", core_device},
-        {"best", core_best},   {"template_path", core_template_path},
+        {"tune", core_tune},
+        {"strategies", core_strategies},
+        {"bench", core_bench},
+        {"device", core_device},
+        {"best", core_best},
+        {"template_path", core_template_path},
+        {"gemm_check", gb_lua_core_gemm_check},
         {NULL, NULL},
     };
     luaL_newlib(L, fns);
@@ -582,6 +586,8 @@ int gb_lua_new(gb_lua_host *host, lua_State **out, gb_err *err)
     lua_setfield(L, -2, "gpubench.core");
     lua_pushcfunction(L, open_gpubench);
     lua_setfield(L, -2, "gpubench");
+    lua_pushcfunction(L, gb_lua_open_cublas);
+    lua_setfield(L, -2, "gpubench.cublas");
     lua_pop(L, 1);
     *out = L;
     return GB_OK;

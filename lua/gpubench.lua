@@ -622,6 +622,7 @@ function gb.tune(kernel, opts)
   if type(opts) ~= "table" then fail("gb.tune: options must be a table, got %s", describe(opts)) end
   local budget = check_tune_opts(opts)
   local shapes = check_shapes("gb.tune: shapes", opts.shapes or kernel.shapes or fail("gb.tune: no shapes: give opts.shapes or the kernel's shapes field"))
+  if kernel.cublas then fail("gb.tune: %s is a cuBLAS call: it serves as a kernel's reference", kernel.name) end
   if not kernel.args then
     fail("gb.tune: kernel %s has no args function (only a reference may go without)", kernel.name)
   end
@@ -653,6 +654,7 @@ function gb.bench(kernel, opts)
   if config ~= "best" and type(config) ~= "table" then
     fail("gb.bench: config must be a table of parameter values or \"best\", got %s", describe(config))
   end
+  if kernel.cublas then fail("gb.bench: %s is a cuBLAS call: it serves as a kernel's reference", kernel.name) end
   if not kernel.args then fail("gb.bench: kernel %s has no args function", kernel.name) end
   if opts.baseline ~= nil and opts.baseline ~= "reference" and opts.baseline ~= false then
     fail("gb.bench: baseline must be \"reference\" or false, got %s", describe(opts.baseline))
@@ -689,6 +691,10 @@ function gb._run_declared()
   end
   return n
 end
+
+-- gb.cublas: cuBLAS calls that serve as a kernel's reference (lua/cublas.lua).
+require("gpubench.cublas")(gb, { fail = fail, describe = describe, where = where,
+                                 distance = distance, Kernel = Kernel, core = core })
 
 gb._Kernel, gb._Tensor, gb._Scalar = Kernel, Tensor, Scalar
 gb.dtypes = DTYPES

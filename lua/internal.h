@@ -35,6 +35,14 @@ void gb_lua_kernel_free(gb_kernel_def *def);
 int gb_lua_strategy_factory(lua_State *L, int idx, gb_strategy_factory **out, gb_err *err);
 void gb_lua_strategy_factory_free(lua_State *L, gb_strategy_factory *factory);
 
+/* gb.cublas (lua/gemm.c): the table of a library GEMM at idx as a description,
+ * checked; GB_ESCRIPT "<where>gb.cublas.gemm: why" when it is not one. */
+int gb_lua_to_gemm(lua_State *L, int idx, const char *where, gb_gemm *out, gb_err *err);
+/* core.gemm_check(t) -> nil or why t's types do not go together. */
+int gb_lua_core_gemm_check(lua_State *L);
+/* The preloader of "gpubench.cublas" (lua/cublas.lua). */
+int gb_lua_open_cublas(lua_State *L);
+
 /* Pushes the results table of a tuning run. */
 void gb_lua_push_results(lua_State *L, const gb_tune_result *result);
 

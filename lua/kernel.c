@@ -282,6 +282,24 @@ static int hook_work(void *ctx, const gb_fields *s, double *flops, double *bytes
     return rc ? rc : call_number(ctx, "bytes", s, bytes, err);
 }
 
+/* A library reference (gb.cublas.gemm): its GEMM on the shape, from the object's
+ * gemm function, which names the call's line in its own errors. */
+static int hook_gemm(void *ctx, const gb_fields *s, gb_gemm *out, gb_err *err)
+{
+    lua_kernel *k = ctx;
+    push_kernel_field(k, "defined_at");
+    char where[512];
+    snprintf(where, sizeof where, "%s", lua_isstring(k->L, -1) ? lua_tostring(k->L, -1) : "");
+    lua_pop(k->L, 1);
+    push_kernel_field(k, "gemm");
+    gb_lua_push_fields(k->L, s);
+    int rc = gb_lua_pcall(k->L, 1, 1, err);
+    if (rc) return rc;
+    rc = gb_lua_to_gemm(k->L, -1, where, out, err);
+    lua_pop(k->L, 1);
+    return rc;
+}
+
 /* ---- conversion --------------------------------------------------------- */
 
 static char *field_string(lua_State *L, int idx, const char *field)
@@ -376,7 +394,9 @@ static void set_hooks(lua_State *L, int idx, lua_kernel *k)
         .accept = hook_accept, .args = hook_args, .launch = hook_launch, .work = hook_work};
     lua_getfield(L, idx, "defines");
     if (!lua_isnil(L, -1)) k->def.hooks.defines = hook_defines;
-    lua_pop(L, 1);
+    lua_getfield(L, idx, "gemm"); /* a gb.cublas.gemm object */
+    if (lua_isfunction(L, -1)) k->def.hooks.gemm = hook_gemm;
+    lua_pop(L, 2);
     k->def.hooks_ctx = k;
 }
 

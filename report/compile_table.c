@@ -237,5 +237,7 @@ void gb_report_compiles(FILE *out, const gb_tune_result *r, const gb_report_opts
     gb_table_free(&t);
     if (!groups.failed) print_errors(out, &groups, opts->verbose);
     summary_line(out, r, opts);
+    if (r->reference_lib[0])
+        fprintf(out, "  the reference is a %s call: not compiled\n", r->reference_lib);
     free_groups(&groups);
 }

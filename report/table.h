@@ -72,7 +72,8 @@ void gb_summary_timing(FILE *out, const gb_tune_timing *timing);
  * exceeds the target's limits; each distinct error once below it (its first
  * diagnostic, or with verbose its whole output and the configurations it applies
  * to); then "N compiled (N from the cache), N failed, N rejected by constraints,
- * N over ARCH's limits; NVRTC X.X s over N threads". */
+ * N over ARCH's limits; NVRTC X.X s over N threads", and "the reference is a cuBLAS
+ * call: not compiled" when it is one. */
 void gb_report_compiles(FILE *out, const gb_tune_result *result, const gb_report_opts *opts);
 
 #endif

@@ -200,7 +200,7 @@ static void make_kernel(fixture *f)
     k->entry = strdup("k<${V}>");
     add_param(&k->space, "V", V, 8);
     k->check = (gb_check_spec){.rtol = -1, .atol = -1};
-    k->hooks = (gb_kernel_hooks){hook_accept, hook_args, hook_launch, NULL, hook_work};
+    k->hooks = (gb_kernel_hooks){hook_accept, hook_args, hook_launch, NULL, hook_work, NULL};
     k->hooks_ctx = &f->hooks;
     gb_kernel_def *r = &f->reference;
     r->name = strdup("fake_ref");

@@ -51,9 +51,12 @@ static int finish(run *r, gb_pending *p, gb_shape_result *res)
 }
 
 /* The reference must compile too: a broken one would fail every timed run. Its
- * row has no configuration; its failure fails the shape. */
+ * row has no configuration; its failure fails the shape. A library reference
+ * (a cuBLAS call) has nothing to compile: its description was checked against the
+ * shape's arguments already (gb_run_shape_args), and it has no row. */
 static int compile_reference(run *r, const gb_fields *shape, gb_shape_result *res)
 {
+    if (gb_kernel_is_library(r->k->reference)) return GB_OK;
     gb_compile_job *job = NULL;
     gb_variant v = {0};
     gb_err e = {0};

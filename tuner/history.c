@@ -289,6 +289,8 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .sources = r->sources,
         .n_sources = r->n_sources,
     };
+    /* A cached baseline answers only a run whose reference is of the same kind. */
+    if (r->result->reference_lib[0]) rec.baseline_lib = r->result->reference_lib;
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
     gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
     gb_strlcpy(rec.strategy, res->strategy, sizeof rec.strategy);
@@ -358,7 +360,10 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
         rec.n_tie = 0;
         rec.samples_ms = NULL;
         rec.n_samples = 0;
-        res->has_baseline = rec.has_baseline;
+        /* a baseline timed with another kind of reference (cuBLAS, or a kernel) is not
+         * this run's: the column would name the wrong one */
+        res->has_baseline = rec.has_baseline && strcmp(rec.baseline_lib ? rec.baseline_lib : "",
+                                                       r->result->reference_lib) == 0;
         res->baseline.stats = rec.baseline;
         res->flops = rec.flops;
         res->bytes = rec.bytes;

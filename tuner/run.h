@@ -49,6 +49,7 @@ typedef struct run {
     const char *arch;
     gb_tune_result *result;
     gb_check_spec check;    /* the kernel's, with defaults filled in for the current shape */
+    gb_gemm ref_gemm;       /* a library reference's GEMM on the current shape */
     gb_measure_opts full;   /* the criterion the leaders race with (and benchmarks use) */
     gb_measure_opts screen; /* the criterion every variant is screened with */
     bool bench;             /* timing fixed configurations, not tuning */
@@ -202,7 +203,9 @@ int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
                    bool *out_cached);
 /* The reference, compiled (or found in the cubin cache) for this shape. A compile
  * error is in e; other failures are the run's, in r->err. The job owns the cubin
- * that v points into: free it after use. */
+ * that v points into: free it after use. A library reference (gb_kernel_is_library)
+ * is not compiled: *job is NULL and v is its GEMM on the shape (r->ref_gemm, which
+ * gb_run_shape_args set). */
 int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *v,
                              gb_err *e);
 /* Times the reference with the full criterion, for the "vs ref" column. */

@@ -119,8 +119,15 @@ int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **jo
     const gb_compile_out *out;
     gb_config none;
     gb_key fp;
-    gb_config_at(&ref->space, 0, &none);
     *job = NULL;
+    if (gb_kernel_is_library(ref)) { /* nothing to compile: its GEMM on this shape */
+        *v = (gb_variant){.lowered_name = "cublasLtMatmul",
+                          .kernel_name = ref->name,
+                          .gemm = &r->ref_gemm,
+                          .launch = {.grid = {1, 1, 1}, .block = {1, 1, 1}}};
+        return GB_OK;
+    }
+    gb_config_at(&ref->space, 0, &none);
     int rc = gb_variant_source_fp(ref, &fp, r->err);
     if (rc == GB_OK) rc = ref->hooks.launch(ref->hooks_ctx, &none, shape, &v->launch, r->err);
     if (rc == GB_OK) rc = gb_variant_job(ref, &fp, r->arch, &none, shape, job, r->err);
@@ -230,6 +237,20 @@ static bool fatal(int rc)
     return rc == GB_ENODRIVER || rc == GB_ENOGPU || rc == GB_ESCRIPT || rc == GB_EINTR;
 }
 
+/* A library reference's GEMM on this shape, checked against the arguments: what
+ * it names must be tensors of its types and sizes, its result checked. */
+static int resolve_ref_gemm(run *r, const gb_fields *shape, const gb_arg *args, int n_args)
+{
+    const gb_kernel_def *ref = r->k->reference;
+    gb_err e = {0};
+    int rc = ref->hooks.gemm(ref->hooks_ctx, shape, &r->ref_gemm, r->err);
+    if (rc) return rc;
+    if (gb_gemm_check(&r->ref_gemm, &e) || gb_gemm_check_args(&r->ref_gemm, args, n_args, &e))
+        return gb_err_set(r->err, GB_ESCRIPT, "kernel %s: reference %s: %s", r->k->name, ref->name,
+                          e.msg);
+    return GB_OK;
+}
+
 /* Errors here are the script's, found before anything is compiled or run. */
 int gb_run_shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_arg *args,
                       int *n_args)
@@ -237,6 +258,8 @@ int gb_run_shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_a
     const gb_kernel_hooks *h = &r->k->hooks;
     int rc = h->args(r->k->hooks_ctx, shape, args, n_args, r->err);
     if (rc == GB_OK) rc = resolve_check(r, args, *n_args);
+    if (rc == GB_OK && gb_kernel_is_library(r->k->reference))
+        rc = resolve_ref_gemm(r, shape, args, *n_args);
     if (rc == GB_OK && h->work)
         rc = h->work(r->k->hooks_ctx, shape, &res->flops, &res->bytes, r->err);
     return rc;
@@ -408,6 +431,8 @@ static int start_run(run *r)
         return rc;
     }
     gb_strlcpy(r->result->arch, r->arch, sizeof r->result->arch);
+    if (gb_kernel_is_library(r->k->reference))
+        gb_strlcpy(r->result->reference_lib, "cuBLAS", sizeof r->result->reference_lib);
     return gb_compiler_create(o->cache, o->jobs, &r->compiler, r->err);
 }
 
@@ -487,6 +512,11 @@ void gb_tune_result_free(gb_tune_result *result)
     free(result->shapes);
     free(result->compiles);
     memset(result, 0, sizeof *result);
+}
+
+bool gb_kernel_is_library(const gb_kernel_def *def)
+{
+    return def && def->hooks.gemm;
 }
 
 static void free_strings(char **list, int n)

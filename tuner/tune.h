@@ -22,6 +22,7 @@
 #include "cache/cache.h"
 #include "cache/key.h"
 #include "engine/exec.h"
+#include "engine/gemm.h"
 #include "engine/lease.h"
 #include "engine/measure.h"
 #include "engine/nvrtc.h"
@@ -51,6 +52,10 @@ typedef struct gb_kernel_hooks {
     /* Floating-point operations and bytes moved per launch (NULL: unknown). */
     int (*work)(void *ctx, const gb_fields *shape, double *out_flops, double *out_bytes,
                 gb_err *err);
+    /* Set for a reference that is a library call, not a kernel (gb.cublas.gemm): the
+     * GEMM it runs on a shape. Such a kernel has no source, is never compiled, and
+     * needs no other hook. */
+    int (*gemm)(void *ctx, const gb_fields *shape, gb_gemm *out, gb_err *err);
 } gb_kernel_hooks;
 
 typedef struct gb_kernel_def gb_kernel_def;
@@ -78,6 +83,10 @@ struct gb_kernel_def {
 };
 
 void gb_kernel_def_free(gb_kernel_def *def);
+
+/* True for a kernel that is a library call (hooks.gemm), not compiled source;
+ * false for NULL. */
+bool gb_kernel_is_library(const gb_kernel_def *def);
 
 /* The GPU's lease for a session (a gpubench-tune process). The first run that
  * must measure a shape takes it, just before it sets the shape up on the GPU (a
@@ -276,11 +285,12 @@ typedef struct gb_tune_result {
     gb_compile_row *compiles; /* --compile-only: one row per distinct compile */
     int n_compiles;
     char kernel_fp[33];
-    char device[320];     /* device fingerprint, "" without a device */
-    char clock_source[8]; /* "nvml" or "probe"; "" without a device */
-    char arch[16];        /* the compile target ("sm_90a") */
-    bool bench;           /* a benchmark of fixed configurations, not a tuning run */
-    bool compile_only;    /* compiled every variant, timed nothing */
+    char device[320];       /* device fingerprint, "" without a device */
+    char clock_source[8];   /* "nvml" or "probe"; "" without a device */
+    char arch[16];          /* the compile target ("sm_90a") */
+    char reference_lib[16]; /* "cuBLAS" when the reference is a library call, else "" */
+    bool bench;             /* a benchmark of fixed configurations, not a tuning run */
+    bool compile_only;      /* compiled every variant, timed nothing */
     gb_tune_timing timing;
 } gb_tune_result;
 

@@ -10,6 +10,7 @@
 #include "report/output.h"
 #include "report/table.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ typedef struct table_out {
     char *kernel;       /* the group's kernel */
     gb_strbuf summary;  /* the group's summary lines */
     const char *sep_ms; /* "±" or "+/-" */
+    char vs_header[32]; /* "vs cuBLAS" when the group's reference is a library call */
 } table_out;
 
 /* ---- cells ----------------------------------------------------------------- */
@@ -181,12 +183,29 @@ static void print_group(table_out *o, const gb_tune_result *call)
     forget_group(o);
 }
 
-static int start_group(table_out *o, const char *kernel, gb_err *err)
+/* The group's columns: "vs cuBLAS" instead of "vs ref" when the call's reference
+ * is a cuBLAS call (a saved run does not say, and keeps "vs ref"). */
+static void init_rows(table_out *o, const gb_tune_result *call)
+{
+    const char *cols[GB_TABLE_MAX_COLS];
+    const char *const *base = o->opts.ascii ? headers_ascii : headers;
+    int n = 0;
+    for (; base[n] && n < GB_TABLE_MAX_COLS - 1; n++)
+        cols[n] = base[n];
+    cols[n] = NULL;
+    if (call && call->reference_lib[0]) {
+        snprintf(o->vs_header, sizeof o->vs_header, "vs %s", call->reference_lib);
+        cols[COL_VS_REF] = o->vs_header;
+    }
+    gb_table_init(&o->rows, cols, "llrrrrrrrrlrrrl");
+}
+
+static int start_group(table_out *o, const char *kernel, const gb_tune_result *call, gb_err *err)
 {
     if (o->kernel && strcmp(o->kernel, kernel) == 0) return GB_OK;
     print_group(o, NULL); /* a saved run: the previous kernel's rows */
     if (!(o->kernel = strdup(kernel))) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    gb_table_init(&o->rows, o->opts.ascii ? headers_ascii : headers, "llrrrrrrrrlrrrl");
+    init_rows(o, call);
     o->has_rows = true;
     return GB_OK;
 }
@@ -203,7 +222,7 @@ static int table_begin(gb_output *base, const gb_run_context *ctx, gb_err *err)
 static int table_shape(gb_output *base, const gb_report_entry *e, gb_err *err)
 {
     table_out *o = (table_out *)base;
-    int rc = start_group(o, e->kernel, err);
+    int rc = start_group(o, e->kernel, e->call, err);
     if (rc) return rc;
     row(o, e);
     char *text = NULL;
@@ -221,7 +240,7 @@ static int table_call_end(gb_output *base, const char *kernel, const gb_tune_res
                           gb_err *err)
 {
     table_out *o = (table_out *)base;
-    int rc = start_group(o, kernel, err); /* a call with no shapes still says so */
+    int rc = start_group(o, kernel, call, err); /* a call with no shapes still says so */
     if (rc == GB_OK) print_group(o, call);
     return rc;
 }

@@ -1,0 +1,109 @@
+/* cuBLASLt's loader (engine/cublas.h): one dlopen, one table, one sentence when
+ * the library is missing. */
+#include "engine/cublas.h"
+
+#include "base/strbuf.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+gb_lt_api gb_lt;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static gb_err load_err;
+static bool loaded;
+static const char *loaded_path;
+
+/* Newest first: a CUDA 13 toolkit's, then a CUDA 12 one's, then whatever the
+ * unversioned development link points at. */
+static const char *const SONAMES[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+#define N_SONAMES (sizeof SONAMES / sizeof *SONAMES)
+
+static int resolve_all(void *lib, const char *path)
+{
+#define GB_LT_LOAD(name)                                                                           \
+    if (!(*(void **)&gb_lt.name = dlsym(lib, #name)))                                              \
+        return gb_err_set(&load_err, GB_ENODRIVER,                                                 \
+                          "%s has no %s: it is too old for gpubench (install cuBLAS from CUDA "    \
+                          "12.0 or newer)",                                                        \
+                          path, #name);
+    GB_LT_REQUIRED(GB_LT_LOAD)
+#undef GB_LT_LOAD
+    return GB_OK;
+}
+
+/* GPUBENCH_CUBLASLT names the library file when it is not on the loader's path. */
+static void *open_named(const char *path)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *e = dlerror();
+        gb_err_set(&load_err, GB_ENODRIVER,
+                   "%s not found: install the CUDA toolkit's cuBLAS (cuda-libraries) and point "
+                   "GPUBENCH_CUBLASLT, which names this file, at its libcublasLt.so, or unset it "
+                   "(the loader said: %s)",
+                   path, e ? e : "nothing");
+    }
+    return lib;
+}
+
+static void *open_default(const char **out_path)
+{
+    char why[512] = "";
+    for (size_t i = 0; i < N_SONAMES; i++) {
+        void *lib = dlopen(SONAMES[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib) {
+            *out_path = SONAMES[i];
+            return lib;
+        }
+        const char *e = dlerror();
+        if (i == 0 && e) gb_strlcpy(why, e, sizeof why);
+    }
+    gb_err_set(&load_err, GB_ENODRIVER,
+               "%s not found: install the CUDA toolkit's cuBLAS (cuda-libraries) or set "
+               "LD_LIBRARY_PATH to its lib folder (libcublasLt.so.12 and libcublasLt.so were "
+               "tried too; the loader said: %s)",
+               SONAMES[0], why);
+    return NULL;
+}
+
+static void load(void)
+{
+    const char *path = getenv("GPUBENCH_CUBLASLT");
+    void *lib = path && *path ? open_named(path) : open_default(&path);
+    if (!lib) return;
+    if (resolve_all(lib, path) != GB_OK) return;
+    loaded_path = path;
+    loaded = true;
+}
+
+int gb_cublas_load(gb_err *err)
+{
+    pthread_once(&load_once, load);
+    if (loaded) return GB_OK;
+    return gb_err_copy(err, &load_err);
+}
+
+const char *gb_cublas_library(void)
+{
+    return loaded ? loaded_path : NULL;
+}
+
+static bool is_refusal(cublasStatus_t status)
+{
+    return status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE ||
+           status == CUBLAS_STATUS_ARCH_MISMATCH;
+}
+
+int gb_lt_fail(gb_err *err, cublasStatus_t status, const char *call)
+{
+    const char *name = gb_lt.cublasLtGetStatusName ? gb_lt.cublasLtGetStatusName(status) : NULL;
+    const char *text = gb_lt.cublasLtGetStatusString ? gb_lt.cublasLtGetStatusString(status) : NULL;
+    int code = is_refusal(status)                     ? GB_ELAUNCH
+               : status == CUBLAS_STATUS_ALLOC_FAILED ? GB_ENOMEM
+                                                      : GB_ECUDA;
+    return gb_err_set(err, code, "%s: %s: %s", call, name ? name : "unknown cuBLAS status",
+                      text ? text : "no description");
+}
