@@ -575,7 +575,7 @@ int main(void)
         T(test_dynamic_shared_memory_above_48k_is_granted),
         T(test_an_impossible_launch_is_refused),
         T(test_an_in_place_kernel_is_checked_on_its_own_input),
-        T(test_inout_planted_norm_and_oversized_tensors_through_a_script),
+        cmocka_unit_test(test_inout_planted_norm_and_oversized_tensors_through_a_script),
         cmocka_unit_test(test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache),
         cmocka_unit_test(test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins),
         T(test_a_fault_is_reported_and_poisons_the_session), /* last: see there */
