@@ -512,6 +512,40 @@ static void test_inout_planted_norm_and_oversized_tensors_through_a_script(void 
     scratch_remove(dir);
 }
 
+/* Runs examples/suite.lua with the script arguments given (after "--") through
+ * gpubench-tune on a fresh cache; returns its exit status, its output in dir. */
+static int run_suite(const char *dir, const char *set)
+{
+    char exe[4096], script[4096], cache[128], out[128], err[128];
+    snprintf(exe, sizeof exe, "%s/cli/gpubench-tune", getenv("GB_BINARY_DIR"));
+    snprintf(script, sizeof script, "%s/examples/suite.lua", getenv("GB_SOURCE_DIR"));
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(out, sizeof out, "%s/%s.out", dir, set);
+    snprintf(err, sizeof err, "%s/%s.err", dir, set);
+    char *argv[] = {exe, "-q", "--cache", cache, script, "--", (char *)set, "--check", NULL};
+    int status = scratch_spawn(argv, out, err, 0);
+    static char text[1 << 16];
+    scratch_read(err, text, sizeof text);
+    if (status != 0) fprintf(stderr, "suite %s: exit %d\n%s\n", set, status, text);
+    scratch_read(out, text, sizeof text);
+    printf("%s", text);
+    return status;
+}
+
+/* The suite (examples/suite/): every kernel correct on odd sizes and with NaN
+ * and infinities planted in its inputs, and the quick run completes; --check
+ * makes any wrong, crashed or refused variant an error. */
+static void test_the_suite_is_right_on_odd_sizes_and_nan_and_its_quick_run_completes(void **state)
+{
+    if (!have_gpu()) skip();
+    char dir[] = "/tmp/gb-test-suite-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(run_suite(dir, "--irregular"), 0);
+    assert_int_equal(run_suite(dir, "--nan"), 0);
+    assert_int_equal(run_suite(dir, "--quick"), 0);
+    scratch_remove(dir);
+}
+
 static const char IN_PLACE[] =
     "extern \"C\" __global__ void twice(float *x, int n)\n"
     "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }\n"
@@ -578,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_inout_planted_norm_and_oversized_tensors_through_a_script),
         cmocka_unit_test(test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache),
         cmocka_unit_test(test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins),
+        cmocka_unit_test(test_the_suite_is_right_on_odd_sizes_and_nan_and_its_quick_run_completes),
         T(test_a_fault_is_reported_and_poisons_the_session), /* last: see there */
     };
 #undef T
