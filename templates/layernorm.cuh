@@ -255,7 +255,7 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
             layernorm_dx<VPT, CL>(xv, gv, G, k, R, launder_ptr(w), dx, c1, c2);
         }
         u = u_next;
-        if (W.leader) any = 1;
+        if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
     }
     if constexpr (CL > 1) cluster_sync(); // every read of another block's memory is done
     __syncthreads();

@@ -171,7 +171,7 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
             rmsnorm_dx<VPT, CL>(xv, gv, G, k, ok, rs, launder_ptr(w), dx + off, cn);
         }
         u = u_next;
-        if (W.leader) any = 1;
+        if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
     }
     if constexpr (CL > 1) cluster_sync(); // every read of another block's memory is done
     __syncthreads();
