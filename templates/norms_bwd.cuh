@@ -1,0 +1,239 @@
+// The backward kernels' machinery (layernorm.cuh, rmsnorm.cuh): persistent blocks
+// whose workers take rows from a queue, and the column sums (dw, db) each block keeps
+// in shared memory and adds to memory once, at the end.
+//
+// Workers. A worker takes a unit of rows from the queue, does it, and takes the next:
+//   CL > 1:             the cluster, one row a unit (one row per block, TPR % 32 == 0);
+//   CL == 1, TPR > 32:  one row group of the block, one row a unit; its warps meet at
+//                       their own named barrier, so the block's rows never wait for
+//                       each other and one row's loads overlap another's reduction;
+//   CL == 1, TPR <= 32: a warp, 32/TPR rows a unit (shuffles only).
+// The leader takes the next unit while the current one is loading and hands it to
+// the other threads at the row's reduction barrier (or by a shuffle).
+//
+// The queue is an in-out i32 tensor { next unit, blocks done } that starts at zero.
+// Every block counts itself out when it is done; the last one sets both back to 0 for
+// the next launch. The check compares the queue with the reference's untouched zeros,
+// so a kernel that forgets the reset fails.
+//
+// Column sums. Each thread adds its elements' dy*xhat (and dy) for every row its
+// worker does into its own words of dynamic shared memory (no atomics, no barriers);
+// at the end the block adds its row groups' words in a fixed order and each 4 columns
+// go to dw (db) with one red.global.add.v4.f32. The order in which blocks' adds land
+// varies from run to run: dw and db are not bitwise deterministic. A block flushes
+// N/CL columns, however many rows it did, so the atomics are a few per row of the
+// whole launch.
+#pragma once
+
+#include "norms_common.cuh"
+
+namespace norms
+{
+
+// Row groups of more than 32 threads per backward block (one named barrier each).
+constexpr int WIDE_ROWS = 8;
+
+// A block shape the backward kernels can use (see block_ok): with clusters, one row
+// per block in whole warps.
+template <int CL> __device__ __forceinline__ bool bwd_block_ok()
+{
+    if constexpr (CL > 1)
+        return block_ok(1) && blockDim.x % 32 == 0 && blockDim.y == 1;
+    else
+        return block_ok(WIDE_ROWS);
+}
+
+// ---- column sums ----------------------------------------------------------------------
+
+// dw and db partial sums: red (no return value); the vector form needs sm_90.
+__device__ __forceinline__ void red_add4(float *p, float4 v)
+{
+    asm volatile("red.global.add.v4.f32 [%0], {%1,%2,%3,%4};" ::"l"(p), "f"(v.x), "f"(v.y),
+                 "f"(v.z), "f"(v.w)
+                 : "memory");
+}
+
+// Adds 4 column sums to dst from element e on (those past the row are dropped).
+__device__ __forceinline__ void add4(float *dst, float4 v, const Geo &G, int e)
+{
+    const int n = G.N - e;
+    if (G.aligned && n >= 4) {
+        red_add4(dst + e, v);
+    } else {
+        const float p[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            if (i < n) atomicAdd(dst + e + i, p[i]);
+    }
+}
+
+// A slot's partial sums straight to dst (rows done in chunks, which have no room for
+// column sums in shared memory).
+__device__ __forceinline__ void add_slot(float *dst, const float (&p)[VEC], const Geo &G, int e0)
+{
+#pragma unroll
+    for (int q = 0; q < VEC / 4; ++q)
+        add4(dst, make_float4(p[4 * q], p[4 * q + 1], p[4 * q + 2], p[4 * q + 3]), G, e0 + 4 * q);
+}
+
+// NACC sums per element of each thread's slots, as float4s laid out
+// [sum][slot][quad][thread of the block], so a warp touches consecutive 16-byte words.
+extern __shared__ float4 norms_acc_smem[];
+
+template <int VPT, int NACC> struct Acc {
+    float4 *base; // this thread's first float4
+    int stride;   // threads in the block
+
+    static constexpr unsigned BYTES_PER_THREAD = NACC * VPT * VEC * 4;
+
+    __device__ __forceinline__ float4 &at(int a, int s, int q) const
+    {
+        return base[((a * VPT + s) * (VEC / 4) + q) * stride];
+    }
+
+    __device__ __forceinline__ void zero() const
+    {
+#pragma unroll
+        for (int a = 0; a < NACC; ++a)
+#pragma unroll
+            for (int s = 0; s < VPT; ++s)
+#pragma unroll
+                for (int q = 0; q < VEC / 4; ++q)
+                    at(a, s, q) = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+
+    __device__ __forceinline__ void add(int a, int s, const float (&p)[VEC]) const
+    {
+#pragma unroll
+        for (int q = 0; q < VEC / 4; ++q) {
+            float4 r = at(a, s, q);
+            r.x += p[4 * q];
+            r.y += p[4 * q + 1];
+            r.z += p[4 * q + 2];
+            r.w += p[4 * q + 3];
+            at(a, s, q) = r;
+        }
+    }
+};
+
+// This thread's column sums, or a null base when the launch gave too little dynamic
+// shared memory for them (the kernel then refuses to run).
+template <int VPT, int NACC> __device__ __forceinline__ Acc<VPT, NACC> make_acc()
+{
+    unsigned dyn;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+    const int threads = blockDim.x * blockDim.y;
+    Acc<VPT, NACC> A;
+    A.stride = threads;
+    A.base = dyn >= Acc<VPT, NACC>::BYTES_PER_THREAD * threads
+                 ? norms_acc_smem + threadIdx.y * blockDim.x + threadIdx.x
+                 : nullptr;
+    return A;
+}
+
+// After every worker of the block is done: each float4 of column sums, added over the
+// block's row groups (in group order), goes to dst[0] (sum 0) or dst[1] (sum 1). The
+// block's threads share the work. any: some worker of the block did a row.
+template <int VPT, int CL, int NACC>
+__device__ __forceinline__ void flush(const Geo &G, float *dst0, float *dst1, bool any)
+{
+    if (!any) return;
+    const int threads = G.tpr * G.gpb, quads = VEC / 4;
+    const int items = NACC * VPT * quads * G.tpr;
+    for (int it = G.g * G.tpr + G.t; it < items; it += threads) {
+        const int t = it % G.tpr, word = it / G.tpr; // word = (a*VPT + s)*quads + q
+        const int q = word % quads, s = (word / quads) % VPT, a = word / (quads * VPT);
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int g = 0; g < G.gpb; ++g) {
+            const float4 w = norms_acc_smem[word * threads + g * G.tpr + t];
+            v.x += w.x;
+            v.y += w.y;
+            v.z += w.z;
+            v.w += w.w;
+        }
+        const int e = (((s * CL) + G.rank) * G.tpr + t) * VEC + 4 * q;
+        add4(a == 0 ? dst0 : dst1, v, G, e);
+    }
+}
+
+// ---- workers and the queue ------------------------------------------------------------
+
+struct Worker {
+    int *counter; // queue[0]
+    int *slot;    // two shared ints for the next unit: the group's, or (clusters) the block's
+    bool leader;  // takes the units
+    int rpu;      // rows per unit
+    int sub;      // this thread's row in the unit
+    int held;     // a warp worker's next unit, in its leader's register
+};
+
+template <int CL>
+__device__ __forceinline__ Worker make_worker(const Geo &G, int *queue, int (*slots)[2])
+{
+    Worker W;
+    W.counter = queue;
+    W.held = 0;
+    if (CL > 1 || G.tpr > 32) {
+        W.slot = slots[CL > 1 ? 0 : G.g];
+        W.leader = G.t == 0 && G.rank == 0;
+        W.rpu = 1;
+        W.sub = 0;
+    } else {
+        const int lane = (G.g * G.tpr + G.t) & 31;
+        W.slot = nullptr;
+        W.leader = lane == 0;
+        W.rpu = 32 / G.tpr;
+        W.sub = lane / G.tpr;
+    }
+    return W;
+}
+
+// The leader takes a unit; it reaches the worker's threads through receive.
+template <int CL> __device__ __forceinline__ void take(Worker &W, const Geo &G, int which)
+{
+    if (!W.leader) return;
+    const int u = atomicAdd(W.counter, 1);
+    if (CL == 1 && G.tpr <= 32)
+        W.held = u;
+    else
+        W.slot[which] = u;
+}
+
+// The unit taken into `which`: after the worker's barrier (cluster or row group) that
+// follows the take; a warp worker's comes by shuffle.
+template <int CL> __device__ __forceinline__ int receive(const Worker &W, const Geo &G, int which)
+{
+    if constexpr (CL > 1)
+        return ld_remote(W.slot + which, 0);
+    else if (G.tpr > 32)
+        return W.slot[which];
+    else
+        return __shfl_sync(0xffffffffu, W.held, 0);
+}
+
+template <int CL> __device__ __forceinline__ int first_unit(Worker &W, const Geo &G)
+{
+    take<CL>(W, G, 0);
+    if constexpr (CL > 1)
+        cluster_sync();
+    else if (G.tpr > 32)
+        group_barrier(G);
+    return receive<CL>(W, G, 0);
+}
+
+// After the last unit: count this block out; the last block resets the queue.
+__device__ __forceinline__ void queue_done(int *queue)
+{
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+        __threadfence(); // this block's takes are ordered before its count
+        const unsigned done = atomicAdd(reinterpret_cast<unsigned *>(queue + 1), 1u);
+        if (done == gridDim.x - 1) {
+            __threadfence();
+            atomicExch(queue, 0);
+            atomicExch(queue + 1, 0);
+        }
+    }
+}
+
+} // namespace norms

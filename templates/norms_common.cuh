@@ -1,0 +1,438 @@
+// Shared pieces of the norms suite (layernorm.cuh, rmsnorm.cuh): the element type and
+// its 16-byte vectors, where each thread's part of a row lies, and the reductions over
+// a row (warp shuffles, shared memory across warps, distributed shared memory across a
+// cluster). The backward kernels' work queue and column sums are in norms_bwd.cuh.
+//
+// Layout. A row of N elements is cut into 16-byte vectors (VEC elements). A row is
+// handled by blockDim.x threads (TPR, "threads per row") in each of the CL blocks of a
+// cluster; blockDim.y rows (GPB) share a block (sub-warp rows below 32 threads;
+// independent rows of the backward kernels' blocks above). Thread t of cluster rank r holds, in
+// registers, VPT vectors per chunk: vector
+// ((k*VPT + s)*CL + r)*TPR + t for slot s of chunk k. Consecutive threads read
+// consecutive vectors (coalesced); a row that fits (one chunk) is read from memory once
+// and kept in registers between the statistics and the output. A row larger than
+// CL*TPR*VPT vectors is read again per pass (chunks), correct but slower: the tuner
+// skips such configurations by timing them.
+//
+// Compile-time: NORMS_T (float, __half or __nv_bfloat16), NORMS_MAXT (the largest
+// block the launch may use, for __launch_bounds__), NORMS_CL (the cluster size, CL
+// below), VPT (the kernels' template argument). Run-time: M, N, and TPR, GPB from
+// blockDim, so one cubin serves every row width.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#ifndef NORMS_T
+#error "norms: compile with -DNORMS_T=float, __half or __nv_bfloat16 (defines in the Lua module)"
+#endif
+#ifndef NORMS_MAXT
+#error "norms: compile with -DNORMS_MAXT=<largest block> (defines in the Lua module)"
+#endif
+#ifndef NORMS_CL
+#error                                                                                             \
+    "norms: compile with -DNORMS_CL=<blocks per cluster: 1, 2, 4 or 8> (defines in the Lua module)"
+#endif
+
+typedef NORMS_T norms_t;
+
+namespace norms
+{
+
+// ---- the element type ------------------------------------------------------------
+
+template <class E> struct Elem;
+
+template <> struct Elem<float> {
+    static constexpr int VEC = 4;
+    typedef unsigned Raw;
+    static __device__ __forceinline__ Raw bits(float f)
+    {
+        return __float_as_uint(f);
+    }
+    static __device__ __forceinline__ float value(Raw r)
+    {
+        return __uint_as_float(r);
+    }
+};
+
+template <> struct Elem<__half> {
+    static constexpr int VEC = 8;
+    typedef unsigned short Raw;
+    static __device__ __forceinline__ Raw bits(float f)
+    {
+        return __half_as_ushort(__float2half_rn(f));
+    }
+    static __device__ __forceinline__ float value(Raw r)
+    {
+        return __half2float(__ushort_as_half(r));
+    }
+};
+
+template <> struct Elem<__nv_bfloat16> {
+    static constexpr int VEC = 8;
+    typedef unsigned short Raw;
+    static __device__ __forceinline__ Raw bits(float f)
+    {
+        return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+    }
+    static __device__ __forceinline__ float value(Raw r)
+    {
+        return __uint_as_float((unsigned)r << 16);
+    }
+};
+
+typedef Elem<norms_t> E;
+constexpr int VEC = E::VEC;
+typedef E::Raw Raw;
+
+// Word i of a 16-byte vector (i is a constant after unrolling, so this is a register).
+__device__ __forceinline__ unsigned &word(uint4 &v, int i)
+{
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+__device__ __forceinline__ unsigned word(const uint4 &v, int i)
+{
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+// Element k of a 16-byte vector: its raw bits, its value, and setting it.
+__device__ __forceinline__ Raw raw(const uint4 &v, int k)
+{
+    if constexpr (VEC == 4)
+        return (Raw)word(v, k);
+    else
+        return (Raw)(word(v, k >> 1) >> (16 * (k & 1)));
+}
+
+__device__ __forceinline__ float get(const uint4 &v, int k)
+{
+    return E::value(raw(v, k));
+}
+
+__device__ __forceinline__ void put(uint4 &v, int k, Raw r)
+{
+    if constexpr (VEC == 4) {
+        word(v, k) = r;
+    } else {
+        const int sh = 16 * (k & 1);
+        unsigned &w = word(v, k >> 1);
+        w = (w & ~(0xffffu << sh)) | ((unsigned)r << sh);
+    }
+}
+
+// The VEC values of a vector as one 16-byte vector of elements (round to nearest).
+__device__ __forceinline__ uint4 pack(const float (&f)[VEC])
+{
+    uint4 v;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        if constexpr (VEC == 4)
+            word(v, j) = E::bits(f[j]);
+        else
+            word(v, j) = (unsigned)E::bits(f[2 * j]) | ((unsigned)E::bits(f[2 * j + 1]) << 16);
+    }
+    return v;
+}
+
+// x and dy are read once: no L1 allocation, so w and b stay in L1 for other rows.
+__device__ __forceinline__ uint4 ld_stream(const norms_t *p)
+{
+    uint4 r;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p));
+    return r;
+}
+
+// w and b are read by every row: cached.
+__device__ __forceinline__ uint4 ld_cached(const norms_t *p)
+{
+    return __ldg(reinterpret_cast<const uint4 *>(p));
+}
+
+__device__ __forceinline__ Raw ld_elem(const norms_t *p)
+{
+    return __ldg(reinterpret_cast<const Raw *>(p));
+}
+
+__device__ __forceinline__ void st_elem(norms_t *p, Raw r)
+{
+    *reinterpret_cast<Raw *>(p) = r;
+}
+
+// Rows of a block share it only below 32 threads per row (at most 128 rows).
+constexpr int MAX_GPB = 128;
+
+// ---- where this thread's part of the row lies --------------------------------------
+
+struct Geo {
+    int tpr;      // threads per row in a block (blockDim.x)
+    int gpb;      // rows per block (blockDim.y)
+    int t, g;     // threadIdx.x, threadIdx.y
+    int rank;     // this block's rank in its cluster
+    int N;        // elements per row
+    int nchunks;  // passes of CL*TPR*VPT vectors over a row (1: the row stays in registers)
+    bool aligned; // N*sizeof(T) is a multiple of 16: every row starts 16-byte aligned
+};
+
+// A block shape the kernels can use: TPR a power of two up to 32 with whole warps per
+// block (at most MAX_GPB rows), or a multiple of 32 with at most wide_rows rows (each
+// with its own named barrier). Anything else is refused: the kernel writes nothing,
+// so the check fails instead of reading out of bounds.
+__device__ __forceinline__ bool block_ok(int wide_rows)
+{
+    const int tpr = blockDim.x, gpb = blockDim.y;
+    if (blockDim.z != 1 || tpr * gpb > NORMS_MAXT) return false;
+    if (tpr <= 32) return (tpr & (tpr - 1)) == 0 && (tpr * gpb) % 32 == 0 && gpb <= MAX_GPB;
+    return tpr % 32 == 0 && gpb <= wide_rows;
+}
+
+template <int VPT, int CL> __device__ __forceinline__ Geo geometry(int N)
+{
+    Geo G;
+    G.tpr = blockDim.x;
+    G.gpb = blockDim.y;
+    G.t = threadIdx.x;
+    G.g = threadIdx.y;
+    G.rank = CL > 1 ? (int)(blockIdx.x % CL) : 0;
+    G.N = N;
+    const int nvec = (N + VEC - 1) / VEC;
+    const int per_chunk = CL * VPT * G.tpr;
+    G.nchunks = (nvec + per_chunk - 1) / per_chunk;
+    G.aligned = N % VEC == 0;
+    return G;
+}
+
+// First element of slot s in chunk k (an element index within the row).
+template <int VPT, int CL> __device__ __forceinline__ int elem0(const Geo &G, int k, int s)
+{
+    return (((k * VPT + s) * CL + G.rank) * G.tpr + G.t) * VEC;
+}
+
+// Valid elements of a slot: VEC, 0, or fewer at the row's end.
+__device__ __forceinline__ int nvalid(const Geo &G, int e0, bool row_ok)
+{
+    const int n = G.N - e0;
+    return !row_ok || n <= 0 ? 0 : n < VEC ? n : VEC;
+}
+
+// Elements of the row held by cluster rank r: consecutive runs of TPR*VEC elements go
+// to ranks in turn, so rank r holds run c for every c = r (mod CL).
+template <int CL> __device__ __forceinline__ int portion(const Geo &G, int r)
+{
+    const int run = G.tpr * VEC, full = G.N / run, rest = G.N % run;
+    return run * ((full + CL - 1 - r) / CL) + (full % CL == r ? rest : 0);
+}
+
+// Loads slot s of chunk k of a row (zeros where the row has no element).
+template <int VPT, int CL>
+__device__ __forceinline__ uint4 load_slot(const norms_t *row, const Geo &G, int k, int s,
+                                           bool row_ok)
+{
+    const int e0 = elem0<VPT, CL>(G, k, s), n = nvalid(G, e0, row_ok);
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (G.aligned) {
+        if (n > 0) v = ld_stream(row + e0);
+    } else {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            if (i < n) put(v, i, ld_elem(row + e0 + i));
+    }
+    return v;
+}
+
+template <int VPT, int CL>
+__device__ __forceinline__ void load_row(uint4 (&v)[VPT], const norms_t *row, const Geo &G, int k,
+                                         bool row_ok)
+{
+#pragma unroll
+    for (int s = 0; s < VPT; ++s)
+        v[s] = load_slot<VPT, CL>(row, G, k, s, row_ok);
+}
+
+// Makes the compiler forget what it derived from a row's registers, so that after a
+// reduction it converts the packed elements again instead of keeping the fp32 copies
+// it made before (twice the registers for 16-bit types) alive across the barrier.
+template <int VPT> __device__ __forceinline__ void launder(uint4 (&v)[VPT])
+{
+#pragma unroll
+    for (int s = 0; s < VPT; ++s)
+        asm volatile("" : "+r"(v[s].x), "+r"(v[s].y), "+r"(v[s].z), "+r"(v[s].w));
+}
+
+// The same for a pointer: loads through it after a reduction are not merged with the
+// ones before (w would otherwise stay in registers across the barrier).
+template <class P> __device__ __forceinline__ P *launder_ptr(P *p)
+{
+    asm volatile("" : "+l"(p));
+    return p;
+}
+
+// w or b at the elements of a slot (n valid ones).
+__device__ __forceinline__ uint4 load_param(const norms_t *p, const Geo &G, int e0, int n)
+{
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (G.aligned) {
+        if (n > 0) v = ld_cached(p + e0);
+    } else {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            if (i < n) put(v, i, ld_elem(p + e0 + i));
+    }
+    return v;
+}
+
+// Stores the n valid elements of a slot.
+__device__ __forceinline__ void store_slot(norms_t *row, const Geo &G, int e0, int n,
+                                           const uint4 &v)
+{
+    if (G.aligned) {
+        if (n > 0) *reinterpret_cast<uint4 *>(row + e0) = v;
+    } else {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            if (i < n) st_elem(row + e0 + i, raw(v, i));
+    }
+}
+
+// ---- reductions --------------------------------------------------------------------
+
+// The barrier of one row's warps: named barrier 1 + g over TPR threads (0 is
+// __syncthreads), so rows that share a block never wait for each other.
+__device__ __forceinline__ void group_barrier(const Geo &G)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + G.g), "r"(G.tpr) : "memory");
+}
+
+// Sums NV values over the TPR threads of a row in this block; every thread gets the
+// totals, added in the same order, so all agree bit for bit. buf: NV*32 floats of
+// shared memory per row of the block (row g uses buf + g*NV*32), not written again
+// until the row's warps have met at another barrier (callers alternate two buffers
+// in loops). WIDE: rows of more than 32 threads may share the block, each meeting at
+// its own named barrier; else such a row has the block to itself (__syncthreads).
+template <int NV, bool WIDE>
+__device__ __forceinline__ void group_sum(float (&v)[NV], const Geo &G, float *buf)
+{
+    const int width = G.tpr < 32 ? G.tpr : 32;
+    for (int off = width >> 1; off > 0; off >>= 1)
+#pragma unroll
+        for (int i = 0; i < NV; ++i)
+            v[i] += __shfl_xor_sync(0xffffffffu, v[i], off);
+    if (G.tpr <= 32) return;
+    float *mine = buf + G.g * NV * 32;
+    const int warp = G.t >> 5, nw = G.tpr >> 5;
+    if ((G.t & 31) == 0)
+#pragma unroll
+        for (int i = 0; i < NV; ++i)
+            mine[i * 32 + warp] = v[i];
+    if constexpr (WIDE)
+        group_barrier(G);
+    else
+        __syncthreads();
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        float s = 0.f;
+        for (int j = 0; j < nw; ++j)
+            s += mine[i * 32 + j];
+        v[i] = s;
+    }
+}
+
+// Cluster barriers, split so a block can go on working between its arrival (after its
+// last read of another block's shared memory) and its wait (before it exits).
+__device__ __forceinline__ void cluster_arrive()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_sync()
+{
+    cluster_arrive();
+    cluster_wait();
+}
+
+// Reads a float or an int at p in the shared memory of cluster rank `rank` (p is an
+// address in this block's shared memory; every block has the same layout).
+__device__ __forceinline__ unsigned remote_addr(const void *p, int rank)
+{
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(r)
+                 : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(rank));
+    return r;
+}
+
+__device__ __forceinline__ float ld_remote(const float *p, int rank)
+{
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];"
+                 : "=f"(v)
+                 : "r"(remote_addr(p, rank))
+                 : "memory");
+    return v;
+}
+
+__device__ __forceinline__ int ld_remote(const int *p, int rank)
+{
+    int v;
+    asm volatile("ld.shared::cluster.s32 %0, [%1];"
+                 : "=r"(v)
+                 : "r"(remote_addr(p, rank))
+                 : "memory");
+    return v;
+}
+
+// Each block's NV per-row values, gathered from every rank of the cluster:
+// out[r][i] is rank r's value i. slot: NV floats per row of the block (gpb*NV) in
+// shared memory, not written again by anyone until every block has passed the next
+// cluster barrier after this call.
+template <int NV, int CL>
+__device__ __forceinline__ void cluster_gather(const float (&v)[NV], float (&out)[CL][NV],
+                                               const Geo &G, float *slot)
+{
+    if (G.t == 0)
+#pragma unroll
+        for (int i = 0; i < NV; ++i)
+            slot[G.g * NV + i] = v[i];
+    cluster_sync();
+#pragma unroll
+    for (int r = 0; r < CL; ++r)
+#pragma unroll
+        for (int i = 0; i < NV; ++i)
+            out[r][i] = ld_remote(slot + G.g * NV + i, r);
+}
+
+// Sums over the row: the block's threads, then the cluster's blocks in rank order.
+template <int NV, int CL, bool WIDE>
+__device__ __forceinline__ void row_sum(float (&v)[NV], const Geo &G, float *buf, float *slot)
+{
+    group_sum<NV, WIDE>(v, G, buf);
+    if constexpr (CL > 1) {
+        float all[CL][NV];
+        cluster_gather<NV, CL>(v, all, G, slot);
+#pragma unroll
+        for (int i = 0; i < NV; ++i) {
+            float s = 0.f;
+#pragma unroll
+            for (int r = 0; r < CL; ++r)
+                s += all[r][i];
+            v[i] = s;
+        }
+    }
+}
+
+} // namespace norms
+
+// The kernels are clusters of NORMS_CL blocks (none when it is 1).
+#if NORMS_CL > 1
+#define NORMS_CLUSTER_DIMS __cluster_dims__(NORMS_CL, 1, 1)
+#else
+#define NORMS_CLUSTER_DIMS
+#endif

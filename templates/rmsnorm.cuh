@@ -1,0 +1,206 @@
+// RMSNorm over the last dimension of an M x N tensor, with a weight, in f32, f16 or
+// bf16 with fp32 arithmetic (examples/suite/norms.lua).
+//
+//   forward:  rstd = 1/sqrt(sum(x^2)/N + eps), y = x*rstd*w; rstd is written per row
+//             (f32) for the backward pass.
+//   backward: xhat = x*rstd, c = sum(w*dy*xhat)/N, dx = (w*dy - xhat*c)*rstd;
+//             dw += sum over rows of dy*xhat (f32, accumulated into).
+//
+// y rounds x*rstd*w once, from fp32, to the element type (Llama's reference rounds
+// x*rstd to the input type before the weight; this suite's reference rounds once).
+// The layout and reductions are in norms_common.cuh, the backward kernel's work queue
+// and column sums in norms_bwd.cuh; dw is a sum of per-block partials added with
+// atomics, so its last bits vary from run to run.
+#pragma once
+
+#include "norms_bwd.cuh"
+
+namespace norms
+{
+
+template <int VPT> __device__ __forceinline__ float chunk_sumsq(const uint4 (&v)[VPT])
+{
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const float a = get(v[j], i);
+            s = fmaf(a, a, s); // elements outside the row are zeros
+        }
+    return s;
+}
+
+template <int VPT, int CL>
+__device__ __forceinline__ void rmsnorm_store(const uint4 (&v)[VPT], const Geo &G, int k, bool ok,
+                                              const norms_t *w, norms_t *yr, float rstd)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, ok);
+        const uint4 wv = load_param(w, G, e0, n);
+        float o[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            o[i] = get(v[j], i) * rstd * get(wv, i);
+        store_slot(yr, G, e0, n, pack(o));
+    }
+}
+
+template <int VPT, int CL>
+__device__ __forceinline__ void rmsnorm_fwd(const norms_t *__restrict__ x,
+                                            const norms_t *__restrict__ w, norms_t *__restrict__ y,
+                                            float *__restrict__ rstd_out, int M, int N, float eps)
+{
+    __shared__ float buf[32];
+    __shared__ float slot[CL > 1 ? MAX_GPB : 1];
+    if (!block_ok(1)) return;
+    const Geo G = geometry<VPT, CL>(N);
+    const int row = (int)(blockIdx.x / CL) * G.gpb + G.g;
+    const bool ok = row < M;
+    const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
+
+    uint4 v[VPT];
+    float ss[1] = {0.f};
+    for (int k = 0; k < G.nchunks; ++k) {
+        load_row<VPT, CL>(v, x + off, G, k, ok);
+        ss[0] += chunk_sumsq<VPT>(v);
+    }
+    row_sum<1, CL, false>(ss, G, buf, slot);
+    launder<VPT>(v);
+    if constexpr (CL > 1) cluster_arrive(); // done with the other blocks' shared memory
+    const float rstd = rsqrtf(ss[0] / (float)N + eps);
+    if (ok && G.rank == 0 && G.t == 0) rstd_out[row] = rstd;
+    for (int k = 0; k < G.nchunks; ++k) {
+        if (G.nchunks > 1) load_row<VPT, CL>(v, x + off, G, k, ok);
+        rmsnorm_store<VPT, CL>(v, G, k, ok, w, y + off, rstd);
+    }
+    if constexpr (CL > 1) cluster_wait(); // keep this block's shared memory until all read it
+}
+
+// One chunk's partial sums: c += w*dy*xhat; dw partials to the block's accumulators
+// when the row fits, else straight to memory.
+template <int VPT, int CL>
+__device__ __forceinline__ void
+rmsnorm_partials(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT], const Geo &G, int k, bool ok,
+                 float rs, const norms_t *w, float &c, const Acc<VPT, 1> &A, float *dw)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, ok);
+        const uint4 wv = load_param(w, G, e0, n);
+        float pw[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const float xh = get(xv[j], i) * rs, g = get(gv[j], i);
+            pw[i] = i < n ? g * xh : 0.f;
+            if (i < n) c = fmaf(get(wv, i) * g, xh, c);
+        }
+        if (G.nchunks == 1)
+            A.add(0, j, pw);
+        else
+            add_slot(dw, pw, G, e0);
+    }
+}
+
+// dx for a chunk: (w*dy - xhat*c)*rstd.
+template <int VPT, int CL>
+__device__ __forceinline__ void rmsnorm_dx(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT],
+                                           const Geo &G, int k, bool ok, float rs, const norms_t *w,
+                                           norms_t *dxr, float c)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, ok);
+        const uint4 wv = load_param(w, G, e0, n);
+        float o[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const float xh = get(xv[j], i) * rs;
+            o[i] = (get(wv, i) * get(gv[j], i) - xh * c) * rs;
+        }
+        store_slot(dxr, G, e0, n, pack(o));
+    }
+}
+
+template <int VPT, int CL>
+__device__ __forceinline__ void
+rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
+            const norms_t *__restrict__ dy, const float *__restrict__ rstd,
+            norms_t *__restrict__ dx, float *__restrict__ dw, int *__restrict__ queue, int M, int N)
+{
+    __shared__ float buf[2][WIDE_ROWS * 32];
+    __shared__ float slot[2][1];
+    __shared__ int next[WIDE_ROWS][2];
+    __shared__ int any;
+    if (!bwd_block_ok<CL>()) return;
+    const Geo G = geometry<VPT, CL>(N);
+    const Acc<VPT, 1> A = make_acc<VPT, 1>();
+    if (!A.base) return;
+    A.zero();
+    if (threadIdx.x == 0 && threadIdx.y == 0) any = 0;
+    __syncthreads();
+
+    Worker W = make_worker<CL>(G, queue, next);
+    const int units = (M + W.rpu - 1) / W.rpu;
+    int u = first_unit<CL>(W, G);
+    for (int it = 0; u < units; ++it) {
+        const int par = it & 1;
+        take<CL>(W, G, par ^ 1);
+        const int row = u * W.rpu + W.sub;
+        const bool ok = row < M;
+        const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
+        const float rs = ok ? rstd[row] : 0.f;
+        uint4 xv[VPT], gv[VPT];
+        float c[1] = {0.f};
+        for (int k = 0; k < G.nchunks; ++k) {
+            load_row<VPT, CL>(xv, x + off, G, k, ok);
+            load_row<VPT, CL>(gv, dy + off, G, k, ok);
+            rmsnorm_partials<VPT, CL>(xv, gv, G, k, ok, rs, w, c[0], A, dw);
+        }
+        row_sum<1, CL, CL == 1>(c, G, buf[par], slot[par]);
+        launder<VPT>(xv);
+        launder<VPT>(gv);
+        const int u_next = receive<CL>(W, G, par ^ 1);
+        const float cn = c[0] / (float)N;
+        for (int k = 0; k < G.nchunks; ++k) {
+            if (G.nchunks > 1) {
+                load_row<VPT, CL>(xv, x + off, G, k, ok);
+                load_row<VPT, CL>(gv, dy + off, G, k, ok);
+            }
+            rmsnorm_dx<VPT, CL>(xv, gv, G, k, ok, rs, launder_ptr(w), dx + off, cn);
+        }
+        u = u_next;
+        if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
+    }
+    if constexpr (CL > 1) cluster_sync(); // every read of another block's memory is done
+    __syncthreads();
+    if (G.nchunks == 1) flush<VPT, CL, 1>(G, dw, nullptr, any != 0);
+    queue_done(queue);
+}
+
+} // namespace norms
+
+// ---- entry points: norms_rmsnorm_fwd<VPT>, norms_rmsnorm_bwd<VPT> -------------------
+
+#define NORMS_RMS_FWD_ARGS                                                                         \
+    const norms_t *__restrict__ x, const norms_t *__restrict__ w, norms_t *__restrict__ y,         \
+        float *__restrict__ rstd, int M, int N, float eps
+#define NORMS_RMS_BWD_ARGS                                                                         \
+    const norms_t *__restrict__ x, const norms_t *__restrict__ w, const norms_t *__restrict__ dy,  \
+        const float *__restrict__ rstd, norms_t *__restrict__ dx, float *__restrict__ dw,          \
+        int *__restrict__ queue, int M, int N
+
+template <int VPT>
+__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
+    norms_rmsnorm_fwd(NORMS_RMS_FWD_ARGS)
+{
+    norms::rmsnorm_fwd<VPT, NORMS_CL>(x, w, y, rstd, M, N, eps);
+}
+
+template <int VPT>
+__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
+    norms_rmsnorm_bwd(NORMS_RMS_BWD_ARGS)
+{
+    norms::rmsnorm_bwd<VPT, NORMS_CL>(x, w, dy, rstd, dx, dw, queue, M, N);
+}

@@ -1,0 +1,284 @@
+/* The suite's norms group (examples/suite/norms.lua, templates/layernorm.cuh,
+ * rmsnorm.cuh, norms_common.cuh, norms_bwd.cuh, norms_ref.cuh) as gpubench-tune
+ * --compile-only sees it: every variant of the four kernels, over every shape list
+ * and dtype, compiles for sm_90a and keeps its row in registers (no more than a few
+ * bytes of local memory), the spaces enumerate to the counts the module promises,
+ * every launch the module asks for is one the kernels accept, the module runs alone,
+ * and its lists hold what the suite asks of them. Runs the real binary from
+ * GB_BINARY_DIR/cli; needs NVRTC, never a GPU. */
+#include "scratch.h"
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OUT_BYTES = 1 << 18, ERR_BYTES = 1 << 20 };
+
+/* One scratch folder and one cache for the whole group: the later tests find the
+ * first one's cubins there instead of compiling them again. */
+typedef struct fixture {
+    char dir[64];
+    char cache[128];
+    char module[4096];
+    int status;
+    char *out;
+    char *err;
+} fixture;
+
+/* Runs gpubench-tune SCRIPT --compile-only --arch sm_90a --jobs 2 on the shared
+ * cache, capturing its output. */
+static void tune(fixture *f, const char *script)
+{
+    char exe[4096], out_path[128], err_path[128];
+    snprintf(exe, sizeof exe, "%s/cli/gpubench-tune", getenv("GB_BINARY_DIR"));
+    snprintf(out_path, sizeof out_path, "%s/stdout", f->dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", f->dir);
+    char *argv[] = {exe, (char *)script, "--compile-only", "--arch", "sm_90a", "--jobs",
+                    "2", "--cache",      f->cache,         NULL};
+    f->status = scratch_spawn(argv, out_path, err_path, 0);
+    assert_true(f->status >= 0);
+    scratch_read(out_path, f->out, OUT_BYTES);
+    scratch_read(err_path, f->err, ERR_BYTES);
+}
+
+/* Fails naming the exit status and the end of stderr unless gpubench-tune exited 0. */
+static void assert_exit_0(const fixture *f)
+{
+    if (f->status == 0) return;
+    size_t len = strlen(f->err);
+    fail_msg("gpubench-tune exited %d: ...%s", f->status, f->err + (len > 2000 ? len - 2000 : 0));
+}
+
+/* Writes a script into the scratch folder and runs it. */
+static void run_script(fixture *f, const char *name, const char *text)
+{
+    assert_int_equal(scratch_write(f->dir, name, text), 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    tune(f, path);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    f->out = malloc(OUT_BYTES);
+    f->err = malloc(ERR_BYTES);
+    snprintf(f->dir, sizeof f->dir, "/tmp/gb-test-suite-norms-XXXXXX");
+    if (!f->out || !f->err || !mkdtemp(f->dir)) return -1;
+    snprintf(f->cache, sizeof f->cache, "%s/cache", f->dir);
+    snprintf(f->module, sizeof f->module, "%s/examples/suite/norms.lua", getenv("GB_SOURCE_DIR"));
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    scratch_remove(f->dir);
+    free(f->out);
+    free(f->err);
+    free(f);
+    return 0;
+}
+
+/* Tunes every entry over all four of its lists (compiling only). */
+static const char ALL_LISTS[] =
+    "local gb = require 'gpubench'\n"
+    "for _, e in ipairs(dofile(os.getenv('GB_SOURCE_DIR') .. '/examples/suite/norms.lua')) do\n"
+    "  local shapes = {}\n"
+    "  for _, list in ipairs { e.quick, e.full, e.irregular, e.nan } do\n"
+    "    for _, s in ipairs(list) do shapes[#shapes + 1] = s end\n"
+    "  end\n"
+    "  gb.tune(e.kernel, { shapes = shapes })\n"
+    "end\n";
+
+/* The summary line of each kernel, in the module's order: 3 dtypes times (the
+ * forward kernels' 9 configurations or the backward kernels' 8, plus the reference). */
+static const char *const SUMMARIES[] = {
+    "  30 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
+    "  27 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
+    "  30 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
+    "  27 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
+};
+
+/* Counts the table rows (a configuration, or "-" for a reference, then five numbers)
+ * and the most local memory one of them uses. */
+static void count_rows(const char *out, int *rows, long *most_local)
+{
+    *rows = 0;
+    *most_local = 0;
+    for (const char *line = out; line && *line; line = strchr(line, '\n'), line += !!line) {
+        char config[256];
+        long regs, local, spill, smem, ms;
+        if (sscanf(line, "%255s %ld %ld %ld %ld %ld", config, &regs, &local, &spill, &smem, &ms) !=
+                6 ||
+            !strstr(line, " compiled"))
+            continue;
+        *rows += 1;
+        if (local > *most_local) *most_local = local;
+    }
+}
+
+static void test_every_variant_of_every_list_compiles_with_the_row_in_registers(void **state)
+{
+    fixture *f = *state;
+    run_script(f, "all.lua", ALL_LISTS);
+    assert_exit_0(f);
+    const char *at = f->out;
+    for (size_t i = 0; i < sizeof SUMMARIES / sizeof *SUMMARIES; i++) {
+        const char *found = strstr(at, SUMMARIES[i]);
+        if (!found) fail_msg("summary %zu not found after offset %td:\n%s", i, at - f->out, at);
+        at = found + 1;
+    }
+    assert_null(strstr(f->out, "error 1"));
+    int rows = 0;
+    long most_local = 0;
+    count_rows(f->out, &rows, &most_local);
+    assert_int_equal(rows, 30 + 27 + 30 + 27);
+    /* ptxas keeps a register or two in local memory in a few variants; a row slot
+     * there would be 16 bytes per slot and thread, hundreds in all */
+    if (most_local > 16) fail_msg("a variant uses %ld bytes of local memory", most_local);
+}
+
+static void test_the_module_alone_compiles_its_quick_shapes(void **state)
+{
+    fixture *f = *state;
+    tune(f, f->module);
+    assert_exit_0(f);
+    const char *names[] = {"norms_layernorm_fwd ", "norms_layernorm_bwd ", "norms_rmsnorm_fwd ",
+                           "norms_rmsnorm_bwd "};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        assert_non_null(strstr(f->out, names[i]));
+    assert_null(strstr(f->out, "error 1"));
+    assert_non_null(strstr(f->err, "norms_rmsnorm_bwd [8/8] M=16384,N=4096,dtype=\"f32\""));
+}
+
+/* Every launch the module asks for, over all lists and configurations, is one the
+ * kernels accept (block_ok in norms_common.cuh, bwd_block_ok in norms_bwd.cuh): a
+ * power-of-two TPR up to 32 in whole warps, or whole warps with one row per block (8
+ * in backward blocks without clusters; backward clusters always one row in whole
+ * warps); the grid a whole number of clusters
+ * of at least CL; the backward blocks' shared memory within the SM's. The rows of the
+ * quick, full and nan lists fit in registers; some irregular ones are done in chunks
+ * (so that path is compiled and checked too). Prints "layouts ok". */
+static const char LAYOUTS[] =
+    "local entries = dofile(os.getenv('GB_SOURCE_DIR') .. '/examples/suite/norms.lua')\n"
+    "local BYTES = { f32 = 4, f16 = 2, bf16 = 2 }\n"
+    "for _, e in ipairs(entries) do\n"
+    "  local k = e.kernel\n"
+    "  local bwd = k.name:match('_bwd$') ~= nil\n"
+    "  local chunked = 0\n"
+    "  for _, list in ipairs { 'quick', 'full', 'irregular', 'nan' } do\n"
+    "    for _, s in ipairs(e[list]) do\n"
+    "      for _, vpt in ipairs(k.params.VPT) do\n"
+    "        for _, cl in ipairs(k.params.CL) do\n"
+    "          local c = { VPT = vpt, CL = cl }\n"
+    "          local d, b, g = k.defines(c, s), k.block(c, s), k.grid(c, s)\n"
+    "          local tpr, rows, eff = b[1], b[2], d.NORMS_CL\n"
+    "          local what = string.format('%s %s M=%d N=%d VPT=%d CL=%d: block %dx%d grid %d "
+    "cluster %d', k.name, s.dtype, s.M, s.N, vpt, cl, tpr, rows, g, eff)\n"
+    "          assert(tpr * rows <= d.NORMS_MAXT and d.NORMS_MAXT <= 1024, what)\n"
+    "          if bwd and eff > 1 then\n"
+    "            assert(tpr % 32 == 0 and rows == 1, what)\n"
+    "          elseif tpr <= 32 then\n"
+    "            assert(tpr & (tpr - 1) == 0 and tpr * rows % 32 == 0 and rows <= 128, what)\n"
+    "          else\n"
+    "            assert(tpr % 32 == 0 and rows <= (bwd and 8 or 1), what)\n"
+    "          end\n"
+    "          assert(eff >= cl and (eff == 1 or eff == 2 or eff == 4 or eff == 8), what)\n"
+    "          assert(g >= eff and g % eff == 0, what)\n"
+    "          if bwd then assert(k.smem(c, s) + 5 * 1024 <= 227 * 1024, what) end\n"
+    "          local fits = tpr * vpt * eff * (16 // BYTES[s.dtype]) >= s.N\n"
+    "          assert(fits or list == 'irregular', what .. ': the row does not fit')\n"
+    "          if not fits then chunked = chunked + 1 end\n"
+    "        end\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "  assert(chunked > 0, k.name .. ': no irregular shape is done in chunks')\n"
+    "end\n"
+    "print('layouts ok')\n";
+
+static void test_every_launch_is_one_the_kernels_accept(void **state)
+{
+    fixture *f = *state;
+    run_script(f, "layouts.lua", LAYOUTS);
+    assert_exit_0(f);
+    assert_non_null(strstr(f->out, "layouts ok\n"));
+}
+
+/* What the suite asks of the lists, checked in Lua; prints "lists ok" or fails with
+ * the first shape that breaks a rule. */
+static const char LISTS[] =
+    "local entries = dofile(os.getenv('GB_SOURCE_DIR') .. '/examples/suite/norms.lua')\n"
+    "local NAMES = { 'norms_layernorm_fwd', 'norms_layernorm_bwd', 'norms_rmsnorm_fwd',\n"
+    "  'norms_rmsnorm_bwd' }\n"
+    "local DTYPES = { 'f32', 'f16', 'bf16' }\n"
+    "local function has(list, pred) for _, s in ipairs(list) do if pred(s) then return true end "
+    "end end\n"
+    "local function at(list, m, n, dt) return has(list, function(s) return s.M == m and s.N == n "
+    "and s.dtype == dt end) end\n"
+    "assert(#entries == #NAMES, 'entries: ' .. #entries)\n"
+    "for i, e in ipairs(entries) do\n"
+    "  local name = e.kernel.name\n"
+    "  assert(name == NAMES[i], name)\n"
+    "  for _, l in ipairs { 'quick', 'full', 'irregular', 'nan' } do\n"
+    "    assert(#e[l] > 0, name .. ': empty ' .. l)\n"
+    "    for _, s in ipairs(e[l]) do\n"
+    "      assert(s.dtype == 'f32' or s.dtype == 'f16' or s.dtype == 'bf16', name .. ': dtype')\n"
+    "      assert(math.type(s.M) == 'integer' and s.M >= 1 and math.type(s.N) == 'integer' and "
+    "s.N >= 1, name)\n"
+    "    end\n"
+    "  end\n"
+    "  for _, mn in ipairs { { 16384, 4096 }, { 16384, 8192 }, { 8192, 16384 }, { 4096, 65536 },\n"
+    "                        { 8192, 768 }, { 4096, 11008 } } do\n"
+    "    assert(at(e.quick, mn[1], mn[2], 'bf16'), name .. ': quick lacks ' .. mn[1] .. 'x' .. "
+    "mn[2])\n"
+    "  end\n"
+    "  for _, dt in ipairs { 'f16', 'f32' } do\n"
+    "    assert(has(e.quick, function(s) return s.dtype == dt end), name .. ': quick ' .. dt)\n"
+    "  end\n"
+    "  for _, dt in ipairs(DTYPES) do\n"
+    "    for _, n in ipairs { 768, 1024, 2048, 4096, 5120, 8192, 11008, 12288, 16384 } do\n"
+    "      for _, m in ipairs { 4096, 8192, 16384 } do\n"
+    "        assert(at(e.full, m, n, dt), name .. ': full lacks ' .. m .. 'x' .. n .. ' ' .. dt)\n"
+    "      end\n"
+    "    end\n"
+    "    assert(has(e.nan, function(s) return s.dtype == dt end), name .. ': nan ' .. dt)\n"
+    "  end\n"
+    "  for _, n in ipairs { 1, 3, 767, 1000, 4097, 11008 } do\n"
+    "    for _, m in ipairs { 1, 7, 131 } do\n"
+    "      assert(at(e.irregular, m, n, 'bf16'), name .. ': irregular lacks ' .. m .. 'x' .. n)\n"
+    "    end\n"
+    "  end\n"
+    "  for _, s in ipairs(e.nan) do\n"
+    "    assert(s.plant == true and s.M >= 5 and s.N >= 8, name .. ': nan shape')\n"
+    "  end\n"
+    "  assert(not has(e.quick, function(s) return s.plant end), name .. ': quick plants')\n"
+    "end\n"
+    "print('lists ok')\n";
+
+static void test_the_lists_hold_what_the_suite_asks(void **state)
+{
+    fixture *f = *state;
+    run_script(f, "lists.lua", LISTS);
+    assert_exit_0(f);
+    assert_non_null(strstr(f->out, "lists ok\n"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_variant_of_every_list_compiles_with_the_row_in_registers),
+        cmocka_unit_test(test_the_module_alone_compiles_its_quick_shapes),
+        cmocka_unit_test(test_every_launch_is_one_the_kernels_accept),
+        cmocka_unit_test(test_the_lists_hold_what_the_suite_asks),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
