@@ -383,7 +383,11 @@ int gb_gpu_load(gb_gpu *gpu, const void *cubin, size_t cubin_bytes, const char *
     if (gb_cu.cuFuncGetAttribute(&k->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k->function))
         k->registers = -1;
     read_params(k);
-    if (smem_bytes > 48 * 1024)
+    /* Static and dynamic shared memory together past 48 KiB need the opt-in. */
+    int static_smem = 0;
+    if (gb_cu.cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->function))
+        static_smem = 0;
+    if (smem_bytes > 0 && smem_bytes + (uint32_t)static_smem > 48 * 1024)
         GB_CU_CHECK(
             rc, err, cuFuncSetAttribute,
             (k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem_bytes));
