@@ -1,7 +1,7 @@
 -- The norms group of the memory-bound suite: layernorm (affine) and rmsnorm, forward
 -- and backward, over rows of 768 to 65536 elements, in f32, f16 and bf16 with fp32
 -- arithmetic. Kernels: templates/layernorm.cuh and rmsnorm.cuh (shared pieces in
--- norms_common.cuh); references in double: norms_ref.cuh. docs/suite-norms.md
+-- norms_common.cuh); references in double: norms_ref.cuh. docs/suite.md (## norms)
 -- describes the designs, the space and the checks.
 --
 --   gpubench-tune examples/suite/norms.lua                  tune the quick shapes

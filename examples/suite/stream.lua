@@ -9,7 +9,7 @@
 -- does: n elements read per input plus n written, whatever the access pattern,
 -- so strided and gathered rates show what the pattern costs. The kernels are in
 -- templates/stream.cuh, their double-precision reference in templates/stream_ref.cuh,
--- and docs/suite-stream.md describes both.
+-- and docs/suite.md (## stream) describes both.
 --
 --   gpubench-tune examples/suite/stream.lua                 tune the quick shapes
 --   gpubench-tune examples/suite/stream.lua --compile-only  compile the whole space
