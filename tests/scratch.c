@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,4 +58,25 @@ int scratch_spawn(char *const argv[], const char *out_path, const char *err_path
     int status = 0;
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
     return WEXITSTATUS(status);
+}
+
+int scratch_tune(const char *dir, char *const args[], char *out, size_t out_n, char *err,
+                 size_t err_n)
+{
+    char exe[4096], out_path[4200], err_path[4200];
+    const char *bin = getenv("GB_BINARY_DIR");
+    snprintf(exe, sizeof exe, "%s/cli/gpubench-tune", bin ? bin : ".");
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    char *argv[64] = {exe};
+    int argc = 1;
+    while (argc < 63 && args[argc - 1]) {
+        argv[argc] = args[argc - 1];
+        argc++;
+    }
+    argv[argc] = NULL;
+    int status = scratch_spawn(argv, out_path, err_path, 0);
+    scratch_read(out_path, out, out_n);
+    scratch_read(err_path, err, err_n);
+    return status;
 }

@@ -34,22 +34,16 @@ enum { N_KERNELS = sizeof KERNELS / sizeof *KERNELS };
 /* Runs gpubench-tune with the arguments (NULL-terminated), capturing its output. */
 static void tune(fixture *f, ...)
 {
-    char exe[4096], out_path[128], err_path[128];
-    snprintf(exe, sizeof exe, "%s/cli/gpubench-tune", getenv("GB_BINARY_DIR"));
-    snprintf(out_path, sizeof out_path, "%s/stdout", f->dir);
-    snprintf(err_path, sizeof err_path, "%s/stderr", f->dir);
-    char *argv[32] = {exe};
-    int argc = 1;
+    char *args[32];
+    int n = 0;
     va_list ap;
     va_start(ap, f);
-    for (char *a; argc < 31 && (a = va_arg(ap, char *));)
-        argv[argc++] = a;
+    for (char *a; n < 31 && (a = va_arg(ap, char *));)
+        args[n++] = a;
     va_end(ap);
-    argv[argc] = NULL;
-    f->status = scratch_spawn(argv, out_path, err_path, 0);
+    args[n] = NULL;
+    f->status = scratch_tune(f->dir, args, f->out, sizeof f->out, f->err, sizeof f->err);
     assert_true(f->status >= 0);
-    scratch_read(out_path, f->out, sizeof f->out);
-    scratch_read(err_path, f->err, sizeof f->err);
 }
 
 static int setup(void **state)

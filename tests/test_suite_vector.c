@@ -32,16 +32,10 @@ typedef struct fixture {
  * cache, capturing its output. */
 static void tune(fixture *f, const char *script)
 {
-    char exe[4096], out_path[128], err_path[128];
-    snprintf(exe, sizeof exe, "%s/cli/gpubench-tune", getenv("GB_BINARY_DIR"));
-    snprintf(out_path, sizeof out_path, "%s/stdout", f->dir);
-    snprintf(err_path, sizeof err_path, "%s/stderr", f->dir);
-    char *argv[] = {exe, (char *)script, "--compile-only", "--arch", "sm_90a", "--jobs",
-                    "2", "--cache",      f->cache,         NULL};
-    f->status = scratch_spawn(argv, out_path, err_path, 0);
+    char *args[] = {(char *)script, "--compile-only", "--arch", "sm_90a", "--jobs", "2",
+                    "--cache",      f->cache,         NULL};
+    f->status = scratch_tune(f->dir, args, f->out, OUT_BYTES, f->err, ERR_BYTES);
     assert_true(f->status >= 0);
-    scratch_read(out_path, f->out, OUT_BYTES);
-    scratch_read(err_path, f->err, ERR_BYTES);
 }
 
 /* Fails naming the exit status and the end of stderr (the progress lines come
