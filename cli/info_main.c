@@ -7,6 +7,7 @@
 #include "cache/ceilings.h"
 #include "cli/cli.h"
 #include "engine/exec.h"
+#include "engine/lease.h"
 #include "engine/nvrtc.h"
 #include "engine/roofs.h"
 #include "engine/worker.h"
@@ -41,7 +42,11 @@ static const char USAGE[] =
     "               JSON context\n"
     "  -h, --help   this text\n"
     "\n"
-    "exit status: 0 done; 2 usage; 3 no usable GPU; 4 the cache cannot be used.\n";
+    "Measuring takes the GPU's lease, as tuning does: while another gpubench process\n"
+    "holds it, info says so and exits 5.\n"
+    "\n"
+    "exit status: 0 done; 2 usage; 3 no usable GPU; 4 the cache cannot be used;\n"
+    "5 the GPU is busy.\n";
 
 typedef struct info_args {
     int device;
@@ -104,11 +109,18 @@ static int query(const info_args *a, gb_device_info *out, gb_ceilings *ceilings,
     if (rc == GB_OK && !a->cache_dir) rc = gb_cache_default_dir(dir, sizeof dir, err);
     if (rc == GB_OK) rc = gb_cache_open(a->cache_dir ? a->cache_dir : dir, 0, &cache, err);
     if (rc == GB_OK && !a->measure) rc = gb_cache_get_ceilings(cache, out, ceilings, err);
+    gb_lease *lease = NULL;
     if (rc == GB_ENOTFOUND || (rc == GB_OK && a->measure)) {
-        if (!a->json) fprintf(stderr, "measuring the ceilings of %s...\n", out->name);
-        rc = gb_exec_ceilings(exec, ceilings, err);
+        char name[320];
+        gb_lease_name(out, name, sizeof name);
+        rc = gb_lease_acquire_as(name, 0, "measuring the ceilings", NULL, &lease, err);
+        if (rc == GB_EIO || rc == GB_EINVAL) rc = GB_OK; /* no lease directory: measure anyway */
+        if (rc == GB_OK && !a->json)
+            fprintf(stderr, "measuring the ceilings of %s...\n", out->name);
+        if (rc == GB_OK) rc = gb_exec_ceilings(exec, ceilings, err);
         if (rc == GB_OK) rc = gb_cache_put_ceilings(cache, out, ceilings, err);
     }
+    gb_lease_release(lease);
     gb_cache_close(cache);
     gb_exec_destroy(exec);
     return rc;
@@ -195,6 +207,7 @@ int gb_cli_info(int argc, char **argv)
     if (query(&a, &device, &ceilings, &err) != GB_OK) {
         fprintf(stderr, "%s info: %s\n", argv[0], err.msg);
         if (err.code == GB_ENODRIVER || err.code == GB_ENOGPU) return 3;
+        if (err.code == GB_EBUSY) return 5;
         return err.code == GB_ECACHE || err.code == GB_EIO ? 4 : gb_cli_exit_status(err.code);
     }
     gb_roofs roofs;

@@ -181,9 +181,22 @@ int gb_lua_to_fields(lua_State *L, int idx, gb_fields *out, gb_err *err)
 
 /* ---- the GPU, when there is one ----------------------------------------- */
 
+/* Measuring needs the GPU to itself: the session's lease, taken now if it is free
+ * (and then kept, as tuning keeps it). GB_EBUSY when another process holds it. */
+static int lease_for_ceilings(gb_lua_host *host, const gb_device_info *info, gb_err *err)
+{
+    gb_tuner_lease *l = host->tuner.lease;
+    if (!l || l->broken || l->held) return GB_OK;
+    char name[320];
+    gb_lease_name(info, name, sizeof name);
+    int rc = gb_lease_acquire_as(name, 0, "measuring the ceilings", NULL, &l->held, err);
+    return rc == GB_EBUSY ? rc : GB_OK; /* an unusable lease directory: measure anyway */
+}
+
 /* The device's measured ceilings: from the cache, or measured now (once per GPU,
- * a few seconds) and stored. Without a cache they are not measured; a backend
- * that cannot measure them (a test's fake) leaves them out quietly. */
+ * a few seconds, holding the GPU's lease) and stored. Without a cache they are not
+ * measured; a backend that cannot measure them (a test's fake) leaves them out
+ * quietly; with the GPU busy they wait for a later run. */
 static void find_ceilings(gb_lua_host *host, const gb_device_info *info)
 {
     gb_err err = {0};
@@ -197,7 +210,8 @@ static void find_ceilings(gb_lua_host *host, const gb_device_info *info)
                     "gpubench: measuring the ceilings of %s once (copy bandwidth, cuBLAS GEMM "
                     "rates); the cache keeps them\n",
                     info->name);
-        rc = gb_exec_ceilings(host->tuner.exec, &host->ceilings, &err);
+        rc = lease_for_ceilings(host, info, &err);
+        if (rc == GB_OK) rc = gb_exec_ceilings(host->tuner.exec, &host->ceilings, &err);
         if (rc == GB_OK) rc = gb_cache_put_ceilings(cache, info, &host->ceilings, &err);
         if (rc == GB_EINVAL) return;
     }
