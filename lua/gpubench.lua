@@ -75,7 +75,8 @@ local function member(list, x)
   return false
 end
 
--- At most this many NaN/Inf positions in one tensor (GB_MAX_SPECIALS in engine/spec.h).
+-- At most this many NaN/Inf positions in one tensor, of all kinds (engine/spec.h has room
+-- for GB_MAX_PLANTED of each).
 local MAX_SPECIALS = 16
 local SPECIALS = { "nan", "inf", "ninf" }
 local NO_INF = { fp8_e4m3 = true }
