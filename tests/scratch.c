@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,8 +61,7 @@ int scratch_spawn(char *const argv[], const char *out_path, const char *err_path
     return WEXITSTATUS(status);
 }
 
-int scratch_tune(const char *dir, char *const args[], char *out, size_t out_n, char *err,
-                 size_t err_n)
+int scratch_tune(const char *dir, char *out, size_t out_n, char *err, size_t err_n, ...)
 {
     char exe[4096], out_path[4200], err_path[4200];
     const char *bin = getenv("GB_BINARY_DIR");
@@ -70,10 +70,11 @@ int scratch_tune(const char *dir, char *const args[], char *out, size_t out_n, c
     snprintf(err_path, sizeof err_path, "%s/stderr", dir);
     char *argv[64] = {exe};
     int argc = 1;
-    while (argc < 63 && args[argc - 1]) {
-        argv[argc] = args[argc - 1];
-        argc++;
-    }
+    va_list ap;
+    va_start(ap, err_n);
+    for (char *a; argc < 63 && (a = va_arg(ap, char *));)
+        argv[argc++] = a;
+    va_end(ap);
     argv[argc] = NULL;
     int status = scratch_spawn(argv, out_path, err_path, 0);
     scratch_read(out_path, out, out_n);

@@ -27,10 +27,9 @@ void scratch_read(const char *path, char *buf, size_t n);
 int scratch_spawn(char *const argv[], const char *out_path, const char *err_path,
                   int interrupt_after_ms);
 
-/* Runs this build's gpubench-tune ($GB_BINARY_DIR/cli) with args (NULL-terminated),
- * its stdout and stderr through dir/stdout and dir/stderr into out and err.
- * Returns its exit status, or -1 when it could not run. */
-int scratch_tune(const char *dir, char *const args[], char *out, size_t out_n, char *err,
-                 size_t err_n);
+/* Runs this build's gpubench-tune ($GB_BINARY_DIR/cli) with the arguments that
+ * follow (strings, NULL-terminated), its stdout and stderr through dir/stdout and
+ * dir/stderr into out and err. Returns its exit status, or -1 when it could not run. */
+int scratch_tune(const char *dir, char *out, size_t out_n, char *err, size_t err_n, ...);
 
 #endif

@@ -25,19 +25,12 @@ typedef struct fixture {
 } fixture;
 
 /* Runs gpubench-tune with the arguments (NULL-terminated), capturing its output. */
-static void tune(fixture *f, ...)
-{
-    char *args[32];
-    int n = 0;
-    va_list ap;
-    va_start(ap, f);
-    for (char *a; n < 31 && (a = va_arg(ap, char *));)
-        args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    f->status = scratch_tune(f->dir, args, f->out, sizeof f->out, f->err, sizeof f->err);
-    assert_true(f->status >= 0);
-}
+#define tune(f, ...)                                                                               \
+    do {                                                                                           \
+        (f)->status = scratch_tune((f)->dir, (f)->out, sizeof(f)->out, (f)->err, sizeof(f)->err,   \
+                                   __VA_ARGS__);                                                   \
+        assert_true((f)->status >= 0);                                                             \
+    } while (0)
 
 static void write_script(fixture *f, const char *name, const char *text)
 {

@@ -6,7 +6,7 @@
  * every launch the module asks for is one the kernels accept, the module runs alone,
  * and its lists hold what the suite asks of them. Runs the real binary from
  * GB_BINARY_DIR/cli; needs NVRTC, never a GPU. */
-#include "scratch.h"
+#include "suite_fixture.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,80 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OUT_BYTES = 1 << 18, ERR_BYTES = 1 << 20 };
-
-/* One scratch folder and one cache for the whole group: the later tests find the
- * first one's cubins there instead of compiling them again. */
-typedef struct fixture {
-    char dir[64];
-    char cache[128];
-    char module[4096];
-    int status;
-    char *out;
-    char *err;
-} fixture;
-
-/* Runs gpubench-tune SCRIPT --compile-only --arch sm_90a --jobs 2 on the shared
- * cache, capturing its output. */
-static void tune(fixture *f, const char *script)
-{
-    char *args[] = {(char *)script, "--compile-only", "--arch", "sm_90a", "--jobs", "2",
-                    "--cache",      f->cache,         NULL};
-    f->status = scratch_tune(f->dir, args, f->out, OUT_BYTES, f->err, ERR_BYTES);
-    assert_true(f->status >= 0);
-}
-
-/* Fails naming the exit status and the end of stderr unless gpubench-tune exited 0. */
-static void assert_exit_0(const fixture *f)
-{
-    if (f->status == 0) return;
-    size_t len = strlen(f->err);
-    fail_msg("gpubench-tune exited %d: ...%s", f->status, f->err + (len > 2000 ? len - 2000 : 0));
-}
-
-/* Writes a script into the scratch folder and runs it. */
-static void run_script(fixture *f, const char *name, const char *text)
-{
-    assert_int_equal(scratch_write(f->dir, name, text), 0);
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    tune(f, path);
-}
-
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f) return -1;
-    f->out = malloc(OUT_BYTES);
-    f->err = malloc(ERR_BYTES);
-    snprintf(f->dir, sizeof f->dir, "/tmp/gb-test-suite-norms-XXXXXX");
-    if (!f->out || !f->err || !mkdtemp(f->dir)) return -1;
-    snprintf(f->cache, sizeof f->cache, "%s/cache", f->dir);
-    snprintf(f->module, sizeof f->module, "%s/examples/suite/norms.lua", getenv("GB_SOURCE_DIR"));
-    *state = f;
-    return 0;
+    return suite_setup(state, "norms");
 }
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    scratch_remove(f->dir);
-    free(f->out);
-    free(f->err);
-    free(f);
-    return 0;
-}
-
-/* Tunes every entry over all four of its lists (compiling only). */
-static const char ALL_LISTS[] =
-    "local gb = require 'gpubench'\n"
-    "for _, e in ipairs(dofile(os.getenv('GB_SOURCE_DIR') .. '/examples/suite/norms.lua')) do\n"
-    "  local shapes = {}\n"
-    "  for _, list in ipairs { e.quick, e.full, e.irregular, e.nan } do\n"
-    "    for _, s in ipairs(list) do shapes[#shapes + 1] = s end\n"
-    "  end\n"
-    "  gb.tune(e.kernel, { shapes = shapes })\n"
-    "end\n";
 
 /* The summary line of each kernel, in the module's order: 3 dtypes times (the
  * forward kernels' 9 configurations or the backward kernels' 8, plus the reference). */
@@ -121,9 +51,9 @@ static void count_rows(const char *out, int *rows, long *most_local)
 
 static void test_every_variant_of_every_list_compiles_with_the_row_in_registers(void **state)
 {
-    fixture *f = *state;
-    run_script(f, "all.lua", ALL_LISTS);
-    assert_exit_0(f);
+    suite_fixture *f = *state;
+    suite_compile_all_lists(f);
+    suite_assert_exit_0(f);
     const char *at = f->out;
     for (size_t i = 0; i < sizeof SUMMARIES / sizeof *SUMMARIES; i++) {
         const char *found = strstr(at, SUMMARIES[i]);
@@ -142,9 +72,9 @@ static void test_every_variant_of_every_list_compiles_with_the_row_in_registers(
 
 static void test_the_module_alone_compiles_its_quick_shapes(void **state)
 {
-    fixture *f = *state;
-    tune(f, f->module);
-    assert_exit_0(f);
+    suite_fixture *f = *state;
+    suite_compile(f, f->module);
+    suite_assert_exit_0(f);
     const char *names[] = {"norms_layernorm_fwd ", "norms_layernorm_bwd ", "norms_rmsnorm_fwd ",
                            "norms_rmsnorm_bwd "};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
@@ -201,9 +131,9 @@ static const char LAYOUTS[] =
 
 static void test_every_launch_is_one_the_kernels_accept(void **state)
 {
-    fixture *f = *state;
-    run_script(f, "layouts.lua", LAYOUTS);
-    assert_exit_0(f);
+    suite_fixture *f = *state;
+    suite_compile_script(f, "layouts.lua", LAYOUTS);
+    suite_assert_exit_0(f);
     assert_non_null(strstr(f->out, "layouts ok\n"));
 }
 
@@ -260,9 +190,9 @@ static const char LISTS[] =
 
 static void test_the_lists_hold_what_the_suite_asks(void **state)
 {
-    fixture *f = *state;
-    run_script(f, "lists.lua", LISTS);
-    assert_exit_0(f);
+    suite_fixture *f = *state;
+    suite_compile_script(f, "lists.lua", LISTS);
+    suite_assert_exit_0(f);
     assert_non_null(strstr(f->out, "lists ok\n"));
 }
 
@@ -274,5 +204,5 @@ int main(void)
         cmocka_unit_test(test_every_launch_is_one_the_kernels_accept),
         cmocka_unit_test(test_the_lists_hold_what_the_suite_asks),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, suite_teardown);
 }

@@ -3,7 +3,7 @@
  * dtypes, odd widths, clusters, streamed rows) compiles with NVRTC for sm_90a, the
  * spaces have the sizes the module promises, and every layout of every list (the
  * full sweep included) covers its rows. Runs the real gpubench-tune. */
-#include "scratch.h"
+#include "suite_fixture.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,15 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct fixture {
-    char dir[64];
-    char cache[128];
-    char module[4096];
-    int status;
-    char out[1 << 18];
-    char err[1 << 16];
-} fixture;
-
 /* The kernels the module returns, in its order. */
 static const char *const KERNELS[] = {
     "softmax_fwd",        "softmax_bwd",      "softmax_causal_fwd",
@@ -31,45 +22,14 @@ static const char *const KERNELS[] = {
 };
 enum { N_KERNELS = sizeof KERNELS / sizeof *KERNELS };
 
-/* Runs gpubench-tune with the arguments (NULL-terminated), capturing its output. */
-static void tune(fixture *f, ...)
-{
-    char *args[32];
-    int n = 0;
-    va_list ap;
-    va_start(ap, f);
-    for (char *a; n < 31 && (a = va_arg(ap, char *));)
-        args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    f->status = scratch_tune(f->dir, args, f->out, sizeof f->out, f->err, sizeof f->err);
-    assert_true(f->status >= 0);
-}
-
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f) return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/gb-test-suite-softmax-XXXXXX");
-    if (!mkdtemp(f->dir)) return -1;
-    snprintf(f->cache, sizeof f->cache, "%s/cache", f->dir);
-    snprintf(f->module, sizeof f->module, "%s/examples/suite/softmax.lua", getenv("GB_SOURCE_DIR"));
-    if (chdir(f->dir) != 0) return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    scratch_remove(f->dir);
-    free(f);
-    return 0;
+    return suite_setup(state, "softmax");
 }
 
 /* The compile table of kernel `name`: from its title line to the next blank line,
  * copied into buf ("" when the output has no table for it). */
-static const char *table_of(const fixture *f, const char *name, char *buf, size_t n)
+static const char *table_of(const suite_fixture *f, const char *name, char *buf, size_t n)
 {
     char title[128];
     snprintf(title, sizeof title, "\n%s  (kernel ", name);
@@ -85,7 +45,7 @@ static const char *table_of(const fixture *f, const char *name, char *buf, size_
 }
 
 /* Every kernel's table says that nothing failed to compile. */
-static void assert_every_table_compiled(const fixture *f)
+static void assert_every_table_compiled(const suite_fixture *f)
 {
     static char table[1 << 16];
     for (int i = 0; i < N_KERNELS; i++) {
@@ -99,9 +59,9 @@ static void assert_every_table_compiled(const fixture *f)
  * are the distinct compiles (configurations whose layouts coincide share one). */
 static void test_the_quick_shapes_compile_every_variant(void **state)
 {
-    fixture *f = *state;
-    tune(f, f->module, "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache", f->cache,
-         NULL);
+    suite_fixture *f = *state;
+    suite_tune(f, f->module, "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache",
+               f->cache, (char *)NULL);
     if (f->status != 0) fail_msg("exit %d\n%s", f->status, f->err);
     assert_every_table_compiled(f);
     static char t[1 << 16];
@@ -130,10 +90,10 @@ static const char LISTS[] = "local gb = require 'gpubench'\n"
  * loads, sub-warp teams, clusters, streamed rows); causal heads of 1 and 17. */
 static void test_the_irregular_lists_compile_in_every_dtype(void **state)
 {
-    fixture *f = *state;
+    suite_fixture *f = *state;
     assert_int_equal(scratch_write(f->dir, "lists.lua", LISTS), 0);
-    tune(f, "lists.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache", f->cache,
-         "--", f->module, "irregular", NULL);
+    suite_tune(f, "lists.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache",
+               f->cache, "--", f->module, "irregular", (char *)NULL);
     if (f->status != 0) fail_msg("exit %d\n%s", f->status, f->err);
     assert_every_table_compiled(f);
 }
@@ -197,9 +157,10 @@ static const char LAYOUTS[] =
 
 static void test_every_layout_of_every_list_covers_its_rows(void **state)
 {
-    fixture *f = *state;
+    suite_fixture *f = *state;
     assert_int_equal(scratch_write(f->dir, "layouts.lua", LAYOUTS), 0);
-    tune(f, "layouts.lua", "--compile-only", "--cache", f->cache, "--", f->module, NULL);
+    suite_tune(f, "layouts.lua", "--compile-only", "--cache", f->cache, "--", f->module,
+               (char *)NULL);
     if (f->status != 0) fail_msg("exit %d\n%s", f->status, f->err);
     assert_non_null(strstr(f->out, "softmax_fwd: 12 configurations, "));
     assert_non_null(strstr(f->out, "softmax_bwd: 11 configurations, "));
@@ -211,11 +172,10 @@ static void test_every_layout_of_every_list_covers_its_rows(void **state)
 
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_every_layout_of_every_list_covers_its_rows),
-        T(test_the_quick_shapes_compile_every_variant),
-        T(test_the_irregular_lists_compile_in_every_dtype),
+        cmocka_unit_test(test_every_layout_of_every_list_covers_its_rows),
+        cmocka_unit_test(test_the_quick_shapes_compile_every_variant),
+        cmocka_unit_test(test_the_irregular_lists_compile_in_every_dtype),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, suite_teardown);
 }

@@ -4,7 +4,7 @@
  * compiles the whole space with no compile error (tests/data/suite_stream_check.lua),
  * the quick lists hold the shapes the performance goal is set on, and a misspelt
  * shape field is named. Runs the real gpubench-tune; needs NVRTC, never a GPU. */
-#include "scratch.h"
+#include "suite_fixture.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,34 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One cubin cache for the whole program, so that the later tests reuse the
- * compiles of the first (made in group_setup, removed in group_teardown). */
-static char cache_dir[64];
-
-typedef struct fixture {
-    char dir[64];
-    char cache[128];
-    char module[4096];
-    int status;
-    char out[1 << 17];
-    char err[1 << 16];
-} fixture;
-
-/* Runs gpubench-tune with the arguments (NULL-terminated), capturing its output. */
-static void tune(fixture *f, ...)
-{
-    char *args[32];
-    int n = 0;
-    va_list ap;
-    va_start(ap, f);
-    for (char *a; n < 31 && (a = va_arg(ap, char *));)
-        args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    f->status = scratch_tune(f->dir, args, f->out, sizeof f->out, f->err, sizeof f->err);
-    assert_true(f->status >= 0);
-}
-
 static int count(const char *text, const char *needle)
 {
     int n = 0;
@@ -54,23 +26,7 @@ static int count(const char *text, const char *needle)
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f) return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/gb-test-suite-stream-XXXXXX");
-    if (!mkdtemp(f->dir)) return -1;
-    snprintf(f->cache, sizeof f->cache, "%s/cache", cache_dir);
-    snprintf(f->module, sizeof f->module, "%s/examples/suite/stream.lua", getenv("GB_SOURCE_DIR"));
-    if (chdir(f->dir) != 0) return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    scratch_remove(f->dir);
-    free(f);
-    return 0;
+    return suite_setup(state, "stream");
 }
 
 /* Declarative use: the four kernels tune their quick shapes (f32 and bf16
@@ -79,8 +35,8 @@ static int teardown(void **state)
  * in each kernel's table; the constraint drops the persistent grids of UNROLL 1. */
 static void test_the_module_alone_compiles_its_quick_shapes(void **state)
 {
-    fixture *f = *state;
-    tune(f, f->module, "--compile-only", "--jobs", "2", "--cache", f->cache, NULL);
+    suite_fixture *f = *state;
+    suite_tune(f, f->module, "--compile-only", "--jobs", "2", "--cache", f->cache, (char *)NULL);
     assert_int_equal(f->status, 0);
     const char *kernels[] = {"stream_copy  (kernel", "stream_scale  (kernel", "stream_add  (kernel",
                              "stream_triad  (kernel"};
@@ -97,11 +53,11 @@ static void test_the_module_alone_compiles_its_quick_shapes(void **state)
  * four dtypes and five access patterns. */
 static void test_every_list_compiles_the_whole_space_with_no_compile_error(void **state)
 {
-    fixture *f = *state;
+    suite_fixture *f = *state;
     char check[4096];
     snprintf(check, sizeof check, "%s/tests/data/suite_stream_check.lua", getenv("GB_SOURCE_DIR"));
-    tune(f, check, "--compile-only", "-q", "--jobs", "2", "--cache", f->cache, "--", f->module,
-         "36", NULL);
+    suite_tune(f, check, "--compile-only", "-q", "--jobs", "2", "--cache", f->cache, "--",
+               f->module, "36", (char *)NULL);
     assert_string_equal(f->err, "");
     assert_int_equal(f->status, 0);
     assert_non_null(strstr(f->out, "suite check: 4 entries, "));
@@ -135,9 +91,10 @@ static const char SHAPES[] =
 
 static void test_the_quick_lists_hold_the_goals_shapes(void **state)
 {
-    fixture *f = *state;
+    suite_fixture *f = *state;
     assert_int_equal(scratch_write(f->dir, "shapes.lua", SHAPES), 0);
-    tune(f, "shapes.lua", "--compile-only", "-q", "--cache", f->cache, "--", f->module, NULL);
+    suite_tune(f, "shapes.lua", "--compile-only", "-q", "--cache", f->cache, "--", f->module,
+               (char *)NULL);
     assert_string_equal(f->err, "");
     assert_int_equal(f->status, 0);
     assert_string_equal(f->out, "shapes ok\n");
@@ -152,35 +109,22 @@ static const char MISSPELT[] =
 
 static void test_a_misspelt_access_is_named(void **state)
 {
-    fixture *f = *state;
+    suite_fixture *f = *state;
     assert_int_equal(scratch_write(f->dir, "misspelt.lua", MISSPELT), 0);
-    tune(f, "misspelt.lua", "--compile-only", "--cache", f->cache, "--", f->module, NULL);
+    suite_tune(f, "misspelt.lua", "--compile-only", "--cache", f->cache, "--", f->module,
+               (char *)NULL);
     assert_int_equal(f->status, 2);
     assert_non_null(strstr(f->err, "stream: access must be seq, stride2, stride4, stride8 or "
                                    "gather, got strided2"));
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/gb-test-suite-stream-cache-XXXXXX");
-    return mkdtemp(cache_dir) ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return scratch_remove(cache_dir);
-}
-
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_the_module_alone_compiles_its_quick_shapes),
-        T(test_every_list_compiles_the_whole_space_with_no_compile_error),
-        T(test_the_quick_lists_hold_the_goals_shapes),
-        T(test_a_misspelt_access_is_named),
+        cmocka_unit_test(test_the_module_alone_compiles_its_quick_shapes),
+        cmocka_unit_test(test_every_list_compiles_the_whole_space_with_no_compile_error),
+        cmocka_unit_test(test_the_quick_lists_hold_the_goals_shapes),
+        cmocka_unit_test(test_a_misspelt_access_is_named),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, setup, suite_teardown);
 }

@@ -1,0 +1,67 @@
+#include "suite_fixture.h"
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int suite_setup(void **state, const char *group)
+{
+    suite_fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    *state = f;
+    f->out = malloc(SUITE_OUT_BYTES);
+    f->err = malloc(SUITE_ERR_BYTES);
+    snprintf(f->dir, sizeof f->dir, "/tmp/gb-test-suite-%s-XXXXXX", group);
+    if (!f->out || !f->err || !mkdtemp(f->dir)) return -1;
+    snprintf(f->cache, sizeof f->cache, "%s/cache", f->dir);
+    snprintf(f->module, sizeof f->module, "%s/examples/suite/%s.lua", getenv("GB_SOURCE_DIR"),
+             group);
+    return chdir(f->dir) == 0 ? 0 : -1;
+}
+
+int suite_teardown(void **state)
+{
+    suite_fixture *f = *state;
+    if (!f) return 0;
+    if (f->dir[0] && chdir("/") == 0) scratch_remove(f->dir);
+    free(f->out);
+    free(f->err);
+    free(f);
+    return 0;
+}
+
+void suite_assert_exit_0(const suite_fixture *f)
+{
+    if (f->status == 0) return;
+    size_t len = strlen(f->err);
+    fail_msg("gpubench-tune exited %d: ...%s", f->status, f->err + (len > 2000 ? len - 2000 : 0));
+}
+
+void suite_compile_script(suite_fixture *f, const char *name, const char *text)
+{
+    assert_int_equal(scratch_write(f->dir, name, text), 0);
+    suite_compile(f, name);
+}
+
+static const char ALL_LISTS[] =
+    "local gb = require 'gpubench'\n"
+    "for _, e in ipairs(dofile(arg[1])) do\n"
+    "  local shapes = {}\n"
+    "  for _, list in ipairs { e.quick, e.full, e.irregular, e.nan } do\n"
+    "    for _, s in ipairs(list) do shapes[#shapes + 1] = s end\n"
+    "  end\n"
+    "  gb.tune(e.kernel, { shapes = shapes })\n"
+    "end\n";
+
+void suite_compile_all_lists(suite_fixture *f)
+{
+    assert_int_equal(scratch_write(f->dir, "all.lua", ALL_LISTS), 0);
+    suite_tune(f, "all.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache",
+               f->cache, "--", f->module, (char *)NULL);
+}
