@@ -46,7 +46,7 @@ local function here()
   return path:match("^(.*)/[^/]*$") or "."
 end
 
--- "f32" from the shape, else from the first tensor the shape names.
+-- The shape's dtype, else its precision policy.
 local function dtype_of(shape)
   return shape.dtype or shape.policy or "-"
 end
