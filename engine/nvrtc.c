@@ -5,6 +5,7 @@
 #include "engine/nvtx.h"
 
 #include <nvrtc.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +17,24 @@
 
 #define MAX_OPTIONS 256
 
+/* Worked out once: compile threads call gb_nvrtc_cuda_include at the same time, and
+ * a buffer each of them rewrote could be read half-written (snprintf may clear it
+ * first), which NVRTC saw as "cannot open source file cuda_bf16.h" now and then. */
+static char cuda_include[4096];
+static pthread_once_t cuda_include_once = PTHREAD_ONCE_INIT;
+
+static void find_cuda_include(void)
+{
+    const char *home = getenv("CUDA_HOME");
+    if (!home || !*home ||
+        snprintf(cuda_include, sizeof cuda_include, "%s/include", home) >= (int)sizeof cuda_include)
+        snprintf(cuda_include, sizeof cuda_include, "%s", GB_CUDA_INCLUDE_DIR);
+}
+
 const char *gb_nvrtc_cuda_include(void)
 {
-    static char dir[4096];
-    const char *home = getenv("CUDA_HOME");
-    if (home && *home && snprintf(dir, sizeof dir, "%s/include", home) < (int)sizeof dir)
-        return dir;
-    return GB_CUDA_INCLUDE_DIR;
+    pthread_once(&cuda_include_once, find_cuda_include);
+    return cuda_include;
 }
 
 void gb_nvrtc_version(char out[16])

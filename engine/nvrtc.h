@@ -71,7 +71,8 @@ void gb_nvrtc_first_error(const char *log, char *out, size_t out_bytes);
 void gb_nvrtc_version(char out[16]);
 
 /* The CUDA include directory handed to NVRTC (for cuda_fp16.h and friends):
- * $CUDA_HOME/include, else the toolkit gpubench was built with. */
+ * $CUDA_HOME/include, else the toolkit gpubench was built with; worked out at the
+ * first call, safe to call from any thread. */
 const char *gb_nvrtc_cuda_include(void);
 
 #endif

@@ -372,6 +372,32 @@ static void test_two_threads_compile_independent_programs(void **state)
     gb_compile_out_free(&jobs[1].out);
 }
 
+/* Compile threads ask for the CUDA include directory at the same time: every
+ * answer is the whole path, never a buffer another thread is rewriting. */
+static void *ask_include_dir(void *arg)
+{
+    const char *want = arg;
+    for (int i = 0; i < 20000; i++)
+        if (strcmp(gb_nvrtc_cuda_include(), want) != 0) return (void *)1;
+    return NULL;
+}
+
+static void test_threads_asking_for_the_include_dir_all_get_it_whole(void **state)
+{
+    (void)state;
+    char want[4096];
+    snprintf(want, sizeof want, "%s", gb_nvrtc_cuda_include());
+    assert_non_null(strstr(want, "include"));
+    pthread_t threads[8];
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, ask_include_dir, want), 0);
+    for (int i = 0; i < 8; i++) {
+        void *bad = NULL;
+        assert_int_equal(pthread_join(threads[i], &bad), 0);
+        assert_null(bad);
+    }
+}
+
 /* ---- resources from the cubin ------------------------------------------ */
 
 static void test_cubin_resources_agree_with_ptxas(void **state)
@@ -590,6 +616,7 @@ int main(void)
         T(test_a_fatal_error_after_a_warning_names_file_and_line),
         cmocka_unit_test(test_out_free_is_safe_on_zeroed_and_freed_results),
         cmocka_unit_test(test_two_threads_compile_independent_programs),
+        cmocka_unit_test(test_threads_asking_for_the_include_dir_all_get_it_whole),
         cmocka_unit_test(test_cubin_resources_agree_with_ptxas),
         cmocka_unit_test(test_every_compile_reports_resources_not_only_the_first),
         cmocka_unit_test(test_local_memory_of_a_run_time_indexed_array_is_its_stack),
