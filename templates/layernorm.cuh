@@ -8,10 +8,12 @@
 //             dx = (w*dy - (xhat*c2 + c1))*rstd; dw += sum over rows of dy*xhat,
 //             db += sum over rows of dy (dw, db: f32, accumulated into).
 //
-// The statistics are two-pass on the row held in registers (mean first, then the
-// squared deviations from it), which costs no extra memory traffic. With a cluster, each
-// block's (sum, squared deviations from its own mean) are combined by Chan's formula, so
-// the cluster needs one exchange per row. The layout and the reductions are in
+// The statistics need one reduction per row, and are exact to fp32 rounding however
+// large the mean: each thread takes the count, sum and squared deviations from their
+// own mean of its elements (two passes over its registers), and these moments are
+// combined by Chan's formula across lanes, warps and the blocks of a cluster, so a row
+// costs one barrier (and one cluster exchange) instead of one for the mean and one for
+// the variance. A row done in chunks merges each chunk's moments the same way. The layout and the reductions are in
 // norms_common.cuh; the backward kernels' work queue and column sums in norms_bwd.cuh.
 //
 // dw and db are sums of per-block partials added with atomics: the order of the adds
@@ -23,115 +25,161 @@
 namespace norms
 {
 
-// Sum of a chunk's values (elements outside the row are zeros).
-template <int VPT> __device__ __forceinline__ float chunk_sum(const uint4 (&v)[VPT])
+// Count, sum and squared deviations from their mean of part of a row's elements. The
+// divisions are the fast kind (2 ulp): the exact ones cost more instructions than the
+// rest of a row's statistics, and these kernels are issue-bound.
+struct Moments {
+    float n, sum, m2;
+};
+
+__device__ __forceinline__ float sq(float a)
 {
-    float s = 0.f;
-#pragma unroll
-    for (int j = 0; j < VPT; ++j)
-#pragma unroll
-        for (int i = 0; i < VEC; ++i)
-            s += get(v[j], i);
-    return s;
+    return a * a;
 }
 
-// Sum of a chunk's squared deviations from m, over the row's elements only.
+// The moments of a chunk's valid elements (two passes over the registers).
 template <int VPT, int CL>
-__device__ __forceinline__ float chunk_sqdev(const uint4 (&v)[VPT], const Geo &G, int k, bool ok,
-                                             float m)
+__device__ __forceinline__ Moments chunk_moments(const uint4 (&v)[VPT], const Geo &G, int k,
+                                                 bool ok)
 {
-    float q = 0.f;
+    Moments m = {0.f, 0.f, 0.f};
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        m.n += (float)nvalid(G, elem0<VPT, CL>(G, k, j), ok);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            m.sum += get(v[j], i); // elements outside the row are zeros
+    }
+    const float mean = m.n > 0.f ? __fdividef(m.sum, m.n) : 0.f;
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int n = nvalid(G, elem0<VPT, CL>(G, k, j), ok);
+        float q = 0.f;
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
-            const float d = get(v[j], i) - m;
-            if (i < n) q = fmaf(d, d, q);
+            const float d = get(v[j], i) - mean;
+            if (G.aligned || i < n) q = fmaf(d, d, q); // aligned: a slot is all in or all out
         }
+        if (n > 0) m.m2 += q;
     }
-    return q;
+    return m;
 }
 
-// Chan's combination of the cluster's per-block (sum, squared deviations from the
-// block's mean) into the row's mean and squared deviations from it.
-template <int CL>
-__device__ __forceinline__ void chan(const float (&all)[CL][2], const Geo &G, float &mean,
-                                     float &m2)
+// a and b together (Chan, Golub and LeVeque's pairwise update).
+__device__ __forceinline__ Moments merge(const Moments &a, const Moments &b)
 {
-    float total = 0.f;
-#pragma unroll
-    for (int r = 0; r < CL; ++r)
-        total += all[r][0];
-    mean = total / (float)G.N;
-    m2 = 0.f;
-#pragma unroll
-    for (int r = 0; r < CL; ++r) {
-        const int n = portion<CL>(G, r);
-        if (n == 0) continue;
-        const float d = all[r][0] / (float)n - mean;
-        m2 += all[r][1] + (float)n * d * d;
-    }
+    if (b.n == 0.f) return a;
+    if (a.n == 0.f) return b;
+    const float n = a.n + b.n, d = __fdividef(b.sum, b.n) - __fdividef(a.sum, a.n);
+    return {n, a.sum + b.sum, a.m2 + b.m2 + d * d * __fdividef(a.n * b.n, n)};
 }
 
-// y for a chunk: (x - mean)*rstd*w + b.
+// Parts 0..np-1 (part(i) gives one) together: the count and sum first, then each
+// part's squared deviations moved to the common mean. The order is fixed, so every
+// thread that combines the same parts gets the same bits.
+template <class Part> __device__ __forceinline__ Moments combine(int np, Part part)
+{
+    Moments t = {0.f, 0.f, 0.f};
+    for (int i = 0; i < np; ++i) {
+        const Moments p = part(i);
+        t.n += p.n;
+        t.sum += p.sum;
+    }
+    const float mean = t.n > 0.f ? __fdividef(t.sum, t.n) : 0.f;
+    for (int i = 0; i < np; ++i) {
+        const Moments p = part(i);
+        if (p.n > 0.f) t.m2 += p.m2 + p.n * sq(__fdividef(p.sum, p.n) - mean);
+    }
+    return t;
+}
+
+// The moments of a row's elements in this block, from each thread's: one barrier.
+// Within a warp, count and sum are added by shuffles (every lane gets the same bits:
+// addition commutes), then each lane's squared deviations, moved to the warp's mean;
+// across warps, combine() over the warps' moments in shared memory (buf: 96 floats;
+// the forward kernel's blocks hold at most one row of more than 32 threads).
+__device__ __forceinline__ Moments group_moments(const Moments &m, const Geo &G, float *buf)
+{
+    const int width = G.tpr < 32 ? G.tpr : 32;
+    float n = m.n, s = m.sum;
+    for (int off = width >> 1; off > 0; off >>= 1) {
+        n += __shfl_xor_sync(0xffffffffu, n, off);
+        s += __shfl_xor_sync(0xffffffffu, s, off);
+    }
+    const float mean = n > 0.f ? __fdividef(s, n) : 0.f;
+    float q = m.n > 0.f ? m.m2 + m.n * sq(__fdividef(m.sum, m.n) - mean) : 0.f;
+    for (int off = width >> 1; off > 0; off >>= 1)
+        q += __shfl_xor_sync(0xffffffffu, q, off);
+    if (G.tpr <= 32) return {n, s, q};
+    const int warp = G.t >> 5;
+    if ((G.t & 31) == 0) {
+        buf[warp] = n;
+        buf[32 + warp] = s;
+        buf[64 + warp] = q;
+    }
+    __syncthreads();
+    return combine(G.tpr >> 5, [&](int i) { return Moments{buf[i], buf[32 + i], buf[64 + i]}; });
+}
+
+// y for a chunk: (x - mean)*rstd*w + b. For 16-bit types as (x*rstd + shift)*w + b
+// with shift = -mean*rstd, two instructions an element instead of three: its
+// cancellation (an ulp of |mean|*rstd) is far below the output's rounding; f32 output
+// keeps the exact form.
 template <int VPT, int CL>
 __device__ __forceinline__ void layernorm_store(const uint4 (&v)[VPT], const Geo &G, int k, bool ok,
                                                 const norms_t *w, const norms_t *b, norms_t *yr,
                                                 float mean, float rstd)
 {
+    const float shift = -mean * rstd;
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, ok);
         const uint4 wv = load_param(w, G, e0, n), bv = load_param(b, G, e0, n);
         float o[VEC];
 #pragma unroll
-        for (int i = 0; i < VEC; ++i)
-            o[i] = fmaf((get(v[j], i) - mean) * rstd, get(wv, i), get(bv, i));
+        for (int i = 0; i < VEC; ++i) {
+            const float x = get(v[j], i);
+            const float xh = VEC == 8 ? fmaf(x, rstd, shift) : (x - mean) * rstd;
+            o[i] = fmaf(xh, get(wv, i), get(bv, i));
+        }
         store_slot(yr, G, e0, n, pack(o));
     }
 }
 
+// One row (or 128/TPR rows) per block or cluster: many small blocks resident per SM
+// overlap one row's reduction with the others' loads (the backward kernels' persistent
+// blocks, tried here with w and b in registers, were slower: fewer rows in flight).
 template <int VPT, int CL>
 __device__ __forceinline__ void
 layernorm_fwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
               const norms_t *__restrict__ b, norms_t *__restrict__ y, float *__restrict__ mean_out,
               float *__restrict__ rstd_out, int M, int N, float eps)
 {
-    __shared__ float buf[2][32];
-    __shared__ float slot[CL > 1 ? MAX_GPB * 2 : 1]; // cluster exchange: (sum, m2) per row
-    if (!block_ok(1)) return;
+    __shared__ float buf[3 * 32];
+    __shared__ float slot[CL > 1 ? MAX_GPB * 3 : 1]; // cluster exchange: moments per row
+    if (!block_ok(1) || !row_ok<VPT, CL>(N)) return;
     const Geo G = geometry<VPT, CL>(N);
     const int row = (int)(blockIdx.x / CL) * G.gpb + G.g;
     const bool ok = row < M;
     const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
 
     uint4 v[VPT];
-    float sum[1] = {0.f};
+    Moments mo = {0.f, 0.f, 0.f};
     for (int k = 0; k < G.nchunks; ++k) {
         load_row<VPT, CL>(v, x + off, G, k, ok);
-        sum[0] += chunk_sum<VPT>(v);
+        mo = merge(mo, chunk_moments<VPT, CL>(v, G, k, ok));
     }
-    group_sum<1, false>(sum, G, buf[0]);
+    mo = group_moments(mo, G, buf);
     launder<VPT>(v);
-    const int nb = portion<CL>(G, G.rank);
-    float mean = nb > 0 ? sum[0] / (float)nb : 0.f;
-    float m2[1] = {0.f};
-    for (int k = 0; k < G.nchunks; ++k) {
-        if (G.nchunks > 1) load_row<VPT, CL>(v, x + off, G, k, ok);
-        m2[0] += chunk_sqdev<VPT, CL>(v, G, k, ok, mean);
-    }
-    group_sum<1, false>(m2, G, buf[1]);
-    launder<VPT>(v);
-    float var_n = m2[0];
     if constexpr (CL > 1) {
-        const float part[2] = {sum[0], m2[0]};
-        float all[CL][2];
-        cluster_gather<2, CL>(part, all, G, slot);
+        const float part[3] = {mo.n, mo.sum, mo.m2};
+        float all[CL][3];
+        cluster_gather<3, CL>(part, all, G, slot);
         cluster_arrive(); // done with the other blocks' shared memory
-        chan<CL>(all, G, mean, var_n);
+        mo = combine(CL, [&](int r) { return Moments{all[r][0], all[r][1], all[r][2]}; });
     }
-    const float rstd = rsqrtf(var_n / (float)N + eps);
+    const float mean = mo.n > 0.f ? __fdividef(mo.sum, mo.n) : 0.f;
+    const float rstd = rsqrtf(__fdividef(mo.m2, (float)N) + eps);
     if (ok && G.rank == 0 && G.t == 0) {
         mean_out[row] = mean;
         rstd_out[row] = rstd;
@@ -155,13 +203,14 @@ struct BwdRow {
 template <int VPT, int CL>
 __device__ __forceinline__ void layernorm_partials(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT],
                                                    const Geo &G, int k, const BwdRow &R,
-                                                   const norms_t *w, float (&c)[2],
+                                                   const uint4 (&wr)[VPT], const norms_t *w,
+                                                   float (&c)[2],
                                                    const Acc<VPT, 2> &A, float *dw, float *db)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, R.ok);
-        const uint4 wv = load_param(w, G, e0, n);
+        const uint4 wv = param(wr, w, G, j, e0, n);
         float pw[VEC], pb[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
@@ -187,13 +236,14 @@ __device__ __forceinline__ void layernorm_partials(const uint4 (&xv)[VPT], const
 // dx for a chunk: (w*dy - (xhat*c2 + c1))*rstd.
 template <int VPT, int CL>
 __device__ __forceinline__ void layernorm_dx(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT],
-                                             const Geo &G, int k, const BwdRow &R, const norms_t *w,
-                                             norms_t *dx, float c1, float c2)
+                                             const Geo &G, int k, const BwdRow &R,
+                                             const uint4 (&wr)[VPT], const norms_t *w, norms_t *dx,
+                                             float c1, float c2)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, R.ok);
-        const uint4 wv = load_param(w, G, e0, n);
+        const uint4 wv = param(wr, w, G, j, e0, n);
         float o[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
@@ -215,8 +265,10 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     __shared__ float slot[2][2];
     __shared__ int next[WIDE_ROWS][2];
     __shared__ int any;
-    if (!bwd_block_ok<CL>()) return;
+    if (!bwd_block_ok<CL>() || !row_ok<VPT, CL>(N)) return;
     const Geo G = geometry<VPT, CL>(N);
+    uint4 wr[VPT];
+    load_params<VPT, CL>(wr, w, G);
     const Acc<VPT, 2> A = make_acc<VPT, 2>();
     if (!A.base) return;
     A.zero();
@@ -228,7 +280,7 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     int u = first_unit<CL>(W, G);
     for (int it = 0; u < units; ++it) {
         const int par = it & 1;
-        take<CL>(W, G, par ^ 1);
+        take(W);
         const int row = u * W.rpu + W.sub;
         BwdRow R;
         R.ok = row < M;
@@ -240,8 +292,9 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
         for (int k = 0; k < G.nchunks; ++k) {
             load_row<VPT, CL>(xv, x + R.off, G, k, R.ok);
             load_row<VPT, CL>(gv, dy + R.off, G, k, R.ok);
-            layernorm_partials<VPT, CL>(xv, gv, G, k, R, w, c, A, dw, db);
+            layernorm_partials<VPT, CL>(xv, gv, G, k, R, wr, w, c, A, dw, db);
         }
+        publish<CL>(W, G, par ^ 1);
         row_sum<2, CL, CL == 1>(c, G, buf[par], slot[par]);
         launder<VPT>(xv);
         launder<VPT>(gv);
@@ -252,7 +305,7 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
                 load_row<VPT, CL>(xv, x + R.off, G, k, R.ok);
                 load_row<VPT, CL>(gv, dy + R.off, G, k, R.ok);
             }
-            layernorm_dx<VPT, CL>(xv, gv, G, k, R, launder_ptr(w), dx, c1, c2);
+            layernorm_dx<VPT, CL>(xv, gv, G, k, R, wr, launder_ptr(w), dx, c1, c2);
         }
         u = u_next;
         if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
@@ -284,7 +337,7 @@ __global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
 }
 
 template <int VPT>
-__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
+__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT, NORMS_MINB)
     norms_layernorm_bwd(NORMS_LN_BWD_ARGS)
 {
     norms::layernorm_bwd<VPT, NORMS_CL>(x, w, dy, mean, rstd, dx, dw, db, queue, M, N);

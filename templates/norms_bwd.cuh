@@ -1,6 +1,8 @@
-// The backward kernels' machinery (layernorm.cuh, rmsnorm.cuh): persistent blocks
-// whose workers take rows from a queue, and the column sums (dw, db) each block keeps
-// in shared memory and adds to memory once, at the end.
+// The norms backward kernels' machinery (layernorm.cuh, rmsnorm.cuh): persistent blocks
+// whose workers take rows from a queue and keep w in registers across them, and the
+// column sums (dw, db) each block keeps in shared memory and adds to memory once.
+// (The forward kernels are one row per block: the same workers made them slower, with
+// fewer rows in flight per SM.)
 //
 // Workers. A worker takes a unit of rows from the queue, does it, and takes the next:
 //   CL > 1:             the cluster, one row a unit (one row per block, TPR % 32 == 0);
@@ -8,13 +10,19 @@
 //                       their own named barrier, so the block's rows never wait for
 //                       each other and one row's loads overlap another's reduction;
 //   CL == 1, TPR <= 32: a warp, 32/TPR rows a unit (shuffles only).
-// The leader takes the next unit while the current one is loading and hands it to
-// the other threads at the row's reduction barrier (or by a shuffle).
+// The leader takes the next unit while the current one is loading (the atomic's
+// result waits in a register until the row's data came) and hands it to the other
+// threads at the row's reduction barrier (or by a shuffle). The grid is sized to the
+// blocks the SMs hold at once; blocks that start late find the queue empty and exit.
 //
 // The queue is an in-out i32 tensor { next unit, blocks done } that starts at zero.
 // Every block counts itself out when it is done; the last one sets both back to 0 for
 // the next launch. The check compares the queue with the reference's untouched zeros,
 // so a kernel that forgets the reset fails.
+//
+// Parameters. When the row fits in registers (NORMS_FITS) a thread's columns are the
+// same for every row, so it loads its slots of w once, before the first row: no row
+// reads it again (a 65536-column row's w is 128 KiB, much of L1).
 //
 // Column sums. Each thread adds its elements' dy*xhat (and dy) for every row its
 // worker does into its own words of dynamic shared memory (no atomics, no barriers);
@@ -33,14 +41,34 @@ namespace norms
 // Row groups of more than 32 threads per backward block (one named barrier each).
 constexpr int WIDE_ROWS = 8;
 
-// A block shape the backward kernels can use (see block_ok): with clusters, one row
-// per block in whole warps.
+// A block shape the workers can use (see block_ok): with clusters, one row per block
+// in whole warps; without, up to WIDE_ROWS row groups of more than 32 threads.
 template <int CL> __device__ __forceinline__ bool bwd_block_ok()
 {
     if constexpr (CL > 1)
         return block_ok(1) && blockDim.x % 32 == 0 && blockDim.y == 1;
     else
         return block_ok(WIDE_ROWS);
+}
+
+// This thread's slots of a parameter row (w), loaded once when the row fits in
+// registers (else each chunk loads its own: param() below).
+template <int VPT, int CL>
+__device__ __forceinline__ void load_params(uint4 (&r)[VPT], const norms_t *p, const Geo &G)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const int e0 = elem0<VPT, CL>(G, 0, j);
+        r[j] = NORMS_FITS ? load_param(p, G, e0, nvalid(G, e0, true)) : make_uint4(0, 0, 0, 0);
+    }
+}
+
+// The parameter at slot j (first element e0, n valid) of the chunk being done.
+template <int VPT>
+__device__ __forceinline__ uint4 param(const uint4 (&r)[VPT], const norms_t *p, const Geo &G,
+                                       int j, int e0, int n)
+{
+    return NORMS_FITS ? r[j] : load_param(p, G, e0, n);
 }
 
 // ---- column sums ----------------------------------------------------------------------
@@ -164,7 +192,7 @@ struct Worker {
     bool leader;  // takes the units
     int rpu;      // rows per unit
     int sub;      // this thread's row in the unit
-    int held;     // a warp worker's next unit, in its leader's register
+    int held;     // the next unit, in the leader's register
 };
 
 template <int CL>
@@ -188,19 +216,20 @@ __device__ __forceinline__ Worker make_worker(const Geo &G, int *queue, int (*sl
     return W;
 }
 
-// The leader takes a unit; it reaches the worker's threads through receive.
-template <int CL> __device__ __forceinline__ void take(Worker &W, const Geo &G, int which)
+// The leader takes a unit into a register: the atomic's round trip overlaps the row's
+// loads, which the leader issues next. publish() hands it on before the worker's
+// barrier (cluster or row group); receive() reads it after that barrier (a warp
+// worker's comes by shuffle).
+__device__ __forceinline__ void take(Worker &W)
 {
-    if (!W.leader) return;
-    const int u = atomicAdd(W.counter, 1);
-    if (CL == 1 && G.tpr <= 32)
-        W.held = u;
-    else
-        W.slot[which] = u;
+    if (W.leader) W.held = atomicAdd(W.counter, 1);
 }
 
-// The unit taken into `which`: after the worker's barrier (cluster or row group) that
-// follows the take; a warp worker's comes by shuffle.
+template <int CL> __device__ __forceinline__ void publish(const Worker &W, const Geo &G, int which)
+{
+    if ((CL > 1 || G.tpr > 32) && W.leader) W.slot[which] = W.held;
+}
+
 template <int CL> __device__ __forceinline__ int receive(const Worker &W, const Geo &G, int which)
 {
     if constexpr (CL > 1)
@@ -213,7 +242,8 @@ template <int CL> __device__ __forceinline__ int receive(const Worker &W, const 
 
 template <int CL> __device__ __forceinline__ int first_unit(Worker &W, const Geo &G)
 {
-    take<CL>(W, G, 0);
+    take(W);
+    publish<CL>(W, G, 0);
     if constexpr (CL > 1)
         cluster_sync();
     else if (G.tpr > 32)

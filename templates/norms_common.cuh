@@ -16,8 +16,12 @@
 //
 // Compile-time: NORMS_T (float, __half or __nv_bfloat16), NORMS_MAXT (the largest
 // block the launch may use, for __launch_bounds__), NORMS_CL (the cluster size, CL
-// below), VPT (the kernels' template argument). Run-time: M, N, and TPR, GPB from
-// blockDim, so one cubin serves every row width.
+// below), VPT (the kernels' template argument), and the layout of the shape: NORMS_TPR
+// (threads per row, blockDim.x), NORMS_FITS (1: a row fits in registers, one chunk)
+// and NORMS_ALIGNED (1: N*sizeof(T) is a multiple of 16, the vector path). The kernels
+// are issue-bound where these are run-time values: the constants take the loops over
+// chunks and warps and the element-wise path out of the compiled code. Run-time: M, N
+// and GPB (blockDim.y), so one cubin serves every row width of the same layout.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -32,6 +36,14 @@
 #ifndef NORMS_CL
 #error                                                                                             \
     "norms: compile with -DNORMS_CL=<blocks per cluster: 1, 2, 4 or 8> (defines in the Lua module)"
+#endif
+#if !defined(NORMS_TPR) || !defined(NORMS_FITS) || !defined(NORMS_ALIGNED)
+#error "norms: compile with -DNORMS_TPR, -DNORMS_FITS and -DNORMS_ALIGNED (defines in the Lua module)"
+#endif
+
+// NORMS_MINB: blocks per SM the register allocation must leave room for (1 by default).
+#ifndef NORMS_MINB
+#define NORMS_MINB 1
 #endif
 
 typedef NORMS_T norms_t;
@@ -168,7 +180,7 @@ constexpr int MAX_GPB = 128;
 // ---- where this thread's part of the row lies --------------------------------------
 
 struct Geo {
-    int tpr;      // threads per row in a block (blockDim.x)
+    int tpr;      // threads per row in a block (NORMS_TPR, blockDim.x)
     int gpb;      // rows per block (blockDim.y)
     int t, g;     // threadIdx.x, threadIdx.y
     int rank;     // this block's rank in its cluster
@@ -177,31 +189,42 @@ struct Geo {
     bool aligned; // N*sizeof(T) is a multiple of 16: every row starts 16-byte aligned
 };
 
-// A block shape the kernels can use: TPR a power of two up to 32 with whole warps per
-// block (at most MAX_GPB rows), or a multiple of 32 with at most wide_rows rows (each
-// with its own named barrier). Anything else is refused: the kernel writes nothing,
-// so the check fails instead of reading out of bounds.
+// A block shape the kernels can use: TPR (NORMS_TPR) a power of two up to 32 with whole
+// warps per block (at most MAX_GPB rows), or a multiple of 32 with at most wide_rows
+// rows (each with its own named barrier). Anything else is refused: the kernel writes
+// nothing, so the check fails instead of reading out of bounds.
 __device__ __forceinline__ bool block_ok(int wide_rows)
 {
     const int tpr = blockDim.x, gpb = blockDim.y;
-    if (blockDim.z != 1 || tpr * gpb > NORMS_MAXT) return false;
+    if (tpr != NORMS_TPR || blockDim.z != 1 || tpr * gpb > NORMS_MAXT) return false;
     if (tpr <= 32) return (tpr & (tpr - 1)) == 0 && (tpr * gpb) % 32 == 0 && gpb <= MAX_GPB;
     return tpr % 32 == 0 && gpb <= wide_rows;
 }
 
+// Whether a row of N elements is one this variant was compiled for: one that fits in
+// registers (NORMS_FITS) and whose rows start 16-byte aligned (NORMS_ALIGNED). Refused
+// like a wrong block.
+template <int VPT, int CL> __device__ __forceinline__ bool row_ok(int N)
+{
+    const int nvec = (N + VEC - 1) / VEC;
+    return (!NORMS_FITS || nvec <= CL * VPT * NORMS_TPR) && (!NORMS_ALIGNED || N % VEC == 0);
+}
+
+// The layout is constant where the variant was compiled for it, so the compiler drops
+// the loops over chunks and over warps' partial sums, and the element-wise path.
 template <int VPT, int CL> __device__ __forceinline__ Geo geometry(int N)
 {
     Geo G;
-    G.tpr = blockDim.x;
+    G.tpr = NORMS_TPR;
     G.gpb = blockDim.y;
     G.t = threadIdx.x;
     G.g = threadIdx.y;
     G.rank = CL > 1 ? (int)(blockIdx.x % CL) : 0;
     G.N = N;
     const int nvec = (N + VEC - 1) / VEC;
-    const int per_chunk = CL * VPT * G.tpr;
-    G.nchunks = (nvec + per_chunk - 1) / per_chunk;
-    G.aligned = N % VEC == 0;
+    const int per_chunk = CL * VPT * NORMS_TPR;
+    G.nchunks = NORMS_FITS ? 1 : (nvec + per_chunk - 1) / per_chunk;
+    G.aligned = NORMS_ALIGNED != 0;
     return G;
 }
 
@@ -216,14 +239,6 @@ __device__ __forceinline__ int nvalid(const Geo &G, int e0, bool row_ok)
 {
     const int n = G.N - e0;
     return !row_ok || n <= 0 ? 0 : n < VEC ? n : VEC;
-}
-
-// Elements of the row held by cluster rank r: consecutive runs of TPR*VEC elements go
-// to ranks in turn, so rank r holds run c for every c = r (mod CL).
-template <int CL> __device__ __forceinline__ int portion(const Geo &G, int r)
-{
-    const int run = G.tpr * VEC, full = G.N / run, rest = G.N % run;
-    return run * ((full + CL - 1 - r) / CL) + (full % CL == r ? rest : 0);
 }
 
 // Loads slot s of chunk k of a row (zeros where the row has no element).

@@ -47,6 +47,7 @@ __device__ __forceinline__ void rmsnorm_store(const uint4 (&v)[VPT], const Geo &
     }
 }
 
+// One row (or 128/TPR rows) per block or cluster, as layernorm_fwd.
 template <int VPT, int CL>
 __device__ __forceinline__ void rmsnorm_fwd(const norms_t *__restrict__ x,
                                             const norms_t *__restrict__ w, norms_t *__restrict__ y,
@@ -54,7 +55,7 @@ __device__ __forceinline__ void rmsnorm_fwd(const norms_t *__restrict__ x,
 {
     __shared__ float buf[32];
     __shared__ float slot[CL > 1 ? MAX_GPB : 1];
-    if (!block_ok(1)) return;
+    if (!block_ok(1) || !row_ok<VPT, CL>(N)) return;
     const Geo G = geometry<VPT, CL>(N);
     const int row = (int)(blockIdx.x / CL) * G.gpb + G.g;
     const bool ok = row < M;
@@ -83,12 +84,13 @@ __device__ __forceinline__ void rmsnorm_fwd(const norms_t *__restrict__ x,
 template <int VPT, int CL>
 __device__ __forceinline__ void
 rmsnorm_partials(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT], const Geo &G, int k, bool ok,
-                 float rs, const norms_t *w, float &c, const Acc<VPT, 1> &A, float *dw)
+                 float rs, const uint4 (&wr)[VPT], const norms_t *w, float &c, const Acc<VPT, 1> &A,
+                 float *dw)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, ok);
-        const uint4 wv = load_param(w, G, e0, n);
+        const uint4 wv = param(wr, w, G, j, e0, n);
         float pw[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
@@ -106,13 +108,14 @@ rmsnorm_partials(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT], const Geo &G, i
 // dx for a chunk: (w*dy - xhat*c)*rstd.
 template <int VPT, int CL>
 __device__ __forceinline__ void rmsnorm_dx(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT],
-                                           const Geo &G, int k, bool ok, float rs, const norms_t *w,
-                                           norms_t *dxr, float c)
+                                           const Geo &G, int k, bool ok, float rs,
+                                           const uint4 (&wr)[VPT], const norms_t *w, norms_t *dxr,
+                                           float c)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, ok);
-        const uint4 wv = load_param(w, G, e0, n);
+        const uint4 wv = param(wr, w, G, j, e0, n);
         float o[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
@@ -133,8 +136,10 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     __shared__ float slot[2][1];
     __shared__ int next[WIDE_ROWS][2];
     __shared__ int any;
-    if (!bwd_block_ok<CL>()) return;
+    if (!bwd_block_ok<CL>() || !row_ok<VPT, CL>(N)) return;
     const Geo G = geometry<VPT, CL>(N);
+    uint4 wr[VPT];
+    load_params<VPT, CL>(wr, w, G);
     const Acc<VPT, 1> A = make_acc<VPT, 1>();
     if (!A.base) return;
     A.zero();
@@ -146,7 +151,7 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     int u = first_unit<CL>(W, G);
     for (int it = 0; u < units; ++it) {
         const int par = it & 1;
-        take<CL>(W, G, par ^ 1);
+        take(W);
         const int row = u * W.rpu + W.sub;
         const bool ok = row < M;
         const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
@@ -156,8 +161,9 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
         for (int k = 0; k < G.nchunks; ++k) {
             load_row<VPT, CL>(xv, x + off, G, k, ok);
             load_row<VPT, CL>(gv, dy + off, G, k, ok);
-            rmsnorm_partials<VPT, CL>(xv, gv, G, k, ok, rs, w, c[0], A, dw);
+            rmsnorm_partials<VPT, CL>(xv, gv, G, k, ok, rs, wr, w, c[0], A, dw);
         }
+        publish<CL>(W, G, par ^ 1);
         row_sum<1, CL, CL == 1>(c, G, buf[par], slot[par]);
         launder<VPT>(xv);
         launder<VPT>(gv);
@@ -168,7 +174,7 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
                 load_row<VPT, CL>(xv, x + off, G, k, ok);
                 load_row<VPT, CL>(gv, dy + off, G, k, ok);
             }
-            rmsnorm_dx<VPT, CL>(xv, gv, G, k, ok, rs, launder_ptr(w), dx + off, cn);
+            rmsnorm_dx<VPT, CL>(xv, gv, G, k, ok, rs, wr, launder_ptr(w), dx + off, cn);
         }
         u = u_next;
         if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
@@ -199,7 +205,7 @@ __global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
 }
 
 template <int VPT>
-__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
+__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT, NORMS_MINB)
     norms_rmsnorm_bwd(NORMS_RMS_BWD_ARGS)
 {
     norms::rmsnorm_bwd<VPT, NORMS_CL>(x, w, dy, rstd, dx, dw, queue, M, N);

@@ -51,17 +51,21 @@ void suite_compile_script(suite_fixture *f, const char *name, const char *text)
 
 static const char ALL_LISTS[] =
     "local gb = require 'gpubench'\n"
+    "local want = {}\n"
+    "for name in arg[2]:gmatch('[^,]+') do want[name] = true end\n"
     "for _, e in ipairs(dofile(arg[1])) do\n"
     "  local shapes = {}\n"
-    "  for _, list in ipairs { e.quick, e.full, e.irregular, e.nan } do\n"
-    "    for _, s in ipairs(list) do shapes[#shapes + 1] = s end\n"
+    "  for _, name in ipairs { 'quick', 'full', 'irregular', 'nan' } do\n"
+    "    if want[name] then\n"
+    "      for _, s in ipairs(e[name]) do shapes[#shapes + 1] = s end\n"
+    "    end\n"
     "  end\n"
     "  gb.tune(e.kernel, { shapes = shapes })\n"
     "end\n";
 
-void suite_compile_all_lists(suite_fixture *f)
+void suite_compile_lists(suite_fixture *f, const char *lists)
 {
     assert_int_equal(scratch_write(f->dir, "all.lua", ALL_LISTS), 0);
     suite_tune(f, "all.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache",
-               f->cache, "--", f->module, (char *)NULL);
+               f->cache, "--", f->module, lists, (char *)NULL);
 }

@@ -39,9 +39,10 @@ int suite_teardown(void **state);
 /* Writes text to the scratch folder as name and compiles it (suite_compile). */
 void suite_compile_script(suite_fixture *f, const char *name, const char *text);
 
-/* Compiles every entry of the group's module over all four of its lists (quick,
- * full, irregular, nan), each entry's shapes in one gb.tune call. */
-void suite_compile_all_lists(suite_fixture *f);
+/* Compiles every entry of the group's module over the lists named in `lists`
+ * (comma-separated: quick, full, irregular, nan), each entry's shapes in one gb.tune
+ * call. */
+void suite_compile_lists(suite_fixture *f, const char *lists);
 
 /* Fails naming the exit status and the end of stderr (the progress lines come
  * first, the error last) unless gpubench-tune exited 0. */

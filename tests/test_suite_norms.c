@@ -22,13 +22,15 @@ static int setup(void **state)
     return suite_setup(state, "norms");
 }
 
-/* The summary line of each kernel, in the module's order: 3 dtypes times (the
- * forward kernels' 9 configurations or the backward kernels' 8, plus the reference). */
+/* The summary line of each kernel, in the module's order, over the quick and nan
+ * lists: the layout of each shape (threads per row, whether the row fits, whether it
+ * is aligned) is compiled in, so each shape brings its own variants; the backward
+ * kernels' constraint drops MINB = 2 with VPT = 4. */
 static const char *const SUMMARIES[] = {
-    "  30 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
-    "  27 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
-    "  30 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
-    "  27 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
+    "  150 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
+    "  136 compiled, 0 failed, 4 rejected by constraints in each of 17 shapes; NVRTC ",
+    "  150 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
+    "  136 compiled, 0 failed, 4 rejected by constraints in each of 17 shapes; NVRTC ",
 };
 
 /* Counts the table rows (a configuration, or "-" for a reference, then five numbers)
@@ -49,10 +51,14 @@ static void count_rows(const char *out, int *rows, long *most_local)
     }
 }
 
+/* The quick and nan lists' rows fit in registers; the irregular list's (some done in
+ * chunks, element by element) only have to compile. The full list's shapes compile
+ * the same code with other layouts: test_every_launch_is_one_the_kernels_accept
+ * checks their launches without compiling them (a thousand variants per kernel). */
 static void test_every_variant_of_every_list_compiles_with_the_row_in_registers(void **state)
 {
     suite_fixture *f = *state;
-    suite_compile_all_lists(f);
+    suite_compile_lists(f, "quick,nan");
     suite_assert_exit_0(f);
     const char *at = f->out;
     for (size_t i = 0; i < sizeof SUMMARIES / sizeof *SUMMARIES; i++) {
@@ -64,10 +70,18 @@ static void test_every_variant_of_every_list_compiles_with_the_row_in_registers(
     int rows = 0;
     long most_local = 0;
     count_rows(f->out, &rows, &most_local);
-    assert_int_equal(rows, 30 + 27 + 30 + 27);
-    /* ptxas keeps a register or two in local memory in a few variants; a row slot
-     * there would be 16 bytes per slot and thread, hundreds in all */
-    if (most_local > 16) fail_msg("a variant uses %ld bytes of local memory", most_local);
+    assert_int_equal(rows, 150 + 136 + 150 + 136);
+    /* ptxas keeps some values in local memory in a few variants: up to 72 bytes with
+     * NVRTC 13.0 in the backward kernels' MINB = 2 ones (64 registers a thread for
+     * x, dy and w of 2 slots), which are timed like the rest and win some shapes
+     * anyway; the irregular list's chunked rows, element by element, spill hundreds */
+    if (most_local > 80) fail_msg("a variant uses %ld bytes of local memory", most_local);
+
+    suite_compile_lists(f, "irregular");
+    suite_assert_exit_0(f);
+    assert_null(strstr(f->out, "error 1"));
+    for (const char *p = f->out; (p = strstr(p, " compiled, ")); p++)
+        if (strncmp(p, " compiled, 0 failed", 19) != 0) fail_msg("a variant failed:\n%s", f->out);
 }
 
 static void test_the_module_alone_compiles_its_quick_shapes(void **state)
@@ -102,7 +116,7 @@ static const char LAYOUTS[] =
     "    for _, s in ipairs(e[list]) do\n"
     "      for _, vpt in ipairs(k.params.VPT) do\n"
     "        for _, cl in ipairs(k.params.CL) do\n"
-    "          local c = { VPT = vpt, CL = cl }\n"
+    "          local c = { VPT = vpt, CL = cl, MINB = 1 }\n"
     "          local d, b, g = k.defines(c, s), k.block(c, s), k.grid(c, s)\n"
     "          local tpr, rows, eff = b[1], b[2], d.NORMS_CL\n"
     "          local what = string.format('%s %s M=%d N=%d VPT=%d CL=%d: block %dx%d grid %d "

@@ -55,7 +55,7 @@ static void count_rows(const char *out, int *rows, int *spilling)
 static void test_every_variant_of_every_list_compiles_without_spilling(void **state)
 {
     suite_fixture *f = *state;
-    suite_compile_all_lists(f);
+    suite_compile_lists(f, "quick,full,irregular,nan");
     suite_assert_exit_0(f);
     const char *at = f->out;
     for (size_t i = 0; i < sizeof SUMMARIES / sizeof *SUMMARIES; i++) {

@@ -52,13 +52,24 @@ local function row_threads(c, s, cl, maxt)
   return tpr
 end
 
+-- The layout defines both directions share: threads per row, whether the row fits in
+-- registers (one chunk), whether rows are 16-byte aligned (the vector path).
+local function layout_defines(c, s, cl, tpr)
+  local per_vec = 16 // elem_bytes(s)
+  return {
+    NORMS_T = CTYPE[s.dtype], NORMS_CL = cl, NORMS_TPR = tpr,
+    NORMS_FITS = (tpr * c.VPT * cl * per_vec >= s.N) and 1 or 0,
+    NORMS_ALIGNED = (s.N % per_vec == 0) and 1 or 0,
+  }
+end
+
 -- ---- the forward kernels: one row (or 128/TPR rows) per block or cluster -------------
 
-local FWD_CLUSTERS = { 1, 2, 4 }
+local FWD_CLUSTERS = { 1, 2, 4, 8 }
 
--- The largest block: 8 slots of a row in registers leave room for 512 threads, fewer
--- slots for 1024.
-local function fwd_maxt(c) return math.min(1024, 4096 // c.VPT) end
+-- The largest block: its threads get 65536/maxt registers each (__launch_bounds__),
+-- which hold VPT slots without spilling up to 2048/VPT threads (1024, 512, 256).
+local function fwd_maxt(c) return math.min(1024, 2048 // c.VPT) end
 
 -- Cluster size, threads per row (the block's x), rows per block (its y).
 local function fwd_layout(c, s)
@@ -82,8 +93,9 @@ end
 
 local BWD_CLUSTERS = { 1, 2, 4, 8 }
 
--- The largest block: x and dy of 4 slots in registers need up to 112 registers a
--- thread, so 512 threads (the dw/db sums live in shared memory).
+-- The largest block: x and dy of 4 slots (and w) in registers need up to about 240
+-- registers a thread, so the largest block is 512 threads (the dw/db sums live in
+-- shared memory).
 local BWD_MAXT = 512
 
 -- Without clusters a block holds as many rows as fit in BWD_MAXT threads, each with its
@@ -98,26 +110,10 @@ local function bwd_layout(c, s)
   return cl, tpr, math.max(1, math.min(cap, BWD_MAXT // tpr))
 end
 
--- Registers per thread of the backward variants on sm_90a (the compile table of NVRTC
--- 13.0, the largest over dtypes and cluster sizes), by VPT. They size the persistent
--- grid to about the blocks that fit at once: a guess too high starts blocks that find
--- the queue empty and exit, one too low leaves room unused; the results are the same.
-local BWD_REGS = { layernorm = { [2] = 96, [4] = 112 }, rmsnorm = { [2] = 64, [4] = 104 } }
-
 local function bwd_smem(op, c, s)
   local _, tpr, gpb = bwd_layout(c, s)
   local sums = op == "layernorm" and 2 or 1
   return tpr * gpb * sums * c.VPT * 64 // elem_bytes(s) -- 16/b floats of 4 bytes per slot
-end
-
--- Blocks of this shape that fit on one SM at once: threads, registers, shared memory
--- (the dynamic part and about 5 KiB of static buffers).
-local function bwd_blocks_per_sm(op, c, s)
-  local _, tpr, gpb = bwd_layout(c, s)
-  local threads = gb.cdiv(tpr * gpb, 32) * 32
-  local regs = gb.cdiv(BWD_REGS[op][c.VPT], 8) * 8
-  local by_smem = (227 * 1024) // (bwd_smem(op, c, s) + 5 * 1024)
-  return math.max(1, math.min(32, 2048 // threads, 65536 // (regs * threads), by_smem))
 end
 
 local function bwd_block(c, s)
@@ -125,10 +121,17 @@ local function bwd_block(c, s)
   return { tpr, gpb }
 end
 
+-- The persistent grid: a block per row group up to the blocks the SMs' threads and
+-- shared memory (the dynamic part and about 5 KiB of static buffers) hold at once,
+-- whole clusters. Registers may hold fewer; the blocks that start late find the queue
+-- empty and exit, having done no rows and added nothing.
 local function bwd_grid(op)
   return function(c, s)
-    local cl, _, gpb = bwd_layout(c, s)
-    local clusters = math.max(1, SMS * bwd_blocks_per_sm(op, c, s) // cl)
+    local cl, tpr, gpb = bwd_layout(c, s)
+    local threads = gb.cdiv(tpr * gpb, 32) * 32
+    local by_smem = (227 * 1024) // (bwd_smem(op, c, s) + 5 * 1024)
+    local per_sm = math.max(1, math.min(32, 2048 // threads, by_smem))
+    local clusters = math.max(1, SMS * per_sm // cl)
     return math.min(gb.cdiv(s.M, gpb), clusters) * cl
   end
 end
@@ -236,7 +239,8 @@ local IRREGULAR = concat(
   gb.sweep { M = { 1, 7, 131 }, N = { 1, 3, 767, 1000, 4097, 11008 }, dtype = "bf16" },
   gb.sweep { M = { 7, 131 }, N = { 3, 767, 4097, 11008 }, dtype = { "f16", "f32" } },
   { { M = 3, N = 70001, dtype = "bf16" }, { M = 3, N = 73728, dtype = "bf16" },
-    { M = 3, N = 40000, dtype = "f32" } })
+    { M = 3, N = 40000, dtype = "f32" }, { M = 2, N = 270001, dtype = "bf16" },
+    { M = 2, N = 270336, dtype = "bf16" } })
 
 local NAN = gb.sweep { M = 7, N = { 767, 1000, 4096 }, dtype = { "f32", "f16", "bf16" }, plant = true }
 
@@ -259,9 +263,12 @@ local function fwd_kernel(op)
     name = name,
     source = gb.template(op .. ".cuh"),
     entry = name .. "<${VPT}>",
-    params = { VPT = { 2, 4, 8 }, CL = { 1, 2, 4 } },
+    params = { VPT = { 2, 4, 8 }, CL = { 1, 2, 4, 8 } },
     defines = function(c, s)
-      return { NORMS_T = CTYPE[s.dtype], NORMS_MAXT = fwd_maxt(c), NORMS_CL = (fwd_layout(c, s)) }
+      local cl, tpr = fwd_layout(c, s)
+      local d = layout_defines(c, s, cl, tpr)
+      d.NORMS_MAXT = fwd_maxt(c)
+      return d
     end,
     args = ARGS[op .. "_fwd"],
     grid = fwd_grid,
@@ -281,9 +288,15 @@ local function bwd_kernel(op)
     name = name,
     source = gb.template(op .. ".cuh"),
     entry = name .. "<${VPT}>",
-    params = { VPT = { 2, 4 }, CL = { 1, 2, 4, 8 } },
+    params = { VPT = { 2, 4 }, CL = { 1, 2, 4, 8 }, MINB = { 1, 2 } },
+    -- MINB = 2: registers for two blocks of BWD_MAXT threads (64 a thread), which hold
+    -- x, dy and w of 2 slots, not of 4.
+    constraints = { function(c) return c.MINB == 1 or c.VPT == 2 end },
     defines = function(c, s)
-      return { NORMS_T = CTYPE[s.dtype], NORMS_MAXT = BWD_MAXT, NORMS_CL = (bwd_layout(c, s)) }
+      local cl, tpr = bwd_layout(c, s)
+      local d = layout_defines(c, s, cl, tpr)
+      d.NORMS_MAXT, d.NORMS_MINB = BWD_MAXT, c.MINB
+      return d
     end,
     args = ARGS[op .. "_bwd"],
     grid = bwd_grid(op),
