@@ -69,3 +69,30 @@ void suite_compile_lists(suite_fixture *f, const char *lists)
     suite_tune(f, "all.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache",
                f->cache, "--", f->module, lists, (char *)NULL);
 }
+
+void suite_assert_summaries(const suite_fixture *f, const char *const *summaries, size_t n)
+{
+    const char *at = f->out;
+    for (size_t i = 0; i < n; i++) {
+        const char *found = strstr(at, summaries[i]);
+        if (!found) fail_msg("summary %zu not found after offset %td:\n%s", i, at - f->out, at);
+        at = found + 1;
+    }
+}
+
+suite_table suite_read_table(const char *out)
+{
+    suite_table t = {0, 0, 0};
+    for (const char *line = out; line && *line; line = strchr(line, '\n'), line += !!line) {
+        char config[256];
+        long regs, local, spill, smem, ms;
+        if (sscanf(line, "%255s %ld %ld %ld %ld %ld", config, &regs, &local, &spill, &smem, &ms) !=
+                6 ||
+            !strstr(line, " compiled"))
+            continue;
+        t.rows += 1;
+        t.spilling += spill != 0;
+        if (local > t.most_local) t.most_local = local;
+    }
+    return t;
+}

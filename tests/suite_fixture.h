@@ -48,4 +48,16 @@ void suite_compile_lists(suite_fixture *f, const char *lists);
  * first, the error last) unless gpubench-tune exited 0. */
 void suite_assert_exit_0(const suite_fixture *f);
 
+/* Fails unless the output holds the n summary lines, in this order. */
+void suite_assert_summaries(const suite_fixture *f, const char *const *summaries, size_t n);
+
+/* What a compile table says: its rows (a configuration, or "-" for a reference, then
+ * five numbers), how many of them spill, and the most local memory one uses. */
+typedef struct suite_table {
+    int rows, spilling;
+    long most_local;
+} suite_table;
+
+suite_table suite_read_table(const char *out);
+
 #endif

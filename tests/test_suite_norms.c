@@ -33,24 +33,6 @@ static const char *const SUMMARIES[] = {
     "  136 compiled, 0 failed, 4 rejected by constraints in each of 17 shapes; NVRTC ",
 };
 
-/* Counts the table rows (a configuration, or "-" for a reference, then five numbers)
- * and the most local memory one of them uses. */
-static void count_rows(const char *out, int *rows, long *most_local)
-{
-    *rows = 0;
-    *most_local = 0;
-    for (const char *line = out; line && *line; line = strchr(line, '\n'), line += !!line) {
-        char config[256];
-        long regs, local, spill, smem, ms;
-        if (sscanf(line, "%255s %ld %ld %ld %ld %ld", config, &regs, &local, &spill, &smem, &ms) !=
-                6 ||
-            !strstr(line, " compiled"))
-            continue;
-        *rows += 1;
-        if (local > *most_local) *most_local = local;
-    }
-}
-
 /* The quick and nan lists' rows fit in registers; the irregular list's (some done in
  * chunks, element by element) only have to compile. The full list's shapes compile
  * the same code with other layouts: test_every_launch_is_one_the_kernels_accept
@@ -60,22 +42,15 @@ static void test_every_variant_of_every_list_compiles_with_the_row_in_registers(
     suite_fixture *f = *state;
     suite_compile_lists(f, "quick,nan");
     suite_assert_exit_0(f);
-    const char *at = f->out;
-    for (size_t i = 0; i < sizeof SUMMARIES / sizeof *SUMMARIES; i++) {
-        const char *found = strstr(at, SUMMARIES[i]);
-        if (!found) fail_msg("summary %zu not found after offset %td:\n%s", i, at - f->out, at);
-        at = found + 1;
-    }
+    suite_assert_summaries(f, SUMMARIES, sizeof SUMMARIES / sizeof *SUMMARIES);
     assert_null(strstr(f->out, "error 1"));
-    int rows = 0;
-    long most_local = 0;
-    count_rows(f->out, &rows, &most_local);
-    assert_int_equal(rows, 150 + 136 + 150 + 136);
+    const suite_table t = suite_read_table(f->out);
+    assert_int_equal(t.rows, 150 + 136 + 150 + 136);
     /* ptxas keeps some values in local memory in a few variants: up to 72 bytes with
      * NVRTC 13.0 in the backward kernels' MINB = 2 ones (64 registers a thread for
      * x, dy and w of 2 slots), which are timed like the rest and win some shapes
      * anyway; the irregular list's chunked rows, element by element, spill hundreds */
-    if (most_local > 80) fail_msg("a variant uses %ld bytes of local memory", most_local);
+    if (t.most_local > 80) fail_msg("a variant uses %ld bytes of local memory", t.most_local);
 
     suite_compile_lists(f, "irregular");
     suite_assert_exit_0(f);

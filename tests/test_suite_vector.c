@@ -35,39 +35,16 @@ static const char *const SUMMARIES[] = {
     "  27 compiled, 0 failed, 16 rejected by constraints in each of 52 shapes; NVRTC ",
 };
 
-/* Counts the table rows (a configuration, or "-" for a reference, then five
- * numbers) and those whose spill column is not 0. */
-static void count_rows(const char *out, int *rows, int *spilling)
-{
-    *rows = *spilling = 0;
-    for (const char *line = out; line && *line; line = strchr(line, '\n'), line += !!line) {
-        char config[256];
-        long regs, local, spill, smem, ms;
-        if (sscanf(line, "%255s %ld %ld %ld %ld %ld", config, &regs, &local, &spill, &smem, &ms) !=
-                6 ||
-            !strstr(line, " compiled"))
-            continue;
-        *rows += 1;
-        *spilling += spill != 0;
-    }
-}
-
 static void test_every_variant_of_every_list_compiles_without_spilling(void **state)
 {
     suite_fixture *f = *state;
     suite_compile_lists(f, "quick,full,irregular,nan");
     suite_assert_exit_0(f);
-    const char *at = f->out;
-    for (size_t i = 0; i < sizeof SUMMARIES / sizeof *SUMMARIES; i++) {
-        const char *found = strstr(at, SUMMARIES[i]);
-        if (!found) fail_msg("summary %zu not found after offset %td:\n%s", i, at - f->out, at);
-        at = found + 1;
-    }
+    suite_assert_summaries(f, SUMMARIES, sizeof SUMMARIES / sizeof *SUMMARIES);
     assert_null(strstr(f->out, "error 1"));
-    int rows = 0, spilling = 0;
-    count_rows(f->out, &rows, &spilling);
-    assert_int_equal(rows, 35 + 21 + 35 + 21 + 85 + 85 + 27 + 27);
-    assert_int_equal(spilling, 0);
+    const suite_table t = suite_read_table(f->out);
+    assert_int_equal(t.rows, 35 + 21 + 35 + 21 + 85 + 85 + 27 + 27);
+    assert_int_equal(t.spilling, 0);
 }
 
 static void test_the_module_alone_compiles_its_quick_shapes(void **state)
