@@ -13,14 +13,15 @@
 // own mean of its elements (two passes over its registers), and these moments are
 // combined by Chan's formula across lanes, warps and the blocks of a cluster, so a row
 // costs one barrier (and one cluster exchange) instead of one for the mean and one for
-// the variance. A row done in chunks merges each chunk's moments the same way. The layout and the reductions are in
-// norms_common.cuh; the backward kernels' work queue and column sums in norms_bwd.cuh.
+// the variance. A row done in chunks merges each chunk's moments the same way. The
+// layout and the reductions are in norms_common.cuh; the workers (the backward kernels
+// and the persistent forward variant) and the column sums in norms_workers.cuh.
 //
 // dw and db are sums of per-block partials added with atomics: the order of the adds
 // varies from run to run, so the last bits of dw and db are not deterministic.
 #pragma once
 
-#include "norms_bwd.cuh"
+#include "norms_workers.cuh"
 
 namespace norms
 {
@@ -146,36 +147,33 @@ __device__ __forceinline__ void layernorm_store(const uint4 (&v)[VPT], const Geo
     }
 }
 
-// One row (or 128/TPR rows) per block or cluster: many small blocks resident per SM
-// overlap one row's reduction with the others' loads (the backward kernels' persistent
-// blocks, tried here with w and b in registers, were slower: fewer rows in flight).
-template <int VPT, int CL>
-__device__ __forceinline__ void
-layernorm_fwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
-              const norms_t *__restrict__ b, norms_t *__restrict__ y, float *__restrict__ mean_out,
-              float *__restrict__ rstd_out, int M, int N, float eps)
+// The forward pass over one row (past M: every barrier, no memory). publish() runs
+// after the row's loads and before its first barrier (a worker hands on its next row
+// there). buf and slot: this row's reduction memory. WORKER: more rows follow, so the
+// cluster's blocks meet at every row's barrier and once at the end (run_workers);
+// else a block arrives as soon as it has read the others' moments.
+template <bool WORKER, int VPT, int CL, class Hook>
+__device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w, const norms_t *b,
+                                              norms_t *y, float *mean_out, float *rstd_out, int M,
+                                              int N, float eps, const Geo &G, int row, float *buf,
+                                              float *slot, Hook publish)
 {
-    __shared__ float buf[3 * 32];
-    __shared__ float slot[CL > 1 ? MAX_GPB * 3 : 1]; // cluster exchange: moments per row
-    if (!block_ok(1) || !row_ok<VPT, CL>(N)) return;
-    const Geo G = geometry<VPT, CL>(N);
-    const int row = (int)(blockIdx.x / CL) * G.gpb + G.g;
     const bool ok = row < M;
     const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
-
     uint4 v[VPT];
     Moments mo = {0.f, 0.f, 0.f};
     for (int k = 0; k < G.nchunks; ++k) {
         load_row<VPT, CL>(v, x + off, G, k, ok);
         mo = merge(mo, chunk_moments<VPT, CL>(v, G, k, ok));
     }
+    publish();
     mo = group_moments(mo, G, buf);
     launder<VPT>(v);
     if constexpr (CL > 1) {
         const float part[3] = {mo.n, mo.sum, mo.m2};
         float all[CL][3];
         cluster_gather<3, CL>(part, all, G, slot);
-        cluster_arrive(); // done with the other blocks' shared memory
+        if constexpr (!WORKER) cluster_arrive(); // done with the other blocks' memory
         mo = combine(CL, [&](int r) { return Moments{all[r][0], all[r][1], all[r][2]}; });
     }
     const float mean = mo.n > 0.f ? __fdividef(mo.sum, mo.n) : 0.f;
@@ -188,7 +186,35 @@ layernorm_fwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
         if (G.nchunks > 1) load_row<VPT, CL>(v, x + off, G, k, ok);
         layernorm_store<VPT, CL>(v, G, k, ok, w, b, y + off, mean, rstd);
     }
-    if constexpr (CL > 1) cluster_wait(); // keep this block's shared memory until all read it
+}
+
+// NORMS_PERSIST = 0: one row (or 128/TPR rows) per block or cluster; many small blocks
+// resident per SM overlap one row's reduction with the others' loads. 1: workers over
+// the queue (norms_workers.cuh): a block's columns are the same for every row, so its
+// slice of w and b stays in L1 (x is read without allocating there).
+template <int VPT, int CL>
+__device__ __forceinline__ void
+layernorm_fwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
+              const norms_t *__restrict__ b, norms_t *__restrict__ y, float *__restrict__ mean_out,
+              float *__restrict__ rstd_out, int *__restrict__ queue, int M, int N, float eps)
+{
+    if (!block_ok(1) || !row_ok<VPT, CL>(N)) return;
+    const Geo G = geometry<VPT, CL>(N);
+    if constexpr (NORMS_PERSIST) {
+        __shared__ float buf[2][3 * 32];
+        __shared__ float slot[2][CL > 1 ? 3 : 1]; // cluster exchange: one row per block
+        __shared__ int next[1][2];
+        run_workers<CL>(G, queue, next, M, [&](int row, int par, Publish<CL> publish) {
+            layernorm_row<true, VPT, CL>(x, w, b, y, mean_out, rstd_out, M, N, eps, G, row,
+                                         buf[par], slot[par], publish);
+        });
+    } else {
+        __shared__ float buf[3 * 32];
+        __shared__ float slot[CL > 1 ? MAX_GPB * 3 : 1]; // cluster exchange: moments per row
+        layernorm_row<false, VPT, CL>(x, w, b, y, mean_out, rstd_out, M, N, eps, G,
+                                      (int)(blockIdx.x / CL) * G.gpb + G.g, buf, slot, [] {});
+        if constexpr (CL > 1) cluster_wait(); // keep this block's memory until all read it
+    }
 }
 
 // The backward kernel's per-row constants.
@@ -210,7 +236,7 @@ __device__ __forceinline__ void layernorm_partials(const uint4 (&xv)[VPT], const
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, R.ok);
-        const uint4 wv = param(wr, w, G, j, e0, n);
+        const uint4 wv = param<true>(wr, w, G, j, e0, n);
         float pw[VEC], pb[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
@@ -243,7 +269,7 @@ __device__ __forceinline__ void layernorm_dx(const uint4 (&xv)[VPT], const uint4
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, R.ok);
-        const uint4 wv = param(wr, w, G, j, e0, n);
+        const uint4 wv = param<true>(wr, w, G, j, e0, n);
         float o[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
@@ -268,7 +294,7 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     if (!bwd_block_ok<CL>() || !row_ok<VPT, CL>(N)) return;
     const Geo G = geometry<VPT, CL>(N);
     uint4 wr[VPT];
-    load_params<VPT, CL>(wr, w, G);
+    load_params<true, VPT, CL>(wr, w, G);
     const Acc<VPT, 2> A = make_acc<VPT, 2>();
     if (!A.base) return;
     A.zero();
@@ -322,8 +348,8 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
 
 #define NORMS_LN_FWD_ARGS                                                                          \
     const norms_t *__restrict__ x, const norms_t *__restrict__ w, const norms_t *__restrict__ b,   \
-        norms_t *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd, int M, int N, \
-        float eps
+        norms_t *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd,               \
+        int *__restrict__ queue, int M, int N, float eps
 #define NORMS_LN_BWD_ARGS                                                                          \
     const norms_t *__restrict__ x, const norms_t *__restrict__ w, const norms_t *__restrict__ dy,  \
         const float *__restrict__ mean, const float *__restrict__ rstd, norms_t *__restrict__ dx,  \
@@ -333,7 +359,7 @@ template <int VPT>
 __global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
     norms_layernorm_fwd(NORMS_LN_FWD_ARGS)
 {
-    norms::layernorm_fwd<VPT, NORMS_CL>(x, w, b, y, mean, rstd, M, N, eps);
+    norms::layernorm_fwd<VPT, NORMS_CL>(x, w, b, y, mean, rstd, queue, M, N, eps);
 }
 
 template <int VPT>

@@ -1,7 +1,8 @@
 // Shared pieces of the norms suite (layernorm.cuh, rmsnorm.cuh): the element type and
 // its 16-byte vectors, where each thread's part of a row lies, and the reductions over
 // a row (warp shuffles, shared memory across warps, distributed shared memory across a
-// cluster). The backward kernels' work queue and column sums are in norms_bwd.cuh.
+// cluster). The workers (the backward kernels, the persistent forward variant) and the
+// backward column sums are in norms_workers.cuh.
 //
 // Layout. A row of N elements is cut into 16-byte vectors (VEC elements). A row is
 // handled by blockDim.x threads (TPR, "threads per row") in each of the CL blocks of a
@@ -44,6 +45,12 @@
 // NORMS_MINB: blocks per SM the register allocation must leave room for (1 by default).
 #ifndef NORMS_MINB
 #define NORMS_MINB 1
+#endif
+
+// NORMS_PERSIST: 1 makes the forward kernels workers over a queue (norms_workers.cuh),
+// 0 (the default) one row per block or cluster.
+#ifndef NORMS_PERSIST
+#define NORMS_PERSIST 0
 #endif
 
 typedef NORMS_T norms_t;

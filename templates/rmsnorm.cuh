@@ -8,12 +8,13 @@
 //
 // y rounds x*rstd*w once, from fp32, to the element type (Llama's reference rounds
 // x*rstd to the input type before the weight; this suite's reference rounds once).
-// The layout and reductions are in norms_common.cuh, the backward kernel's work queue
-// and column sums in norms_bwd.cuh; dw is a sum of per-block partials added with
+// The layout and reductions are in norms_common.cuh, the workers (the backward kernel
+// and the persistent forward variant) and the column sums in norms_workers.cuh; dw is
+// a sum of per-block partials added with
 // atomics, so its last bits vary from run to run.
 #pragma once
 
-#include "norms_bwd.cuh"
+#include "norms_workers.cuh"
 
 namespace norms
 {
@@ -47,36 +48,57 @@ __device__ __forceinline__ void rmsnorm_store(const uint4 (&v)[VPT], const Geo &
     }
 }
 
-// One row (or 128/TPR rows) per block or cluster, as layernorm_fwd.
-template <int VPT, int CL>
-__device__ __forceinline__ void rmsnorm_fwd(const norms_t *__restrict__ x,
-                                            const norms_t *__restrict__ w, norms_t *__restrict__ y,
-                                            float *__restrict__ rstd_out, int M, int N, float eps)
+// The forward pass over one row, as layernorm_row.
+template <bool WORKER, int VPT, int CL, class Hook>
+__device__ __forceinline__ void rmsnorm_row(const norms_t *x, const norms_t *w, norms_t *y,
+                                            float *rstd_out, int M, int N, float eps, const Geo &G,
+                                            int row, float *buf, float *slot, Hook publish)
 {
-    __shared__ float buf[32];
-    __shared__ float slot[CL > 1 ? MAX_GPB : 1];
-    if (!block_ok(1) || !row_ok<VPT, CL>(N)) return;
-    const Geo G = geometry<VPT, CL>(N);
-    const int row = (int)(blockIdx.x / CL) * G.gpb + G.g;
     const bool ok = row < M;
     const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
-
     uint4 v[VPT];
     float ss[1] = {0.f};
     for (int k = 0; k < G.nchunks; ++k) {
         load_row<VPT, CL>(v, x + off, G, k, ok);
         ss[0] += chunk_sumsq<VPT>(v);
     }
+    publish();
     row_sum<1, CL, false>(ss, G, buf, slot);
     launder<VPT>(v);
-    if constexpr (CL > 1) cluster_arrive(); // done with the other blocks' shared memory
+    if constexpr (CL > 1 && !WORKER) cluster_arrive(); // done with the other blocks' memory
     const float rstd = rsqrtf(ss[0] / (float)N + eps);
     if (ok && G.rank == 0 && G.t == 0) rstd_out[row] = rstd;
     for (int k = 0; k < G.nchunks; ++k) {
         if (G.nchunks > 1) load_row<VPT, CL>(v, x + off, G, k, ok);
         rmsnorm_store<VPT, CL>(v, G, k, ok, w, y + off, rstd);
     }
-    if constexpr (CL > 1) cluster_wait(); // keep this block's shared memory until all read it
+}
+
+// One row (or 128/TPR rows) per block or cluster, or workers over the queue, as
+// layernorm_fwd.
+template <int VPT, int CL>
+__device__ __forceinline__ void rmsnorm_fwd(const norms_t *__restrict__ x,
+                                            const norms_t *__restrict__ w, norms_t *__restrict__ y,
+                                            float *__restrict__ rstd_out, int *__restrict__ queue,
+                                            int M, int N, float eps)
+{
+    if (!block_ok(1) || !row_ok<VPT, CL>(N)) return;
+    const Geo G = geometry<VPT, CL>(N);
+    if constexpr (NORMS_PERSIST) {
+        __shared__ float buf[2][32];
+        __shared__ float slot[2][1]; // cluster exchange: one row per block
+        __shared__ int next[1][2];
+        run_workers<CL>(G, queue, next, M, [&](int row, int par, Publish<CL> publish) {
+            rmsnorm_row<true, VPT, CL>(x, w, y, rstd_out, M, N, eps, G, row, buf[par], slot[par],
+                                       publish);
+        });
+    } else {
+        __shared__ float buf[32];
+        __shared__ float slot[CL > 1 ? MAX_GPB : 1];
+        rmsnorm_row<false, VPT, CL>(x, w, y, rstd_out, M, N, eps, G,
+                                    (int)(blockIdx.x / CL) * G.gpb + G.g, buf, slot, [] {});
+        if constexpr (CL > 1) cluster_wait(); // keep this block's memory until all read it
+    }
 }
 
 // One chunk's partial sums: c += w*dy*xhat; dw partials to the block's accumulators
@@ -90,7 +112,7 @@ rmsnorm_partials(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT], const Geo &G, i
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, ok);
-        const uint4 wv = param(wr, w, G, j, e0, n);
+        const uint4 wv = param<true>(wr, w, G, j, e0, n);
         float pw[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
@@ -115,7 +137,7 @@ __device__ __forceinline__ void rmsnorm_dx(const uint4 (&xv)[VPT], const uint4 (
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, ok);
-        const uint4 wv = param(wr, w, G, j, e0, n);
+        const uint4 wv = param<true>(wr, w, G, j, e0, n);
         float o[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
@@ -139,7 +161,7 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     if (!bwd_block_ok<CL>() || !row_ok<VPT, CL>(N)) return;
     const Geo G = geometry<VPT, CL>(N);
     uint4 wr[VPT];
-    load_params<VPT, CL>(wr, w, G);
+    load_params<true, VPT, CL>(wr, w, G);
     const Acc<VPT, 1> A = make_acc<VPT, 1>();
     if (!A.base) return;
     A.zero();
@@ -191,7 +213,7 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
 
 #define NORMS_RMS_FWD_ARGS                                                                         \
     const norms_t *__restrict__ x, const norms_t *__restrict__ w, norms_t *__restrict__ y,         \
-        float *__restrict__ rstd, int M, int N, float eps
+        float *__restrict__ rstd, int *__restrict__ queue, int M, int N, float eps
 #define NORMS_RMS_BWD_ARGS                                                                         \
     const norms_t *__restrict__ x, const norms_t *__restrict__ w, const norms_t *__restrict__ dy,  \
         const float *__restrict__ rstd, norms_t *__restrict__ dx, float *__restrict__ dw,          \
@@ -201,7 +223,7 @@ template <int VPT>
 __global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
     norms_rmsnorm_fwd(NORMS_RMS_FWD_ARGS)
 {
-    norms::rmsnorm_fwd<VPT, NORMS_CL>(x, w, y, rstd, M, N, eps);
+    norms::rmsnorm_fwd<VPT, NORMS_CL>(x, w, y, rstd, queue, M, N, eps);
 }
 
 template <int VPT>

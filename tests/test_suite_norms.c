@@ -1,5 +1,5 @@
 /* The suite's norms group (examples/suite/norms.lua, templates/layernorm.cuh,
- * rmsnorm.cuh, norms_common.cuh, norms_bwd.cuh, norms_ref.cuh) as gpubench-tune
+ * rmsnorm.cuh, norms_common.cuh, norms_workers.cuh, norms_ref.cuh) as gpubench-tune
  * --compile-only sees it: every variant of the four kernels, over every shape list
  * and dtype, compiles for sm_90a and keeps its row in registers (no more than a few
  * bytes of local memory), the spaces enumerate to the counts the module promises,
@@ -24,12 +24,13 @@ static int setup(void **state)
 
 /* The summary line of each kernel, in the module's order, over the quick and nan
  * lists: the layout of each shape (threads per row, whether the row fits, whether it
- * is aligned) is compiled in, so each shape brings its own variants; the backward
- * kernels' constraint drops MINB = 2 with VPT = 4. */
+ * is aligned) is compiled in, so each shape brings its own variants; the forward
+ * kernels come one row per block and as workers (PERSIST); the backward kernels'
+ * constraint drops MINB = 2 with VPT = 4. */
 static const char *const SUMMARIES[] = {
-    "  150 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
+    "  276 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
     "  136 compiled, 0 failed, 4 rejected by constraints in each of 17 shapes; NVRTC ",
-    "  150 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
+    "  276 compiled, 0 failed, 0 rejected by constraints; NVRTC ",
     "  136 compiled, 0 failed, 4 rejected by constraints in each of 17 shapes; NVRTC ",
 };
 
@@ -45,7 +46,7 @@ static void test_every_variant_of_every_list_compiles_with_the_row_in_registers(
     suite_assert_summaries(f, SUMMARIES, sizeof SUMMARIES / sizeof *SUMMARIES);
     assert_null(strstr(f->out, "error 1"));
     const suite_table t = suite_read_table(f->out);
-    assert_int_equal(t.rows, 150 + 136 + 150 + 136);
+    assert_int_equal(t.rows, 276 + 136 + 276 + 136);
     /* ptxas keeps some values in local memory in a few variants: up to 72 bytes with
      * NVRTC 13.0 in the backward kernels' MINB = 2 ones (64 registers a thread for
      * x, dy and w of 2 slots), which are timed like the rest and win some shapes
@@ -73,10 +74,10 @@ static void test_the_module_alone_compiles_its_quick_shapes(void **state)
 }
 
 /* Every launch the module asks for, over all lists and configurations, is one the
- * kernels accept (block_ok in norms_common.cuh, bwd_block_ok in norms_bwd.cuh): a
+ * kernels accept (block_ok in norms_common.cuh, bwd_block_ok in norms_workers.cuh): a
  * power-of-two TPR up to 32 in whole warps, or whole warps with one row per block (8
- * in backward blocks without clusters; backward clusters always one row in whole
- * warps); the grid a whole number of clusters
+ * in backward blocks without clusters; the workers' clusters, backward and persistent
+ * forward, always one row in whole warps); the grid a whole number of clusters
  * of at least CL; the backward blocks' shared memory within the SM's. The rows of the
  * quick, full and nan lists fit in registers; some irregular ones are done in chunks
  * (so that path is compiled and checked too). Prints "layouts ok". */
@@ -91,13 +92,14 @@ static const char LAYOUTS[] =
     "    for _, s in ipairs(e[list]) do\n"
     "      for _, vpt in ipairs(k.params.VPT) do\n"
     "        for _, cl in ipairs(k.params.CL) do\n"
-    "          local c = { VPT = vpt, CL = cl, MINB = 1 }\n"
+    "        for _, persist in ipairs(k.params.PERSIST or { 0 }) do\n"
+    "          local c = { VPT = vpt, CL = cl, MINB = 1, PERSIST = persist }\n"
     "          local d, b, g = k.defines(c, s), k.block(c, s), k.grid(c, s)\n"
     "          local tpr, rows, eff = b[1], b[2], d.NORMS_CL\n"
-    "          local what = string.format('%s %s M=%d N=%d VPT=%d CL=%d: block %dx%d grid %d "
-    "cluster %d', k.name, s.dtype, s.M, s.N, vpt, cl, tpr, rows, g, eff)\n"
+    "          local what = string.format('%s %s M=%d N=%d VPT=%d CL=%d PERSIST=%d: block %dx%d "
+    "grid %d cluster %d', k.name, s.dtype, s.M, s.N, vpt, cl, persist, tpr, rows, g, eff)\n"
     "          assert(tpr * rows <= d.NORMS_MAXT and d.NORMS_MAXT <= 1024, what)\n"
-    "          if bwd and eff > 1 then\n"
+    "          if (bwd or persist == 1) and eff > 1 then\n"
     "            assert(tpr % 32 == 0 and rows == 1, what)\n"
     "          elseif tpr <= 32 then\n"
     "            assert(tpr & (tpr - 1) == 0 and tpr * rows % 32 == 0 and rows <= 128, what)\n"
@@ -110,6 +112,7 @@ static const char LAYOUTS[] =
     "          local fits = tpr * vpt * eff * (16 // BYTES[s.dtype]) >= s.N\n"
     "          assert(fits or list == 'irregular', what .. ': the row does not fit')\n"
     "          if not fits then chunked = chunked + 1 end\n"
+    "        end\n"
     "        end\n"
     "      end\n"
     "    end\n"

@@ -63,19 +63,27 @@ local function layout_defines(c, s, cl, tpr)
   }
 end
 
--- ---- the forward kernels: one row (or 128/TPR rows) per block or cluster -------------
+-- ---- the forward kernels: one row (or 128/TPR rows) per block or cluster, or workers --
 
 local FWD_CLUSTERS = { 1, 2, 4, 8 }
 
 -- The largest block: its threads get 65536/maxt registers each (__launch_bounds__),
 -- which hold VPT slots without spilling up to 2048/VPT threads (1024, 512, 256).
-local function fwd_maxt(c) return math.min(1024, 2048 // c.VPT) end
+-- Workers (PERSIST = 1) take 512 at every VPT: their loop needs more registers at
+-- VPT = 2, and at VPT = 8 a 65536-column row's slices fit two blocks of 512, one per
+-- SM (the H200's best for that row).
+local function fwd_maxt(c)
+  if c.PERSIST == 1 then return 512 end
+  return math.min(1024, 2048 // c.VPT)
+end
 
--- Cluster size, threads per row (the block's x), rows per block (its y).
+-- Cluster size, threads per row (the block's x), rows per block (its y). Workers in a
+-- cluster (PERSIST = 1) take one row per block, in whole warps.
 local function fwd_layout(c, s)
   local maxt = fwd_maxt(c)
   local cl = cluster(c, s, FWD_CLUSTERS, maxt)
   local tpr = row_threads(c, s, cl, maxt)
+  if c.PERSIST == 1 and cl > 1 then return cl, math.max(tpr, 32), 1 end
   return cl, tpr, tpr <= 32 and 128 // tpr or 1
 end
 
@@ -84,9 +92,23 @@ local function fwd_block(c, s)
   return { tpr, gpb }
 end
 
+-- Clusters of cl blocks of `threads` threads and `smem` bytes of dynamic shared memory
+-- (and about 5 KiB of static buffers) the SMs hold at once, by threads and shared
+-- memory. Registers may hold fewer: the persistent grids' blocks that start late find
+-- the queue empty and exit, having done no rows (and added nothing).
+local function resident_clusters(threads, smem, cl)
+  threads = gb.cdiv(threads, 32) * 32
+  local by_smem = (227 * 1024) // (smem + 5 * 1024)
+  local per_sm = math.max(1, math.min(32, 2048 // threads, by_smem))
+  return math.max(1, SMS * per_sm // cl)
+end
+
+-- A block (cluster) per row group, or for workers, as many as the SMs hold at once.
 local function fwd_grid(c, s)
-  local cl, _, gpb = fwd_layout(c, s)
-  return gb.cdiv(s.M, gpb) * cl
+  local cl, tpr, gpb = fwd_layout(c, s)
+  local groups = gb.cdiv(s.M, gpb)
+  if c.PERSIST == 1 then groups = math.min(groups, resident_clusters(tpr * gpb, 0, cl)) end
+  return groups * cl
 end
 
 -- ---- the backward kernels: persistent blocks over a queue of rows ---------------------
@@ -121,18 +143,11 @@ local function bwd_block(c, s)
   return { tpr, gpb }
 end
 
--- The persistent grid: a block per row group up to the blocks the SMs' threads and
--- shared memory (the dynamic part and about 5 KiB of static buffers) hold at once,
--- whole clusters. Registers may hold fewer; the blocks that start late find the queue
--- empty and exit, having done no rows and added nothing.
+-- The persistent grid: a block per row group up to the clusters the SMs hold at once.
 local function bwd_grid(op)
   return function(c, s)
     local cl, tpr, gpb = bwd_layout(c, s)
-    local threads = gb.cdiv(tpr * gpb, 32) * 32
-    local by_smem = (227 * 1024) // (bwd_smem(op, c, s) + 5 * 1024)
-    local per_sm = math.max(1, math.min(32, 2048 // threads, by_smem))
-    local clusters = math.max(1, SMS * per_sm // cl)
-    return math.min(gb.cdiv(s.M, gpb), clusters) * cl
+    return math.min(gb.cdiv(s.M, gpb), resident_clusters(tpr * gpb, bwd_smem(op, c, s), cl)) * cl
   end
 end
 
@@ -153,7 +168,8 @@ local function rows(s) return { s.M, s.N } end
 -- A column sum (dw, db): f32, accumulated into, so zeros before each check.
 local function column_sum(s) return gb.tensor("f32", { s.N }, "zeros", { inout = true }) end
 
--- The backward kernels' work queue: { next unit, blocks done }, zeros between launches.
+-- The workers' queue (the backward kernels, the forward ones with PERSIST = 1):
+-- { next unit, blocks done }, zeros between launches.
 local function queue() return gb.tensor("i32", { 2 }, "zeros", { inout = true }) end
 
 local ARGS = {
@@ -164,6 +180,7 @@ local ARGS = {
     gb.tensor(s.dtype, rows(s), "output"),        -- y
     gb.tensor("f32", { s.M }, "output"),          -- mean
     gb.tensor("f32", { s.M }, "output"),          -- rstd
+    queue(),
     gb.i32(s.M), gb.i32(s.N), gb.f32(EPS.layernorm),
   } end,
   rmsnorm_fwd = function(s) return {
@@ -171,6 +188,7 @@ local ARGS = {
     gb.tensor(s.dtype, { s.N }, "randn"),         -- w
     gb.tensor(s.dtype, rows(s), "output"),        -- y
     gb.tensor("f32", { s.M }, "output"),          -- rstd
+    queue(),
     gb.i32(s.M), gb.i32(s.N), gb.f32(EPS.rmsnorm),
   } end,
   -- mean and rstd are random per row, not x's own: the formulas hold for any values,
@@ -263,11 +281,12 @@ local function fwd_kernel(op)
     name = name,
     source = gb.template(op .. ".cuh"),
     entry = name .. "<${VPT}>",
-    params = { VPT = { 2, 4, 8 }, CL = { 1, 2, 4, 8 } },
+    -- PERSIST = 1: workers over the queue; a block's slice of w (and b) stays in L1.
+    params = { VPT = { 2, 4, 8 }, CL = { 1, 2, 4, 8 }, PERSIST = { 0, 1 } },
     defines = function(c, s)
       local cl, tpr = fwd_layout(c, s)
       local d = layout_defines(c, s, cl, tpr)
-      d.NORMS_MAXT = fwd_maxt(c)
+      d.NORMS_MAXT, d.NORMS_PERSIST = fwd_maxt(c), c.PERSIST
       return d
     end,
     args = ARGS[op .. "_fwd"],

@@ -1,8 +1,7 @@
-// The norms backward kernels' machinery (layernorm.cuh, rmsnorm.cuh): persistent blocks
-// whose workers take rows from a queue and keep w in registers across them, and the
-// column sums (dw, db) each block keeps in shared memory and adds to memory once.
-// (The forward kernels are one row per block: the same workers made them slower, with
-// fewer rows in flight per SM.)
+// The norms kernels' workers (layernorm.cuh, rmsnorm.cuh): persistent blocks that take
+// rows from a queue, used by the backward kernels and by the persistent forward
+// variants (NORMS_PERSIST = 1); and the column sums (dw, db) each backward block keeps
+// in shared memory and adds to memory once.
 //
 // Workers. A worker takes a unit of rows from the queue, does it, and takes the next:
 //   CL > 1:             the cluster, one row a unit (one row per block, TPR % 32 == 0);
@@ -14,6 +13,10 @@
 // result waits in a register until the row's data came) and hands it to the other
 // threads at the row's reduction barrier (or by a shuffle). The grid is sized to the
 // blocks the SMs hold at once; blocks that start late find the queue empty and exit.
+// The forward kernels are faster one row per block on most shapes (many small blocks
+// resident per SM overlap their rows' reductions); workers win on long rows, where a
+// block's columns, the same for every row, keep its slice of w and b in L1 (a whole
+// 65536-column row's are 256 KiB), and the tuner chooses per shape.
 //
 // The queue is an in-out i32 tensor { next unit, blocks done } that starts at zero.
 // Every block counts itself out when it is done; the last one sets both back to 0 for
@@ -21,8 +24,9 @@
 // so a kernel that forgets the reset fails.
 //
 // Parameters. When the row fits in registers (NORMS_FITS) a thread's columns are the
-// same for every row, so it loads its slots of w once, before the first row: no row
-// reads it again (a 65536-column row's w is 128 KiB, much of L1).
+// same for every row, so a backward worker loads its slots of w once, before the first
+// row: no row reads it again. (The forward workers read w and b per row, from L1: held
+// in registers as well, the 65536-column rows' blocks spilled.)
 //
 // Column sums. Each thread adds its elements' dy*xhat (and dy) for every row its
 // worker does into its own words of dynamic shared memory (no atomics, no barriers);
@@ -51,24 +55,26 @@ template <int CL> __device__ __forceinline__ bool bwd_block_ok()
         return block_ok(WIDE_ROWS);
 }
 
-// This thread's slots of a parameter row (w), loaded once when the row fits in
-// registers (else each chunk loads its own: param() below).
-template <int VPT, int CL>
+// This thread's slots of a parameter row (w or b), loaded once when HELD (a worker
+// keeps them across rows) and the row fits in registers; else each chunk loads its
+// own (param() below).
+template <bool HELD, int VPT, int CL>
 __device__ __forceinline__ void load_params(uint4 (&r)[VPT], const norms_t *p, const Geo &G)
 {
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, 0, j);
-        r[j] = NORMS_FITS ? load_param(p, G, e0, nvalid(G, e0, true)) : make_uint4(0, 0, 0, 0);
+        r[j] = HELD && NORMS_FITS ? load_param(p, G, e0, nvalid(G, e0, true))
+                                  : make_uint4(0, 0, 0, 0);
     }
 }
 
 // The parameter at slot j (first element e0, n valid) of the chunk being done.
-template <int VPT>
+template <bool HELD, int VPT>
 __device__ __forceinline__ uint4 param(const uint4 (&r)[VPT], const norms_t *p, const Geo &G,
                                        int j, int e0, int n)
 {
-    return NORMS_FITS ? r[j] : load_param(p, G, e0, n);
+    return HELD && NORMS_FITS ? r[j] : load_param(p, G, e0, n);
 }
 
 // ---- column sums ----------------------------------------------------------------------
@@ -264,6 +270,39 @@ __device__ __forceinline__ void queue_done(int *queue)
             atomicExch(queue + 1, 0);
         }
     }
+}
+
+// Hands the worker's next unit on (publish above), called by a row between its loads
+// and its first barrier.
+template <int CL> struct Publish {
+    const Worker &W;
+    const Geo &G;
+    int which;
+    __device__ __forceinline__ void operator()() const
+    {
+        publish<CL>(W, G, which);
+    }
+};
+
+// The forward kernels' persistent loop: row(r, par, publish) does row r (past M:
+// nothing to load or store, but every barrier), with par alternating between rows for
+// its double-buffered reduction memory, and calls publish() after its loads and before
+// its first barrier. next: the worker's two shared ints (one worker per block or
+// cluster above 32 threads per row).
+template <int CL, class Row>
+__device__ __forceinline__ void run_workers(const Geo &G, int *queue, int (*next)[2], int M, Row row)
+{
+    Worker W = make_worker<CL>(G, queue, next);
+    const int units = (M + W.rpu - 1) / W.rpu;
+    int u = first_unit<CL>(W, G);
+    for (int it = 0; u < units; ++it) {
+        const int par = it & 1;
+        take(W);
+        row(u * W.rpu + W.sub, par, Publish<CL>{W, G, par ^ 1});
+        u = receive<CL>(W, G, par ^ 1);
+    }
+    if constexpr (CL > 1) cluster_sync(); // every read of another block's memory is done
+    queue_done(queue);
 }
 
 } // namespace norms
