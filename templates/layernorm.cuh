@@ -147,16 +147,16 @@ __device__ __forceinline__ void layernorm_store(const uint4 (&v)[VPT], const Geo
     }
 }
 
-// The forward pass over one row (past M: every barrier, no memory). publish() runs
-// after the row's loads and before its first barrier (a worker hands on its next row
-// there). buf and slot: this row's reduction memory. WORKER: more rows follow, so the
+// The forward pass over one row (past M: every barrier, no memory). h: the worker's
+// Handoff (norms_workers.cuh), or NoHandoff. buf and slot: this row's reduction
+// memory. WORKER: more rows follow, so the
 // cluster's blocks meet at every row's barrier and once at the end (run_workers);
 // else a block arrives as soon as it has read the others' moments.
-template <bool WORKER, int VPT, int CL, class Hook>
+template <bool WORKER, int VPT, int CL, class Handoff>
 __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w, const norms_t *b,
                                               norms_t *y, float *mean_out, float *rstd_out, int M,
                                               int N, float eps, const Geo &G, int row, float *buf,
-                                              float *slot, Hook publish)
+                                              float *slot, const Handoff &h)
 {
     const bool ok = row < M;
     const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
@@ -166,7 +166,7 @@ __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w
         load_row<VPT, CL>(v, x + off, G, k, ok);
         mo = merge(mo, chunk_moments<VPT, CL>(v, G, k, ok));
     }
-    publish();
+    h.publish();
     mo = group_moments(mo, G, buf);
     launder<VPT>(v);
     if constexpr (CL > 1) {
@@ -176,6 +176,7 @@ __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w
         if constexpr (!WORKER) cluster_arrive(); // done with the other blocks' memory
         mo = combine(CL, [&](int r) { return Moments{all[r][0], all[r][1], all[r][2]}; });
     }
+    h.receive();
     const float mean = mo.n > 0.f ? __fdividef(mo.sum, mo.n) : 0.f;
     const float rstd = rsqrtf(__fdividef(mo.m2, (float)N) + eps);
     if (ok && G.rank == 0 && G.t == 0) {
@@ -204,15 +205,18 @@ layernorm_fwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
         __shared__ float buf[2][3 * 32];
         __shared__ float slot[2][CL > 1 ? 3 : 1]; // cluster exchange: one row per block
         __shared__ int next[1][2];
-        run_workers<CL>(G, queue, next, M, [&](int row, int par, Publish<CL> publish) {
-            layernorm_row<true, VPT, CL>(x, w, b, y, mean_out, rstd_out, M, N, eps, G, row,
-                                         buf[par], slot[par], publish);
-        });
+        run_workers<CL>(
+            G, queue, next, M,
+            [&](int row, int par, const Handoff<CL> &h) {
+                layernorm_row<true, VPT, CL>(x, w, b, y, mean_out, rstd_out, M, N, eps, G, row,
+                                             buf[par], slot[par], h);
+            },
+            [] {});
     } else {
         __shared__ float buf[3 * 32];
         __shared__ float slot[CL > 1 ? MAX_GPB * 3 : 1]; // cluster exchange: moments per row
         layernorm_row<false, VPT, CL>(x, w, b, y, mean_out, rstd_out, M, N, eps, G,
-                                      (int)(blockIdx.x / CL) * G.gpb + G.g, buf, slot, [] {});
+                                      (int)(blockIdx.x / CL) * G.gpb + G.g, buf, slot, NoHandoff{});
         if constexpr (CL > 1) cluster_wait(); // keep this block's memory until all read it
     }
 }
@@ -301,45 +305,40 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     if (threadIdx.x == 0 && threadIdx.y == 0) any = 0;
     __syncthreads();
 
-    Worker W = make_worker<CL>(G, queue, next);
-    const int units = (M + W.rpu - 1) / W.rpu;
-    int u = first_unit<CL>(W, G);
-    for (int it = 0; u < units; ++it) {
-        const int par = it & 1;
-        take(W);
-        const int row = u * W.rpu + W.sub;
-        BwdRow R;
-        R.ok = row < M;
-        R.off = (size_t)(R.ok ? row : 0) * (size_t)N;
-        R.mean = R.ok ? mean[row] : 0.f;
-        R.rstd = R.ok ? rstd[row] : 0.f;
-        uint4 xv[VPT], gv[VPT];
-        float c[2] = {0.f, 0.f};
-        for (int k = 0; k < G.nchunks; ++k) {
-            load_row<VPT, CL>(xv, x + R.off, G, k, R.ok);
-            load_row<VPT, CL>(gv, dy + R.off, G, k, R.ok);
-            layernorm_partials<VPT, CL>(xv, gv, G, k, R, wr, w, c, A, dw, db);
-        }
-        publish<CL>(W, G, par ^ 1);
-        row_sum<2, CL, CL == 1>(c, G, buf[par], slot[par]);
-        launder<VPT>(xv);
-        launder<VPT>(gv);
-        const int u_next = receive<CL>(W, G, par ^ 1);
-        const float c1 = c[0] / (float)N, c2 = c[1] / (float)N;
-        for (int k = 0; k < G.nchunks; ++k) {
-            if (G.nchunks > 1) {
+    run_workers<CL>(
+        G, queue, next, M,
+        [&](int row, int par, const Handoff<CL> &h) {
+            BwdRow R;
+            R.ok = row < M;
+            R.off = (size_t)(R.ok ? row : 0) * (size_t)N;
+            R.mean = R.ok ? mean[row] : 0.f;
+            R.rstd = R.ok ? rstd[row] : 0.f;
+            uint4 xv[VPT], gv[VPT];
+            float c[2] = {0.f, 0.f};
+            for (int k = 0; k < G.nchunks; ++k) {
                 load_row<VPT, CL>(xv, x + R.off, G, k, R.ok);
                 load_row<VPT, CL>(gv, dy + R.off, G, k, R.ok);
+                layernorm_partials<VPT, CL>(xv, gv, G, k, R, wr, w, c, A, dw, db);
             }
-            layernorm_dx<VPT, CL>(xv, gv, G, k, R, wr, launder_ptr(w), dx, c1, c2);
-        }
-        u = u_next;
-        if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
-    }
-    if constexpr (CL > 1) cluster_sync(); // every read of another block's memory is done
-    __syncthreads();
-    if (G.nchunks == 1) flush<VPT, CL, 2>(G, dw, db, any != 0);
-    queue_done(queue);
+            h.publish();
+            row_sum<2, CL, CL == 1>(c, G, buf[par], slot[par]);
+            launder<VPT>(xv);
+            launder<VPT>(gv);
+            h.receive();
+            const float c1 = c[0] / (float)N, c2 = c[1] / (float)N;
+            for (int k = 0; k < G.nchunks; ++k) {
+                if (G.nchunks > 1) {
+                    load_row<VPT, CL>(xv, x + R.off, G, k, R.ok);
+                    load_row<VPT, CL>(gv, dy + R.off, G, k, R.ok);
+                }
+                layernorm_dx<VPT, CL>(xv, gv, G, k, R, wr, launder_ptr(w), dx, c1, c2);
+            }
+            if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
+        },
+        [&] {
+            __syncthreads();
+            if (G.nchunks == 1) flush<VPT, CL, 2>(G, dw, db, any != 0);
+        });
 }
 
 } // namespace norms

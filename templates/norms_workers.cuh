@@ -272,25 +272,38 @@ __device__ __forceinline__ void queue_done(int *queue)
     }
 }
 
-// Hands the worker's next unit on (publish above), called by a row between its loads
-// and its first barrier.
-template <int CL> struct Publish {
+// How a row hands the worker's next unit on: publish() between its loads and its
+// first barrier, receive() after that barrier (publish and receive above). A row done
+// by a block of its own (no worker) passes NoHandoff.
+template <int CL> struct Handoff {
     const Worker &W;
     const Geo &G;
-    int which;
-    __device__ __forceinline__ void operator()() const
+    int which; // the slot of this row's parity
+    int &next; // where receive() puts the next unit
+    __device__ __forceinline__ void publish() const
     {
-        publish<CL>(W, G, which);
+        norms::publish<CL>(W, G, which);
+    }
+    __device__ __forceinline__ void receive() const
+    {
+        next = norms::receive<CL>(W, G, which);
     }
 };
 
-// The forward kernels' persistent loop: row(r, par, publish) does row r (past M:
-// nothing to load or store, but every barrier), with par alternating between rows for
-// its double-buffered reduction memory, and calls publish() after its loads and before
-// its first barrier. next: the worker's two shared ints (one worker per block or
-// cluster above 32 threads per row).
-template <int CL, class Row>
-__device__ __forceinline__ void run_workers(const Geo &G, int *queue, int (*next)[2], int M, Row row)
+struct NoHandoff {
+    __device__ __forceinline__ void publish() const {}
+    __device__ __forceinline__ void receive() const {}
+};
+
+// The workers' loop: row(r, par, handoff) does row r (past M: nothing to load or
+// store, but every barrier), with par alternating between rows for its double-buffered
+// reduction memory, and hands the next unit on through handoff. done() runs once the
+// worker's rows are over and the cluster's blocks have met (the backward kernels add
+// their column sums there), before the block counts itself out of the queue. next:
+// the workers' two shared ints each (slots of make_worker).
+template <int CL, class Row, class Done>
+__device__ __forceinline__ void run_workers(const Geo &G, int *queue, int (*next)[2], int M, Row row,
+                                            Done done)
 {
     Worker W = make_worker<CL>(G, queue, next);
     const int units = (M + W.rpu - 1) / W.rpu;
@@ -298,10 +311,12 @@ __device__ __forceinline__ void run_workers(const Geo &G, int *queue, int (*next
     for (int it = 0; u < units; ++it) {
         const int par = it & 1;
         take(W);
-        row(u * W.rpu + W.sub, par, Publish<CL>{W, G, par ^ 1});
-        u = receive<CL>(W, G, par ^ 1);
+        int u_next = 0;
+        row(u * W.rpu + W.sub, par, Handoff<CL>{W, G, par ^ 1, u_next});
+        u = u_next;
     }
     if constexpr (CL > 1) cluster_sync(); // every read of another block's memory is done
+    done();
     queue_done(queue);
 }
 

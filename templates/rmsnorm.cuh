@@ -49,10 +49,10 @@ __device__ __forceinline__ void rmsnorm_store(const uint4 (&v)[VPT], const Geo &
 }
 
 // The forward pass over one row, as layernorm_row.
-template <bool WORKER, int VPT, int CL, class Hook>
+template <bool WORKER, int VPT, int CL, class Handoff>
 __device__ __forceinline__ void rmsnorm_row(const norms_t *x, const norms_t *w, norms_t *y,
                                             float *rstd_out, int M, int N, float eps, const Geo &G,
-                                            int row, float *buf, float *slot, Hook publish)
+                                            int row, float *buf, float *slot, const Handoff &h)
 {
     const bool ok = row < M;
     const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
@@ -62,10 +62,11 @@ __device__ __forceinline__ void rmsnorm_row(const norms_t *x, const norms_t *w, 
         load_row<VPT, CL>(v, x + off, G, k, ok);
         ss[0] += chunk_sumsq<VPT>(v);
     }
-    publish();
+    h.publish();
     row_sum<1, CL, false>(ss, G, buf, slot);
     launder<VPT>(v);
     if constexpr (CL > 1 && !WORKER) cluster_arrive(); // done with the other blocks' memory
+    h.receive();
     const float rstd = rsqrtf(ss[0] / (float)N + eps);
     if (ok && G.rank == 0 && G.t == 0) rstd_out[row] = rstd;
     for (int k = 0; k < G.nchunks; ++k) {
@@ -88,15 +89,18 @@ __device__ __forceinline__ void rmsnorm_fwd(const norms_t *__restrict__ x,
         __shared__ float buf[2][32];
         __shared__ float slot[2][1]; // cluster exchange: one row per block
         __shared__ int next[1][2];
-        run_workers<CL>(G, queue, next, M, [&](int row, int par, Publish<CL> publish) {
-            rmsnorm_row<true, VPT, CL>(x, w, y, rstd_out, M, N, eps, G, row, buf[par], slot[par],
-                                       publish);
-        });
+        run_workers<CL>(
+            G, queue, next, M,
+            [&](int row, int par, const Handoff<CL> &h) {
+                rmsnorm_row<true, VPT, CL>(x, w, y, rstd_out, M, N, eps, G, row, buf[par],
+                                           slot[par], h);
+            },
+            [] {});
     } else {
         __shared__ float buf[32];
         __shared__ float slot[CL > 1 ? MAX_GPB : 1];
         rmsnorm_row<false, VPT, CL>(x, w, y, rstd_out, M, N, eps, G,
-                                    (int)(blockIdx.x / CL) * G.gpb + G.g, buf, slot, [] {});
+                                    (int)(blockIdx.x / CL) * G.gpb + G.g, buf, slot, NoHandoff{});
         if constexpr (CL > 1) cluster_wait(); // keep this block's memory until all read it
     }
 }
@@ -168,43 +172,38 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     if (threadIdx.x == 0 && threadIdx.y == 0) any = 0;
     __syncthreads();
 
-    Worker W = make_worker<CL>(G, queue, next);
-    const int units = (M + W.rpu - 1) / W.rpu;
-    int u = first_unit<CL>(W, G);
-    for (int it = 0; u < units; ++it) {
-        const int par = it & 1;
-        take(W);
-        const int row = u * W.rpu + W.sub;
-        const bool ok = row < M;
-        const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
-        const float rs = ok ? rstd[row] : 0.f;
-        uint4 xv[VPT], gv[VPT];
-        float c[1] = {0.f};
-        for (int k = 0; k < G.nchunks; ++k) {
-            load_row<VPT, CL>(xv, x + off, G, k, ok);
-            load_row<VPT, CL>(gv, dy + off, G, k, ok);
-            rmsnorm_partials<VPT, CL>(xv, gv, G, k, ok, rs, wr, w, c[0], A, dw);
-        }
-        publish<CL>(W, G, par ^ 1);
-        row_sum<1, CL, CL == 1>(c, G, buf[par], slot[par]);
-        launder<VPT>(xv);
-        launder<VPT>(gv);
-        const int u_next = receive<CL>(W, G, par ^ 1);
-        const float cn = c[0] / (float)N;
-        for (int k = 0; k < G.nchunks; ++k) {
-            if (G.nchunks > 1) {
+    run_workers<CL>(
+        G, queue, next, M,
+        [&](int row, int par, const Handoff<CL> &h) {
+            const bool ok = row < M;
+            const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
+            const float rs = ok ? rstd[row] : 0.f;
+            uint4 xv[VPT], gv[VPT];
+            float c[1] = {0.f};
+            for (int k = 0; k < G.nchunks; ++k) {
                 load_row<VPT, CL>(xv, x + off, G, k, ok);
                 load_row<VPT, CL>(gv, dy + off, G, k, ok);
+                rmsnorm_partials<VPT, CL>(xv, gv, G, k, ok, rs, wr, w, c[0], A, dw);
             }
-            rmsnorm_dx<VPT, CL>(xv, gv, G, k, ok, rs, wr, launder_ptr(w), dx + off, cn);
-        }
-        u = u_next;
-        if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
-    }
-    if constexpr (CL > 1) cluster_sync(); // every read of another block's memory is done
-    __syncthreads();
-    if (G.nchunks == 1) flush<VPT, CL, 1>(G, dw, nullptr, any != 0);
-    queue_done(queue);
+            h.publish();
+            row_sum<1, CL, CL == 1>(c, G, buf[par], slot[par]);
+            launder<VPT>(xv);
+            launder<VPT>(gv);
+            h.receive();
+            const float cn = c[0] / (float)N;
+            for (int k = 0; k < G.nchunks; ++k) {
+                if (G.nchunks > 1) {
+                    load_row<VPT, CL>(xv, x + off, G, k, ok);
+                    load_row<VPT, CL>(gv, dy + off, G, k, ok);
+                }
+                rmsnorm_dx<VPT, CL>(xv, gv, G, k, ok, rs, wr, launder_ptr(w), dx + off, cn);
+            }
+            if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
+        },
+        [&] {
+            __syncthreads();
+            if (G.nchunks == 1) flush<VPT, CL, 1>(G, dw, nullptr, any != 0);
+        });
 }
 
 } // namespace norms
