@@ -10,10 +10,11 @@
 //
 // The statistics need one reduction per row, and are exact to fp32 rounding however
 // large the mean: each thread takes the count, sum and squared deviations from their
-// own mean of its elements (two passes over its registers), and these moments are
-// combined by Chan's formula across lanes, warps and the blocks of a cluster, so a row
-// costs one barrier (and one cluster exchange) instead of one for the mean and one for
-// the variance. A row done in chunks merges each chunk's moments the same way. The
+// own mean of each 16-byte slot of its elements (two passes over the slot's
+// registers), and these moments are combined by Chan's formula across the thread's
+// slots, lanes, warps and the blocks of a cluster (shuffles, a rank's moments a lane),
+// so a row costs one barrier (and one cluster exchange) instead of one for the mean
+// and one for the variance. A row done in chunks merges each chunk's moments the same way. The
 // layout and the reductions are in norms_common.cuh; the workers (the backward kernels
 // and the persistent forward variant) and the column sums in norms_workers.cuh.
 //
@@ -36,34 +37,6 @@ struct Moments {
 __device__ __forceinline__ float sq(float a)
 {
     return a * a;
-}
-
-// The moments of a chunk's valid elements (two passes over the registers).
-template <int VPT, int CL>
-__device__ __forceinline__ Moments chunk_moments(const uint4 (&v)[VPT], const Geo &G, int k,
-                                                 bool ok)
-{
-    Moments m = {0.f, 0.f, 0.f};
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-        m.n += (float)nvalid(G, elem0<VPT, CL>(G, k, j), ok);
-#pragma unroll
-        for (int i = 0; i < VEC; ++i)
-            m.sum += get(v[j], i); // elements outside the row are zeros
-    }
-    const float mean = m.n > 0.f ? __fdividef(m.sum, m.n) : 0.f;
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-        const int n = nvalid(G, elem0<VPT, CL>(G, k, j), ok);
-        float q = 0.f;
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) {
-            const float d = get(v[j], i) - mean;
-            if (G.aligned || i < n) q = fmaf(d, d, q); // aligned: a slot is all in or all out
-        }
-        if (n > 0) m.m2 += q;
-    }
-    return m;
 }
 
 // a and b together (Chan, Golub and LeVeque's pairwise update).
@@ -94,14 +67,50 @@ template <class Part> __device__ __forceinline__ Moments combine(int np, Part pa
     return t;
 }
 
-// The moments of a row's elements in this block, from each thread's: one barrier.
-// Within a warp, count and sum are added by shuffles (every lane gets the same bits:
-// addition commutes), then each lane's squared deviations, moved to the warp's mean;
-// across warps, combine() over the warps' moments in shared memory (buf: 96 floats;
-// the forward kernel's blocks hold at most one row of more than 32 threads).
-__device__ __forceinline__ Moments group_moments(const Moments &m, const Geo &G, float *buf)
+// The moments of a chunk's valid elements: each slot's by two passes over its VEC
+// values, merged into the chunk's as they come (Chan's update from the slot's mean, so
+// only the running count, sum, mean and squared deviations stay in registers). The
+// values are converted apart() (norms_common.cuh), so that only a slot's stay in
+// registers between its passes, not the whole chunk's until the output is written.
+template <int VPT, int CL>
+__device__ __forceinline__ Moments chunk_moments(const uint4 (&v)[VPT], const Geo &G, int k,
+                                                 bool ok)
 {
-    const int width = G.tpr < 32 ? G.tpr : 32;
+    Moments t = {0.f, 0.f, 0.f};
+    float mean = 0.f;
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const int n = nvalid(G, elem0<VPT, CL>(G, k, j), ok);
+        float sum = 0.f;
+#pragma unroll
+        for (int i = 0; i < VEC; ++i)
+            sum += get_apart(v[j], i); // elements outside the row are zeros
+        // aligned: n is VEC or 0, and a slot of zeros has mean 0 and no deviations
+        const float mj = G.aligned || n == VEC ? sum * (1.f / VEC)
+                         : n > 0               ? __fdividef(sum, (float)n)
+                                               : 0.f;
+        float q = 0.f;
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const float d = get_apart(v[j], i) - mj;
+            if (G.aligned || i < n) q = fmaf(d, d, q);
+        }
+        const float nj = (float)n, nt = t.n + nj, d = mj - mean;
+        const float w = nt > 0.f ? __fdividef(nj, nt) : 0.f; // the slot's share of the count
+        mean = fmaf(d, w, mean);
+        t.m2 += q + d * d * t.n * w;
+        t.n = nt;
+        t.sum += sum;
+    }
+    return t;
+}
+
+// The moments of groups of `width` lanes (a power of two up to 32), from each lane's:
+// count and sum are added by shuffles (every lane gets the same bits: each step adds
+// the same two values), then each lane's squared deviations, moved to the group's
+// mean. A lane with no elements adds zeros.
+__device__ __forceinline__ Moments lane_moments(const Moments &m, int width)
+{
     float n = m.n, s = m.sum;
     for (int off = width >> 1; off > 0; off >>= 1) {
         n += __shfl_xor_sync(0xffffffffu, n, off);
@@ -111,15 +120,29 @@ __device__ __forceinline__ Moments group_moments(const Moments &m, const Geo &G,
     float q = m.n > 0.f ? m.m2 + m.n * sq(__fdividef(m.sum, m.n) - mean) : 0.f;
     for (int off = width >> 1; off > 0; off >>= 1)
         q += __shfl_xor_sync(0xffffffffu, q, off);
-    if (G.tpr <= 32) return {n, s, q};
-    const int warp = G.t >> 5;
-    if ((G.t & 31) == 0) {
-        buf[warp] = n;
-        buf[32 + warp] = s;
-        buf[64 + warp] = q;
+    return {n, s, q};
+}
+
+// The moments of a row's elements in this block, from each thread's: one barrier.
+// Within a warp by lane_moments; across warps the same way, every warp taking the
+// warps' moments from shared memory one a lane (buf: 96 floats; the forward kernel's
+// blocks hold at most one row of more than 32 threads). A thread holds three values
+// for it, not three for every warp.
+__device__ __forceinline__ Moments group_moments(const Moments &m, const Geo &G, float *buf)
+{
+    const Moments w = lane_moments(m, G.tpr < 32 ? G.tpr : 32);
+    if (G.tpr <= 32) return w;
+    const int lane = G.t & 31;
+    if (lane == 0) {
+        const int warp = G.t >> 5;
+        buf[warp] = w.n;
+        buf[32 + warp] = w.sum;
+        buf[64 + warp] = w.m2;
     }
     __syncthreads();
-    return combine(G.tpr >> 5, [&](int i) { return Moments{buf[i], buf[32 + i], buf[64 + i]}; });
+    const Moments p = lane < (G.tpr >> 5) ? Moments{buf[lane], buf[32 + lane], buf[64 + lane]}
+                                          : Moments{0.f, 0.f, 0.f};
+    return lane_moments(p, 32);
 }
 
 // y for a chunk: (x - mean)*rstd*w + b. For 16-bit types as (x*rstd + shift)*w + b
@@ -148,15 +171,13 @@ __device__ __forceinline__ void layernorm_store(const uint4 (&v)[VPT], const Geo
 }
 
 // The forward pass over one row (past M: every barrier, no memory). h: the worker's
-// Handoff (norms_workers.cuh), or NoHandoff. buf and slot: this row's reduction
-// memory. WORKER: more rows follow, so the
-// cluster's blocks meet at every row's barrier and once at the end (run_workers);
-// else a block arrives as soon as it has read the others' moments.
-template <bool WORKER, int VPT, int CL, class Handoff>
+// Handoff (norms_workers.cuh) or OneRow, which trades the cluster's moments. buf: this
+// row's reduction memory.
+template <int VPT, int CL, class H>
 __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w, const norms_t *b,
                                               norms_t *y, float *mean_out, float *rstd_out, int M,
                                               int N, float eps, const Geo &G, int row, float *buf,
-                                              float *slot, const Handoff &h)
+                                              const H &h)
 {
     const bool ok = row < M;
     const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
@@ -166,15 +187,20 @@ __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w
         load_row<VPT, CL>(v, x + off, G, k, ok);
         mo = merge(mo, chunk_moments<VPT, CL>(v, G, k, ok));
     }
+    launder<VPT>(v); // the fp32 copies made for the moments die here, not after the barrier
     h.publish();
     mo = group_moments(mo, G, buf);
-    launder<VPT>(v);
     if constexpr (CL > 1) {
         const float part[3] = {mo.n, mo.sum, mo.m2};
-        float all[CL][3];
-        cluster_gather<3, CL>(part, all, G, slot);
-        if constexpr (!WORKER) cluster_arrive(); // done with the other blocks' memory
-        mo = combine(CL, [&](int r) { return Moments{all[r][0], all[r][1], all[r][2]}; });
+        if (G.tpr >= CL) { // a rank's moments a lane, combined by shuffles
+            float mine[3];
+            h.template lanes<3, CL>(part, mine);
+            mo = lane_moments(Moments{mine[0], mine[1], mine[2]}, CL);
+        } else {
+            float all[CL][3];
+            h.template gather<3, CL>(part, all);
+            mo = combine(CL, [&](int r) { return Moments{all[r][0], all[r][1], all[r][2]}; });
+        }
     }
     h.receive();
     const float mean = mo.n > 0.f ? __fdividef(mo.sum, mo.n) : 0.f;
@@ -203,20 +229,19 @@ layernorm_fwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     const Geo G = geometry<VPT, CL>(N);
     if constexpr (NORMS_PERSIST) {
         __shared__ float buf[2][3 * 32];
-        __shared__ float slot[2][CL > 1 ? 3 : 1]; // cluster exchange: one row per block
         __shared__ int next[1][2];
         run_workers<CL>(
             G, queue, next, M,
             [&](int row, int par, const Handoff<CL> &h) {
-                layernorm_row<true, VPT, CL>(x, w, b, y, mean_out, rstd_out, M, N, eps, G, row,
-                                             buf[par], slot[par], h);
+                layernorm_row<VPT, CL>(x, w, b, y, mean_out, rstd_out, M, N, eps, G, row,
+                                       buf[par], h);
             },
             [] {});
     } else {
         __shared__ float buf[3 * 32];
         __shared__ float slot[CL > 1 ? MAX_GPB * 3 : 1]; // cluster exchange: moments per row
-        layernorm_row<false, VPT, CL>(x, w, b, y, mean_out, rstd_out, M, N, eps, G,
-                                      (int)(blockIdx.x / CL) * G.gpb + G.g, buf, slot, NoHandoff{});
+        layernorm_row<VPT, CL>(x, w, b, y, mean_out, rstd_out, M, N, eps, G,
+                               (int)(blockIdx.x / CL) * G.gpb + G.g, buf, OneRow{G, slot});
         if constexpr (CL > 1) cluster_wait(); // keep this block's memory until all read it
     }
 }
@@ -292,7 +317,6 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
               float *__restrict__ db, int *__restrict__ queue, int M, int N)
 {
     __shared__ float buf[2][WIDE_ROWS * 2 * 32];
-    __shared__ float slot[2][2];
     __shared__ int next[WIDE_ROWS][2];
     __shared__ int any;
     if (!bwd_block_ok<CL>() || !row_ok<VPT, CL>(N)) return;
@@ -321,7 +345,7 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
                 layernorm_partials<VPT, CL>(xv, gv, G, k, R, wr, w, c, A, dw, db);
             }
             h.publish();
-            row_sum<2, CL, CL == 1>(c, G, buf[par], slot[par]);
+            row_sum<2, CL, CL == 1>(c, G, buf[par], h);
             launder<VPT>(xv);
             launder<VPT>(gv);
             h.receive();
@@ -355,7 +379,7 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
         float *__restrict__ dw, float *__restrict__ db, int *__restrict__ queue, int M, int N
 
 template <int VPT>
-__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
+__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT, NORMS_MINB)
     norms_layernorm_fwd(NORMS_LN_FWD_ARGS)
 {
     norms::layernorm_fwd<VPT, NORMS_CL>(x, w, b, y, mean, rstd, queue, M, N, eps);

@@ -64,6 +64,7 @@ template <class E> struct Elem;
 
 template <> struct Elem<float> {
     static constexpr int VEC = 4;
+    static constexpr bool BF16 = false;
     typedef unsigned Raw;
     static __device__ __forceinline__ Raw bits(float f)
     {
@@ -77,6 +78,7 @@ template <> struct Elem<float> {
 
 template <> struct Elem<__half> {
     static constexpr int VEC = 8;
+    static constexpr bool BF16 = false;
     typedef unsigned short Raw;
     static __device__ __forceinline__ Raw bits(float f)
     {
@@ -90,6 +92,7 @@ template <> struct Elem<__half> {
 
 template <> struct Elem<__nv_bfloat16> {
     static constexpr int VEC = 8;
+    static constexpr bool BF16 = true;
     typedef unsigned short Raw;
     static __device__ __forceinline__ Raw bits(float f)
     {
@@ -128,6 +131,18 @@ __device__ __forceinline__ Raw raw(const uint4 &v, int k)
 __device__ __forceinline__ float get(const uint4 &v, int k)
 {
     return E::value(raw(v, k));
+}
+
+// The same value as get(), by other instructions (bf16: a byte permute instead of a
+// shift or a mask). The compiler merges equal conversions of a register even across
+// a barrier, and would then keep a row's fp32 copies from one pass to the next: a pass
+// that converts apart() shares nothing with one that converts by get().
+__device__ __forceinline__ float get_apart(const uint4 &v, int k)
+{
+    if constexpr (E::BF16)
+        return __uint_as_float(__byte_perm(word(v, k >> 1), 0u, (k & 1) ? 0x3244 : 0x1044));
+    else
+        return get(v, k);
 }
 
 __device__ __forceinline__ void put(uint4 &v, int k, Raw r)
@@ -328,6 +343,16 @@ __device__ __forceinline__ void group_barrier(const Geo &G)
     asm volatile("bar.sync %0, %1;" ::"r"(1 + G.g), "r"(G.tpr) : "memory");
 }
 
+// Sums v over groups of `width` lanes (a power of two up to 32): every lane gets the
+// same bits (each step adds the same two values).
+template <int NV> __device__ __forceinline__ void lane_sum(float (&v)[NV], int width)
+{
+    for (int off = width >> 1; off > 0; off >>= 1)
+#pragma unroll
+        for (int i = 0; i < NV; ++i)
+            v[i] += __shfl_xor_sync(0xffffffffu, v[i], off);
+}
+
 // Sums NV values over the TPR threads of a row in this block; every thread gets the
 // totals, added in the same order, so all agree bit for bit. buf: NV*32 floats of
 // shared memory per row of the block (row g uses buf + g*NV*32), not written again
@@ -337,11 +362,7 @@ __device__ __forceinline__ void group_barrier(const Geo &G)
 template <int NV, bool WIDE>
 __device__ __forceinline__ void group_sum(float (&v)[NV], const Geo &G, float *buf)
 {
-    const int width = G.tpr < 32 ? G.tpr : 32;
-    for (int off = width >> 1; off > 0; off >>= 1)
-#pragma unroll
-        for (int i = 0; i < NV; ++i)
-            v[i] += __shfl_xor_sync(0xffffffffu, v[i], off);
+    lane_sum<NV>(v, G.tpr < 32 ? G.tpr : 32);
     if (G.tpr <= 32) return;
     float *mine = buf + G.g * NV * 32;
     const int warp = G.t >> 5, nw = G.tpr >> 5;
@@ -411,6 +432,71 @@ __device__ __forceinline__ int ld_remote(const int *p, int rank)
     return v;
 }
 
+// ---- mailboxes: a cluster's workers trade a row's values without cluster barriers ----
+//
+// A cluster barrier orders global memory too: its arrive waits for the block's
+// outstanding stores (the last row's output) and its wait invalidates L1 (the slice of
+// w and b a worker keeps there). Workers trade instead through a mailbox in each
+// block's shared memory: a block writes its 16 bytes into every block's box with
+// st.async, which counts them on the receiver's mbarrier, and waits on its own
+// mbarrier for the cluster's. Boxes and barriers alternate between rows (par); the
+// phase a barrier waits for flips every other row. A box is free again two rows on:
+// a block writes row r+2's values only after it has every block's row r+1 values,
+// which those blocks sent after reading row r's.
+struct Mailbox {
+    uint4 box[2][8]; // [par][sender's rank]
+    unsigned long long bar[2];
+};
+
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// Before the cluster's first barrier: each barrier expects one arrival (its block's
+// own, which also sets the bytes to expect) a phase.
+__device__ __forceinline__ void mail_init(Mailbox &m)
+{
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+        for (int i = 0; i < 2; ++i)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&m.bar[i]))
+                         : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+}
+
+// One thread of each block: its 16 bytes to box[par][rank] of every block of the
+// cluster, and the cluster's to expect on its own barrier.
+template <int CL>
+__device__ __forceinline__ void mail_post(Mailbox &m, int par, int rank, const uint4 &v)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+                     smem_addr(&m.bar[par])),
+                 "r"(CL * 16)
+                 : "memory");
+#pragma unroll
+    for (int r = 0; r < CL; ++r)
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], "
+                     "{%1,%2,%3,%4}, [%5];" ::"r"(remote_addr(&m.box[par][rank], r)),
+                     "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(remote_addr(&m.bar[par], r))
+                     : "memory");
+}
+
+// Every thread: until the cluster's values of this row are in.
+__device__ __forceinline__ void mail_wait(Mailbox &m, int par, unsigned phase)
+{
+    const unsigned bar = smem_addr(&m.bar[par]);
+    unsigned done;
+    do {
+        asm volatile("{\n\t.reg .pred p;\n\t"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(bar), "r"(phase)
+                     : "memory");
+    } while (!done);
+}
+
 // Each block's NV per-row values, gathered from every rank of the cluster:
 // out[r][i] is rank r's value i. slot: NV floats per row of the block (gpb*NV) in
 // shared memory, not written again by anyone until every block has passed the next
@@ -431,14 +517,57 @@ __device__ __forceinline__ void cluster_gather(const float (&v)[NV], float (&out
             out[r][i] = ld_remote(slot + G.g * NV + i, r);
 }
 
-// Sums over the row: the block's threads, then the cluster's blocks in rank order.
-template <int NV, int CL, bool WIDE>
-__device__ __forceinline__ void row_sum(float (&v)[NV], const Geo &G, float *buf, float *slot)
+// A row done by a block (or cluster) of its own, with no next unit to hand on (the
+// workers' Handoff, norms_workers.cuh, is the other kind of row): the cluster's blocks
+// trade values through cluster_gather (slot: its memory), and a block arrives as soon
+// as it has read the others' (it waits before it exits: cluster_wait).
+struct OneRow {
+    const Geo &G;
+    float *slot;
+    __device__ __forceinline__ void publish() const {}
+    __device__ __forceinline__ void receive() const {}
+    template <int NV, int CL>
+    __device__ __forceinline__ void gather(const float (&v)[NV], float (&out)[CL][NV]) const
+    {
+        cluster_gather<NV, CL>(v, out, G, slot);
+        cluster_arrive(); // done with the other blocks' memory
+    }
+    // Rank (t % CL)'s values to thread t, for rows of at least CL threads: one remote
+    // read a value instead of CL.
+    template <int NV, int CL>
+    __device__ __forceinline__ void lanes(const float (&v)[NV], float (&mine)[NV]) const
+    {
+        if (G.t == 0)
+#pragma unroll
+            for (int i = 0; i < NV; ++i)
+                slot[G.g * NV + i] = v[i];
+        cluster_sync();
+#pragma unroll
+        for (int i = 0; i < NV; ++i)
+            mine[i] = ld_remote(slot + G.g * NV + i, G.t % CL);
+        cluster_arrive();
+    }
+};
+
+
+// Sums over the row: the block's threads, then the cluster's blocks in rank order,
+// traded through h's gather (OneRow or a worker's Handoff).
+template <int NV, int CL, bool WIDE, class H>
+__device__ __forceinline__ void row_sum(float (&v)[NV], const Geo &G, float *buf, const H &h)
 {
     group_sum<NV, WIDE>(v, G, buf);
     if constexpr (CL > 1) {
+        if (G.tpr >= CL) { // a rank's values a lane, added by shuffles
+            float mine[NV];
+            h.template lanes<NV, CL>(v, mine);
+            lane_sum<NV>(mine, CL);
+#pragma unroll
+            for (int i = 0; i < NV; ++i)
+                v[i] = mine[i];
+            return;
+        }
         float all[CL][NV];
-        cluster_gather<NV, CL>(v, all, G, slot);
+        h.template gather<NV, CL>(v, all);
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             float s = 0.f;

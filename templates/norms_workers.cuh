@@ -11,7 +11,8 @@
 //   CL == 1, TPR <= 32: a warp, 32/TPR rows a unit (shuffles only).
 // The leader takes the next unit while the current one is loading (the atomic's
 // result waits in a register until the row's data came) and hands it to the other
-// threads at the row's reduction barrier (or by a shuffle). The grid is sized to the
+// threads at the row's reduction barrier (or by a shuffle; a cluster's, with the
+// row's values in the mailbox, norms_common.cuh). The grid is sized to the
 // blocks the SMs hold at once; blocks that start late find the queue empty and exit.
 // The forward kernels are faster one row per block on most shapes (many small blocks
 // resident per SM overlap their rows' reductions); workers win on long rows, where a
@@ -272,27 +273,64 @@ __device__ __forceinline__ void queue_done(int *queue)
     }
 }
 
-// How a row hands the worker's next unit on: publish() between its loads and its
-// first barrier, receive() after that barrier (publish and receive above). A row done
-// by a block of its own (no worker) passes NoHandoff.
+// A worker's row: it hands the worker's next unit on and trades the row's values
+// with the cluster's other blocks. CL == 1: publish() between the row's loads and its
+// first barrier, receive() after that barrier. CL > 1: gather() trades the values
+// through the mailbox (norms_common.cuh), the leader's next unit with them, instead of
+// cluster barriers, which would wait for the last row's stores and drop w and b from
+// L1. A row done by a block of its own passes OneRow (norms_common.cuh).
 template <int CL> struct Handoff {
     const Worker &W;
     const Geo &G;
-    int which; // the slot of this row's parity
-    int &next; // where receive() puts the next unit
+    Mailbox &mail;
+    int par;        // this row's parity: its reduction memory and mailbox
+    unsigned phase; // the phase of the mailbox barrier this row completes
+    int &next;      // where the next unit goes
     __device__ __forceinline__ void publish() const
     {
-        norms::publish<CL>(W, G, which);
+        if constexpr (CL == 1) norms::publish<CL>(W, G, par ^ 1);
     }
     __device__ __forceinline__ void receive() const
     {
-        next = norms::receive<CL>(W, G, which);
+        if constexpr (CL == 1) next = norms::receive<CL>(W, G, par ^ 1);
     }
-};
+    // Every rank's values (out[rank][i]), or rank (t % CL)'s to thread t (lanes).
+    template <int NV, int CL_>
+    __device__ __forceinline__ void gather(const float (&v)[NV], float (&out)[CL_][NV]) const
+    {
+        trade<NV>(v);
+#pragma unroll
+        for (int r = 0; r < CL; ++r)
+            unpack<NV>(mail.box[par][r], out[r]);
+    }
+    template <int NV, int CL_>
+    __device__ __forceinline__ void lanes(const float (&v)[NV], float (&mine)[NV]) const
+    {
+        trade<NV>(v);
+        unpack<NV>(mail.box[par][G.t % CL], mine);
+    }
 
-struct NoHandoff {
-    __device__ __forceinline__ void publish() const {}
-    __device__ __forceinline__ void receive() const {}
+  private:
+    template <int NV> __device__ __forceinline__ void trade(const float (&v)[NV]) const
+    {
+        static_assert(NV <= 3, "a mailbox holds three values and the next unit");
+        if (G.t == 0) {
+            uint4 p = make_uint4(0u, 0u, 0u, (unsigned)W.held);
+#pragma unroll
+            for (int i = 0; i < NV; ++i)
+                word(p, i) = __float_as_uint(v[i]);
+            mail_post<CL>(mail, par, G.rank, p);
+        }
+        mail_wait(mail, par, phase);
+        next = (int)mail.box[par][0].w; // the leader's (rank 0)
+    }
+    template <int NV>
+    static __device__ __forceinline__ void unpack(const uint4 &q, float (&out)[NV])
+    {
+#pragma unroll
+        for (int i = 0; i < NV; ++i)
+            out[i] = __uint_as_float(word(q, i));
+    }
 };
 
 // The workers' loop: row(r, par, handoff) does row r (past M: nothing to load or
@@ -305,6 +343,8 @@ template <int CL, class Row, class Done>
 __device__ __forceinline__ void run_workers(const Geo &G, int *queue, int (*next)[2], int M, Row row,
                                             Done done)
 {
+    __shared__ Mailbox mail;
+    if constexpr (CL > 1) mail_init(mail); // before first_unit's cluster barrier
     Worker W = make_worker<CL>(G, queue, next);
     const int units = (M + W.rpu - 1) / W.rpu;
     int u = first_unit<CL>(W, G);
@@ -312,7 +352,7 @@ __device__ __forceinline__ void run_workers(const Geo &G, int *queue, int (*next
         const int par = it & 1;
         take(W);
         int u_next = 0;
-        row(u * W.rpu + W.sub, par, Handoff<CL>{W, G, par ^ 1, u_next});
+        row(u * W.rpu + W.sub, par, Handoff<CL>{W, G, mail, par, (unsigned)(it >> 1) & 1u, u_next});
         u = u_next;
     }
     if constexpr (CL > 1) cluster_sync(); // every read of another block's memory is done

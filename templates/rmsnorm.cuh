@@ -49,10 +49,10 @@ __device__ __forceinline__ void rmsnorm_store(const uint4 (&v)[VPT], const Geo &
 }
 
 // The forward pass over one row, as layernorm_row.
-template <bool WORKER, int VPT, int CL, class Handoff>
+template <int VPT, int CL, class H>
 __device__ __forceinline__ void rmsnorm_row(const norms_t *x, const norms_t *w, norms_t *y,
                                             float *rstd_out, int M, int N, float eps, const Geo &G,
-                                            int row, float *buf, float *slot, const Handoff &h)
+                                            int row, float *buf, const H &h)
 {
     const bool ok = row < M;
     const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
@@ -63,9 +63,8 @@ __device__ __forceinline__ void rmsnorm_row(const norms_t *x, const norms_t *w, 
         ss[0] += chunk_sumsq<VPT>(v);
     }
     h.publish();
-    row_sum<1, CL, false>(ss, G, buf, slot);
+    row_sum<1, CL, false>(ss, G, buf, h);
     launder<VPT>(v);
-    if constexpr (CL > 1 && !WORKER) cluster_arrive(); // done with the other blocks' memory
     h.receive();
     const float rstd = rsqrtf(ss[0] / (float)N + eps);
     if (ok && G.rank == 0 && G.t == 0) rstd_out[row] = rstd;
@@ -87,20 +86,18 @@ __device__ __forceinline__ void rmsnorm_fwd(const norms_t *__restrict__ x,
     const Geo G = geometry<VPT, CL>(N);
     if constexpr (NORMS_PERSIST) {
         __shared__ float buf[2][32];
-        __shared__ float slot[2][1]; // cluster exchange: one row per block
         __shared__ int next[1][2];
         run_workers<CL>(
             G, queue, next, M,
             [&](int row, int par, const Handoff<CL> &h) {
-                rmsnorm_row<true, VPT, CL>(x, w, y, rstd_out, M, N, eps, G, row, buf[par],
-                                           slot[par], h);
+                rmsnorm_row<VPT, CL>(x, w, y, rstd_out, M, N, eps, G, row, buf[par], h);
             },
             [] {});
     } else {
         __shared__ float buf[32];
         __shared__ float slot[CL > 1 ? MAX_GPB : 1];
-        rmsnorm_row<false, VPT, CL>(x, w, y, rstd_out, M, N, eps, G,
-                                    (int)(blockIdx.x / CL) * G.gpb + G.g, buf, slot, NoHandoff{});
+        rmsnorm_row<VPT, CL>(x, w, y, rstd_out, M, N, eps, G, (int)(blockIdx.x / CL) * G.gpb + G.g,
+                             buf, OneRow{G, slot});
         if constexpr (CL > 1) cluster_wait(); // keep this block's memory until all read it
     }
 }
@@ -159,7 +156,6 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
             norms_t *__restrict__ dx, float *__restrict__ dw, int *__restrict__ queue, int M, int N)
 {
     __shared__ float buf[2][WIDE_ROWS * 32];
-    __shared__ float slot[2][1];
     __shared__ int next[WIDE_ROWS][2];
     __shared__ int any;
     if (!bwd_block_ok<CL>() || !row_ok<VPT, CL>(N)) return;
@@ -186,7 +182,7 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
                 rmsnorm_partials<VPT, CL>(xv, gv, G, k, ok, rs, wr, w, c[0], A, dw);
             }
             h.publish();
-            row_sum<1, CL, CL == 1>(c, G, buf[par], slot[par]);
+            row_sum<1, CL, CL == 1>(c, G, buf[par], h);
             launder<VPT>(xv);
             launder<VPT>(gv);
             h.receive();
@@ -219,7 +215,7 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
         int *__restrict__ queue, int M, int N
 
 template <int VPT>
-__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT)
+__global__ void NORMS_CLUSTER_DIMS __launch_bounds__(NORMS_MAXT, NORMS_MINB)
     norms_rmsnorm_fwd(NORMS_RMS_FWD_ARGS)
 {
     norms::rmsnorm_fwd<VPT, NORMS_CL>(x, w, y, rstd, queue, M, N, eps);

@@ -282,11 +282,15 @@ local function fwd_kernel(op)
     source = gb.template(op .. ".cuh"),
     entry = name .. "<${VPT}>",
     -- PERSIST = 1: workers over the queue; a block's slice of w (and b) stays in L1.
-    params = { VPT = { 2, 4, 8 }, CL = { 1, 2, 4, 8 }, PERSIST = { 0, 1 } },
+    -- MINB = 2: registers for two of the largest blocks an SM where that block is 512
+    -- threads (64 registers a thread, which hold 4 slots, not 8): twice the warps to
+    -- hide the rows' reductions behind.
+    params = { VPT = { 2, 4, 8 }, CL = { 1, 2, 4, 8 }, PERSIST = { 0, 1 }, MINB = { 1, 2 } },
+    constraints = { function(c) return c.MINB == 1 or (c.VPT <= 4 and fwd_maxt(c) == 512) end },
     defines = function(c, s)
       local cl, tpr = fwd_layout(c, s)
       local d = layout_defines(c, s, cl, tpr)
-      d.NORMS_MAXT, d.NORMS_PERSIST = fwd_maxt(c), c.PERSIST
+      d.NORMS_MAXT, d.NORMS_PERSIST, d.NORMS_MINB = fwd_maxt(c), c.PERSIST, c.MINB
       return d
     end,
     args = ARGS[op .. "_fwd"],
