@@ -497,19 +497,26 @@ __device__ __forceinline__ void mail_wait(Mailbox &m, int par, unsigned phase)
     } while (!done);
 }
 
-// Each block's NV per-row values, gathered from every rank of the cluster:
-// out[r][i] is rank r's value i. slot: NV floats per row of the block (gpb*NV) in
-// shared memory, not written again by anyone until every block has passed the next
-// cluster barrier after this call.
-template <int NV, int CL>
-__device__ __forceinline__ void cluster_gather(const float (&v)[NV], float (&out)[CL][NV],
-                                               const Geo &G, float *slot)
+// Each block's NV per-row values, posted in its shared memory (cluster_post, then a
+// cluster barrier) and gathered from every rank of the cluster: out[r][i] is rank r's
+// value i. slot: NV floats per row of the block (gpb*NV) in shared memory, not written
+// again by anyone until every block has passed the next cluster barrier after this
+// call.
+template <int NV>
+__device__ __forceinline__ void cluster_post(const float (&v)[NV], const Geo &G, float *slot)
 {
     if (G.t == 0)
 #pragma unroll
         for (int i = 0; i < NV; ++i)
             slot[G.g * NV + i] = v[i];
     cluster_sync();
+}
+
+template <int NV, int CL>
+__device__ __forceinline__ void cluster_gather(const float (&v)[NV], float (&out)[CL][NV],
+                                               const Geo &G, float *slot)
+{
+    cluster_post<NV>(v, G, slot);
 #pragma unroll
     for (int r = 0; r < CL; ++r)
 #pragma unroll
@@ -537,11 +544,7 @@ struct OneRow {
     template <int NV, int CL>
     __device__ __forceinline__ void lanes(const float (&v)[NV], float (&mine)[NV]) const
     {
-        if (G.t == 0)
-#pragma unroll
-            for (int i = 0; i < NV; ++i)
-                slot[G.g * NV + i] = v[i];
-        cluster_sync();
+        cluster_post<NV>(v, G, slot);
 #pragma unroll
         for (int i = 0; i < NV; ++i)
             mine[i] = ld_remote(slot + G.g * NV + i, G.t % CL);
@@ -549,9 +552,9 @@ struct OneRow {
     }
 };
 
-
-// Sums over the row: the block's threads, then the cluster's blocks in rank order,
-// traded through h's gather (OneRow or a worker's Handoff).
+// Sums over the row: the block's threads, then the cluster's blocks, traded through h
+// (OneRow or a worker's Handoff): a rank's values a lane, added by shuffles, where a
+// row has at least CL threads, else every rank's in rank order.
 template <int NV, int CL, bool WIDE, class H>
 __device__ __forceinline__ void row_sum(float (&v)[NV], const Geo &G, float *buf, const H &h)
 {
