@@ -58,9 +58,12 @@ static bool wait_for_eof(int fd, int limit_ms, char *said, size_t said_bytes)
     size_t n_said = 0;
     said[0] = '\0';
     for (;;) {
+        /* past the deadline is late even when the child has just finished: a limit
+         * of 0 ms is always exceeded, however fast the walk */
         double left = deadline - gb_now_ms();
+        if (left <= 0) return false;
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        int n = poll(&p, 1, left > 0 ? (int)left + 1 : 0);
+        int n = poll(&p, 1, (int)left + 1);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         char buf[256];
