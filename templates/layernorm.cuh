@@ -14,9 +14,10 @@
 // registers), and these moments are combined by Chan's formula across the thread's
 // slots, lanes, warps and the blocks of a cluster (shuffles, a rank's moments a lane),
 // so a row costs one barrier (and one cluster exchange) instead of one for the mean
-// and one for the variance. A row done in chunks merges each chunk's moments the same way. The
-// layout and the reductions are in norms_common.cuh; the workers (the backward kernels
-// and the persistent forward variant) and the column sums in norms_workers.cuh.
+// and one for the variance. A row done in chunks merges each chunk's moments the same
+// way. The layout and the reductions are in norms_common.cuh; the workers (the
+// backward kernels and the persistent forward variant) and the column sums in
+// norms_workers.cuh.
 //
 // dw and db are sums of per-block partials added with atomics: the order of the adds
 // varies from run to run, so the last bits of dw and db are not deterministic.
@@ -111,16 +112,12 @@ __device__ __forceinline__ Moments chunk_moments(const uint4 (&v)[VPT], const Ge
 // mean. A lane with no elements adds zeros.
 __device__ __forceinline__ Moments lane_moments(const Moments &m, int width)
 {
-    float n = m.n, s = m.sum;
-    for (int off = width >> 1; off > 0; off >>= 1) {
-        n += __shfl_xor_sync(0xffffffffu, n, off);
-        s += __shfl_xor_sync(0xffffffffu, s, off);
-    }
-    const float mean = n > 0.f ? __fdividef(s, n) : 0.f;
-    float q = m.n > 0.f ? m.m2 + m.n * sq(__fdividef(m.sum, m.n) - mean) : 0.f;
-    for (int off = width >> 1; off > 0; off >>= 1)
-        q += __shfl_xor_sync(0xffffffffu, q, off);
-    return {n, s, q};
+    float ns[2] = {m.n, m.sum};
+    lane_sum<2>(ns, width);
+    const float mean = ns[0] > 0.f ? __fdividef(ns[1], ns[0]) : 0.f;
+    float q[1] = {m.n > 0.f ? m.m2 + m.n * sq(__fdividef(m.sum, m.n) - mean) : 0.f};
+    lane_sum<1>(q, width);
+    return {ns[0], ns[1], q[0]};
 }
 
 // The moments of a row's elements in this block, from each thread's: one barrier.
@@ -192,7 +189,7 @@ __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w
     mo = group_moments(mo, G, buf);
     if constexpr (CL > 1) {
         const float part[3] = {mo.n, mo.sum, mo.m2};
-        if (G.tpr >= CL) { // a rank's moments a lane, combined by shuffles
+        if constexpr (NORMS_TPR >= CL) { // a rank's moments a lane, combined by shuffles
             float mine[3];
             h.template lanes<3, CL>(part, mine);
             mo = lane_moments(Moments{mine[0], mine[1], mine[2]}, CL);

@@ -560,24 +560,24 @@ __device__ __forceinline__ void row_sum(float (&v)[NV], const Geo &G, float *buf
 {
     group_sum<NV, WIDE>(v, G, buf);
     if constexpr (CL > 1) {
-        if (G.tpr >= CL) { // a rank's values a lane, added by shuffles
+        if constexpr (NORMS_TPR >= CL) { // a rank's values a lane, added by shuffles
             float mine[NV];
             h.template lanes<NV, CL>(v, mine);
             lane_sum<NV>(mine, CL);
 #pragma unroll
             for (int i = 0; i < NV; ++i)
                 v[i] = mine[i];
-            return;
-        }
-        float all[CL][NV];
-        h.template gather<NV, CL>(v, all);
+        } else {
+            float all[CL][NV];
+            h.template gather<NV, CL>(v, all);
 #pragma unroll
-        for (int i = 0; i < NV; ++i) {
-            float s = 0.f;
+            for (int i = 0; i < NV; ++i) {
+                float s = 0.f;
 #pragma unroll
-            for (int r = 0; r < CL; ++r)
-                s += all[r][i];
-            v[i] = s;
+                for (int r = 0; r < CL; ++r)
+                    s += all[r][i];
+                v[i] = s;
+            }
         }
     }
 }

@@ -275,11 +275,12 @@ __device__ __forceinline__ void queue_done(int *queue)
 
 // A worker's row: it hands the worker's next unit on and trades the row's values
 // with the cluster's other blocks. CL == 1: publish() between the row's loads and its
-// first barrier, receive() after that barrier. CL > 1: gather() trades the values
+// first barrier, receive() after that barrier. CL > 1: lanes() trades the values
 // through the mailbox (norms_common.cuh), the leader's next unit with them, instead of
 // cluster barriers, which would wait for the last row's stores and drop w and b from
 // L1. A row done by a block of its own passes OneRow (norms_common.cuh).
 template <int CL> struct Handoff {
+    static_assert(CL == 1 || NORMS_TPR >= 32, "a cluster worker's row is whole warps");
     const Worker &W;
     const Geo &G;
     Mailbox &mail;
@@ -294,26 +295,13 @@ template <int CL> struct Handoff {
     {
         if constexpr (CL == 1) next = norms::receive<CL>(W, G, par ^ 1);
     }
-    // Every rank's values (out[rank][i]), or rank (t % CL)'s to thread t (lanes).
-    template <int NV, int CL_>
-    __device__ __forceinline__ void gather(const float (&v)[NV], float (&out)[CL_][NV]) const
-    {
-        trade<NV>(v);
-#pragma unroll
-        for (int r = 0; r < CL; ++r)
-            unpack<NV>(mail.box[par][r], out[r]);
-    }
+    // Rank (t % CL)'s values to thread t (a cluster worker's row has at least 32
+    // threads, so every rank has lanes).
     template <int NV, int CL_>
     __device__ __forceinline__ void lanes(const float (&v)[NV], float (&mine)[NV]) const
     {
-        trade<NV>(v);
-        unpack<NV>(mail.box[par][G.t % CL], mine);
-    }
-
-  private:
-    template <int NV> __device__ __forceinline__ void trade(const float (&v)[NV]) const
-    {
         static_assert(NV <= 3, "a mailbox holds three values and the next unit");
+        static_assert(CL_ == CL, "the worker's cluster");
         if (G.t == 0) {
             uint4 p = make_uint4(0u, 0u, 0u, (unsigned)W.held);
 #pragma unroll
@@ -322,14 +310,11 @@ template <int CL> struct Handoff {
             mail_post<CL>(mail, par, G.rank, p);
         }
         mail_wait(mail, par, phase);
-        next = (int)mail.box[par][0].w; // the leader's (rank 0)
-    }
-    template <int NV>
-    static __device__ __forceinline__ void unpack(const uint4 &q, float (&out)[NV])
-    {
+        const uint4 q = mail.box[par][G.t % CL];
 #pragma unroll
         for (int i = 0; i < NV; ++i)
-            out[i] = __uint_as_float(word(q, i));
+            mine[i] = __uint_as_float(word(q, i));
+        next = (int)mail.box[par][0].w; // the leader's (rank 0)
     }
 };
 
