@@ -185,6 +185,7 @@ __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w
         mo = merge(mo, chunk_moments<VPT, CL>(v, G, k, ok));
     }
     launder<VPT>(v); // the fp32 copies made for the moments die here, not after the barrier
+    h.ahead(x, nullptr, M, N);
     h.publish();
     mo = group_moments(mo, G, buf);
     if constexpr (CL > 1) {
@@ -243,15 +244,34 @@ layernorm_fwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     }
 }
 
-// The backward kernel's per-row constants.
+// The backward kernel's per-row constants. For 16-bit types xhat = x*rstd + shift
+// (shift = -mean*rstd), one instruction an element instead of two, as the forward
+// kernel does; f32 keeps (x - mean)*rstd.
 struct BwdRow {
     size_t off;
     bool ok;
-    float mean, rstd;
+    float mean, rstd, shift;
+    static __device__ __forceinline__ BwdRow at(const float *mean, const float *rstd, int row,
+                                                int M, int N)
+    {
+        BwdRow R;
+        R.ok = row < M;
+        R.off = (size_t)(R.ok ? row : 0) * (size_t)N;
+        R.mean = R.ok ? mean[row] : 0.f;
+        R.rstd = R.ok ? rstd[row] : 0.f;
+        R.shift = -R.mean * R.rstd;
+        return R;
+    }
+    __device__ __forceinline__ float xhat(float x) const
+    {
+        return VEC == 8 ? fmaf(x, rstd, shift) : (x - mean) * rstd;
+    }
 };
 
 // One chunk's partial sums: c[0] += w*dy, c[1] += w*dy*xhat; dw/db partials go to the
-// block's accumulators when the row fits, else straight to memory.
+// block's accumulators when the row fits, else straight to memory. Elements outside
+// the row are zeros (x, dy and w), so on aligned rows, where a slot is whole or
+// empty, they add zeros and need no test; a partial slot tests each element.
 template <int VPT, int CL>
 __device__ __forceinline__ void layernorm_partials(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT],
                                                    const Geo &G, int k, const BwdRow &R,
@@ -266,11 +286,12 @@ __device__ __forceinline__ void layernorm_partials(const uint4 (&xv)[VPT], const
         float pw[VEC], pb[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
-            const float xh = (get(xv[j], i) - R.mean) * R.rstd, g = get(gv[j], i);
+            const bool in = G.aligned || i < n;
+            const float xh = R.xhat(get(xv[j], i)), g = get(gv[j], i);
             const float wdy = get(wv, i) * g;
-            pw[i] = i < n ? g * xh : 0.f;
-            pb[i] = i < n ? g : 0.f;
-            if (i < n) {
+            pw[i] = in ? g * xh : 0.f;
+            pb[i] = g;
+            if (in) {
                 c[0] += wdy;
                 c[1] = fmaf(wdy, xh, c[1]);
             }
@@ -285,25 +306,53 @@ __device__ __forceinline__ void layernorm_partials(const uint4 (&xv)[VPT], const
     }
 }
 
-// dx for a chunk: (w*dy - (xhat*c2 + c1))*rstd.
+// dx for a slot: (w*dy - (xhat*c2 + c1))*rstd, or FOLD (16-bit types) with xhat
+// folded in: w*dy*rstd + (x*p + q), p = -rstd*rstd*c2 and q = -rstd*(shift*c2 + c1),
+// three instructions an element instead of five (the terms' rounding is far below the
+// output's). A row whose p or q is not finite (an Inf in x or dy) takes the first
+// form, which gives the infinities the reference gives where the folded one would
+// add inf to -inf.
+template <bool FOLD>
+__device__ __forceinline__ uint4 layernorm_dx_slot(const uint4 &xv, const uint4 &gv,
+                                                   const uint4 &wv, const BwdRow &R, float c1,
+                                                   float c2, float p, float q)
+{
+    float o[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        const float x = get_apart(xv, i), wdy = get_apart(wv, i) * get_apart(gv, i);
+        o[i] = FOLD ? fmaf(wdy, R.rstd, fmaf(x, p, q)) : (wdy - fmaf(R.xhat(x), c2, c1)) * R.rstd;
+    }
+    return pack(o);
+}
+
+template <bool FOLD, int VPT, int CL>
+__device__ __forceinline__ void layernorm_dx_chunk(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT],
+                                                   const Geo &G, int k, const BwdRow &R,
+                                                   const uint4 (&wr)[VPT], const norms_t *w,
+                                                   norms_t *dx, float c1, float c2, float p,
+                                                   float q)
+{
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+        const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, R.ok);
+        const uint4 wv = param<true>(wr, w, G, j, e0, n);
+        store_slot(dx + R.off, G, e0, n,
+                   layernorm_dx_slot<FOLD>(xv[j], gv[j], wv, R, c1, c2, p, q));
+    }
+}
+
 template <int VPT, int CL>
 __device__ __forceinline__ void layernorm_dx(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT],
                                              const Geo &G, int k, const BwdRow &R,
                                              const uint4 (&wr)[VPT], const norms_t *w, norms_t *dx,
                                              float c1, float c2)
 {
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-        const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, R.ok);
-        const uint4 wv = param<true>(wr, w, G, j, e0, n);
-        float o[VEC];
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) {
-            const float xh = (get(xv[j], i) - R.mean) * R.rstd;
-            o[i] = (get(wv, i) * get(gv[j], i) - fmaf(xh, c2, c1)) * R.rstd;
-        }
-        store_slot(dx + R.off, G, e0, n, pack(o));
-    }
+    const float p = -R.rstd * R.rstd * c2, q = -R.rstd * fmaf(R.shift, c2, c1);
+    if (VEC == 8 && isfinite(p) && isfinite(q))
+        layernorm_dx_chunk<true, VPT, CL>(xv, gv, G, k, R, wr, w, dx, c1, c2, p, q);
+    else
+        layernorm_dx_chunk<false, VPT, CL>(xv, gv, G, k, R, wr, w, dx, c1, c2, p, q);
 }
 
 template <int VPT, int CL>
@@ -313,9 +362,6 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
               const float *__restrict__ rstd, norms_t *__restrict__ dx, float *__restrict__ dw,
               float *__restrict__ db, int *__restrict__ queue, int M, int N)
 {
-    __shared__ float buf[2][WIDE_ROWS * 2 * 32];
-    __shared__ int next[WIDE_ROWS][2];
-    __shared__ int any;
     if (!bwd_block_ok<CL>() || !row_ok<VPT, CL>(N)) return;
     const Geo G = geometry<VPT, CL>(N);
     uint4 wr[VPT];
@@ -323,42 +369,18 @@ layernorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     const Acc<VPT, 2> A = make_acc<VPT, 2>();
     if (!A.base) return;
     A.zero();
-    if (threadIdx.x == 0 && threadIdx.y == 0) any = 0;
-    __syncthreads();
-
-    run_workers<CL>(
-        G, queue, next, M,
-        [&](int row, int par, const Handoff<CL> &h) {
-            BwdRow R;
-            R.ok = row < M;
-            R.off = (size_t)(R.ok ? row : 0) * (size_t)N;
-            R.mean = R.ok ? mean[row] : 0.f;
-            R.rstd = R.ok ? rstd[row] : 0.f;
-            uint4 xv[VPT], gv[VPT];
-            float c[2] = {0.f, 0.f};
-            for (int k = 0; k < G.nchunks; ++k) {
-                load_row<VPT, CL>(xv, x + R.off, G, k, R.ok);
-                load_row<VPT, CL>(gv, dy + R.off, G, k, R.ok);
-                layernorm_partials<VPT, CL>(xv, gv, G, k, R, wr, w, c, A, dw, db);
-            }
-            h.publish();
-            row_sum<2, CL, CL == 1>(c, G, buf[par], h);
-            launder<VPT>(xv);
-            launder<VPT>(gv);
-            h.receive();
-            const float c1 = c[0] / (float)N, c2 = c[1] / (float)N;
-            for (int k = 0; k < G.nchunks; ++k) {
-                if (G.nchunks > 1) {
-                    load_row<VPT, CL>(xv, x + R.off, G, k, R.ok);
-                    load_row<VPT, CL>(gv, dy + R.off, G, k, R.ok);
-                }
-                layernorm_dx<VPT, CL>(xv, gv, G, k, R, wr, launder_ptr(w), dx, c1, c2);
-            }
-            if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
+    bwd_workers<VPT, CL, 2, BwdRow>(
+        G, queue, M, N, x, dy, wr,
+        [&](int row) { return BwdRow::at(mean, rstd, row, M, N); },
+        [&](const uint4(&xv)[VPT], const uint4(&gv)[VPT], int k, const BwdRow &R, float(&c)[2]) {
+            layernorm_partials<VPT, CL>(xv, gv, G, k, R, wr, w, c, A, dw, db);
         },
-        [&] {
-            __syncthreads();
-            if (G.nchunks == 1) flush<VPT, CL, 2>(G, dw, db, any != 0);
+        [&](const uint4(&xv)[VPT], const uint4(&gv)[VPT], int k, const BwdRow &R,
+            const float(&c)[2]) {
+            layernorm_dx<VPT, CL>(xv, gv, G, k, R, wr, launder_ptr(w), dx, c[0], c[1]);
+        },
+        [&](bool any) {
+            if (G.nchunks == 1) flush<VPT, CL, 2>(G, dw, db, any);
         });
 }
 

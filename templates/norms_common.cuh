@@ -28,6 +28,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "l2_prefetch.cuh"
+
 #ifndef NORMS_T
 #error "norms: compile with -DNORMS_T=float, __half or __nv_bfloat16 (defines in the Lua module)"
 #endif
@@ -51,6 +53,14 @@
 // 0 (the default) one row per block or cluster.
 #ifndef NORMS_PERSIST
 #define NORMS_PERSIST 0
+#endif
+
+// NORMS_AHEAD: rows asked of L2 before they are loaded (0: none). A block of its own
+// row group asks for the group NORMS_AHEAD groups on (about the grid's resident
+// blocks, so the group a block starts a wave later); a worker asks for its next unit
+// while the current one reduces. The loads then wait on L2, not on DRAM.
+#ifndef NORMS_AHEAD
+#define NORMS_AHEAD 0
 #endif
 
 typedef NORMS_T norms_t;
@@ -194,6 +204,15 @@ __device__ __forceinline__ Raw ld_elem(const norms_t *p)
 __device__ __forceinline__ void st_elem(norms_t *p, Raw r)
 {
     *reinterpret_cast<Raw *>(p) = r;
+}
+
+// Asks L2 for rows [row, row + n) of an M x N tensor (rows past M left out); only
+// 16-byte aligned rows (l2_prefetch.cuh).
+__device__ __forceinline__ void prefetch_rows(const norms_t *p, int row, int n, int M, int N)
+{
+    if (NORMS_ALIGNED && row < M)
+        l2_prefetch(p + (size_t)row * (size_t)N,
+                    (unsigned long long)min(n, M - row) * (unsigned long long)N * sizeof(norms_t));
 }
 
 // Rows of a block share it only below 32 threads per row (at most 128 rows).
@@ -533,6 +552,16 @@ struct OneRow {
     float *slot;
     __device__ __forceinline__ void publish() const {}
     __device__ __forceinline__ void receive() const {}
+    // The row group NORMS_AHEAD groups on, of a and b (b may be null), to L2.
+    __device__ __forceinline__ void ahead(const norms_t *a, const norms_t *b, int M, int N) const
+    {
+        if constexpr (NORMS_AHEAD > 0) {
+            if (G.rank != 0 || G.t != 0 || G.g != 0) return;
+            const int row = (int)(blockIdx.x / NORMS_CL + NORMS_AHEAD) * G.gpb;
+            prefetch_rows(a, row, G.gpb, M, N);
+            if (b) prefetch_rows(b, row, G.gpb, M, N);
+        }
+    }
     template <int NV, int CL>
     __device__ __forceinline__ void gather(const float (&v)[NV], float (&out)[CL][NV]) const
     {

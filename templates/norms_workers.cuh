@@ -78,6 +78,28 @@ __device__ __forceinline__ uint4 param(const uint4 (&r)[VPT], const norms_t *p, 
     return HELD && NORMS_FITS ? r[j] : load_param(p, G, e0, n);
 }
 
+// x and dy of chunk k of a backward row at offset off (zeros when !ok).
+template <int VPT, int CL>
+__device__ __forceinline__ void load_pair(uint4 (&xv)[VPT], uint4 (&gv)[VPT], const norms_t *x,
+                                          const norms_t *dy, size_t off, const Geo &G, int k,
+                                          bool ok)
+{
+    load_row<VPT, CL>(xv, x + off, G, k, ok);
+    load_row<VPT, CL>(gv, dy + off, G, k, ok);
+}
+
+// The preloaded next row becomes the current one.
+template <int VPT>
+__device__ __forceinline__ void take_pair(uint4 (&xv)[VPT], uint4 (&gv)[VPT],
+                                          const uint4 (&xn)[VPT], const uint4 (&gn)[VPT])
+{
+#pragma unroll
+    for (int s = 0; s < VPT; ++s) {
+        xv[s] = xn[s];
+        gv[s] = gn[s];
+    }
+}
+
 // ---- column sums ----------------------------------------------------------------------
 
 // dw and db partial sums: red (no return value); the vector form needs sm_90.
@@ -295,6 +317,21 @@ template <int CL> struct Handoff {
     {
         if constexpr (CL == 1) next = norms::receive<CL>(W, G, par ^ 1);
     }
+    // After receive() (or lanes()): this thread's row of the next unit.
+    __device__ __forceinline__ int next_row() const
+    {
+        return next * W.rpu + W.sub;
+    }
+    // The leader asks L2 for the next unit's rows of a and b (b may be null); called
+    // once the row's loads are in, when the unit's atomic has long returned.
+    __device__ __forceinline__ void ahead(const norms_t *a, const norms_t *b, int M, int N) const
+    {
+        if constexpr (NORMS_AHEAD > 0) {
+            if (!W.leader) return;
+            prefetch_rows(a, W.held * W.rpu, W.rpu, M, N);
+            if (b) prefetch_rows(b, W.held * W.rpu, W.rpu, M, N);
+        }
+    }
     // Rank (t % CL)'s values to thread t (a cluster worker's row has at least 32
     // threads, so every rank has lanes).
     template <int NV, int CL_>
@@ -343,6 +380,72 @@ __device__ __forceinline__ void run_workers(const Geo &G, int *queue, int (*next
     if constexpr (CL > 1) cluster_sync(); // every read of another block's memory is done
     done();
     queue_done(queue);
+}
+
+// The backward kernels' workers. Each row: partials(xv, gv, k, R, c) adds chunk k's
+// NV row sums to c (and its column sums), the row's sums are added over the row's
+// threads and the cluster, divided by N, and dx(xv, gv, k, R, c) writes chunk k's dx.
+// at(row) gives a row's constants (R: at least off, its offset, and ok, whether it is
+// in M). A row that fits (NORMS_FITS) is loaded with its constants during the
+// previous row, right after that row's reduction, so a worker's next loads fly while
+// it writes dx; a row in chunks loads each chunk in both passes. done(any) runs once
+// the block's workers are done (any: some did a row): the column sums go out there.
+template <int VPT, int CL, int NV, class Row, class At, class Partials, class Dx, class Done>
+__device__ __forceinline__ void bwd_workers(const Geo &G, int *queue, int M, int N,
+                                            const norms_t *x, const norms_t *dy,
+                                            uint4 (&wr)[VPT], At at, Partials partials, Dx dx,
+                                            Done done)
+{
+    __shared__ float buf[2][WIDE_ROWS * NV * 32];
+    __shared__ int next[WIDE_ROWS][2];
+    __shared__ int any;
+    if (threadIdx.x == 0 && threadIdx.y == 0) any = 0;
+    __syncthreads();
+    Row R;
+    uint4 xv[VPT], gv[VPT];
+    bool preloaded = false;
+    run_workers<CL>(
+        G, queue, next, M,
+        [&](int row, int par, const Handoff<CL> &h) {
+            if (!preloaded) {
+                R = at(row);
+                if constexpr (NORMS_FITS) load_pair<VPT, CL>(xv, gv, x, dy, R.off, G, 0, R.ok);
+            }
+            launder<VPT>(wr); // w is converted per use, not kept as fp32 across rows
+            float c[NV] = {};
+            for (int k = 0; k < G.nchunks; ++k) {
+                if (!NORMS_FITS) load_pair<VPT, CL>(xv, gv, x, dy, R.off, G, k, R.ok);
+                partials(xv, gv, k, R, c);
+            }
+            h.ahead(x, dy, M, N);
+            h.publish();
+            row_sum<NV, CL, CL == 1>(c, G, buf[par], h);
+            launder<VPT>(xv);
+            launder<VPT>(gv);
+            h.receive();
+#pragma unroll
+            for (int i = 0; i < NV; ++i)
+                c[i] /= (float)N;
+            if constexpr (NORMS_FITS) {
+                const Row Rn = at(h.next_row());
+                uint4 xn[VPT], gn[VPT];
+                load_pair<VPT, CL>(xn, gn, x, dy, Rn.off, G, 0, Rn.ok);
+                dx(xv, gv, 0, R, c);
+                R = Rn;
+                take_pair<VPT>(xv, gv, xn, gn);
+                preloaded = true;
+            } else {
+                for (int k = 0; k < G.nchunks; ++k) {
+                    load_pair<VPT, CL>(xv, gv, x, dy, R.off, G, k, R.ok);
+                    dx(xv, gv, k, R, c);
+                }
+            }
+            if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
+        },
+        [&] {
+            __syncthreads();
+            done(any != 0);
+        });
 }
 
 } // namespace norms

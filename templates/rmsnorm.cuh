@@ -62,6 +62,7 @@ __device__ __forceinline__ void rmsnorm_row(const norms_t *x, const norms_t *w, 
         load_row<VPT, CL>(v, x + off, G, k, ok);
         ss[0] += chunk_sumsq<VPT>(v);
     }
+    h.ahead(x, nullptr, M, N);
     h.publish();
     row_sum<1, CL, false>(ss, G, buf, h);
     launder<VPT>(v);
@@ -102,8 +103,24 @@ __device__ __forceinline__ void rmsnorm_fwd(const norms_t *__restrict__ x,
     }
 }
 
+// The backward kernel's per-row constants.
+struct RmsRow {
+    size_t off;
+    bool ok;
+    float rstd;
+    static __device__ __forceinline__ RmsRow at(const float *rstd, int row, int M, int N)
+    {
+        RmsRow R;
+        R.ok = row < M;
+        R.off = (size_t)(R.ok ? row : 0) * (size_t)N;
+        R.rstd = R.ok ? rstd[row] : 0.f;
+        return R;
+    }
+};
+
 // One chunk's partial sums: c += w*dy*xhat; dw partials to the block's accumulators
-// when the row fits, else straight to memory.
+// when the row fits, else straight to memory. Elements outside the row are zeros, so
+// aligned rows (whole or empty slots) need no test; a partial slot tests each one.
 template <int VPT, int CL>
 __device__ __forceinline__ void
 rmsnorm_partials(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT], const Geo &G, int k, bool ok,
@@ -118,8 +135,9 @@ rmsnorm_partials(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT], const Geo &G, i
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
             const float xh = get(xv[j], i) * rs, g = get(gv[j], i);
-            pw[i] = i < n ? g * xh : 0.f;
-            if (i < n) c = fmaf(get(wv, i) * g, xh, c);
+            const bool in = G.aligned || i < n;
+            pw[i] = in ? g * xh : 0.f;
+            if (in) c = fmaf(get(wv, i) * g, xh, c);
         }
         if (G.nchunks == 1)
             A.add(0, j, pw);
@@ -128,13 +146,15 @@ rmsnorm_partials(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT], const Geo &G, i
     }
 }
 
-// dx for a chunk: (w*dy - xhat*c)*rstd.
+// dx for a chunk: (w*dy - xhat*c)*rstd; for 16-bit types w*dy*rstd + x*p with
+// p = -rstd*rstd*c, three instructions an element instead of four.
 template <int VPT, int CL>
 __device__ __forceinline__ void rmsnorm_dx(const uint4 (&xv)[VPT], const uint4 (&gv)[VPT],
                                            const Geo &G, int k, bool ok, float rs,
                                            const uint4 (&wr)[VPT], const norms_t *w, norms_t *dxr,
                                            float c)
 {
+    const float p = -rs * rs * c;
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
         const int e0 = elem0<VPT, CL>(G, k, j), n = nvalid(G, e0, ok);
@@ -142,8 +162,8 @@ __device__ __forceinline__ void rmsnorm_dx(const uint4 (&xv)[VPT], const uint4 (
         float o[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
-            const float xh = get(xv[j], i) * rs;
-            o[i] = (get(wv, i) * get(gv[j], i) - xh * c) * rs;
+            const float x = get_apart(xv[j], i), wdy = get_apart(wv, i) * get_apart(gv[j], i);
+            o[i] = VEC == 8 ? fmaf(wdy, rs, x * p) : (wdy - x * rs * c) * rs;
         }
         store_slot(dxr, G, e0, n, pack(o));
     }
@@ -155,9 +175,6 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
             const norms_t *__restrict__ dy, const float *__restrict__ rstd,
             norms_t *__restrict__ dx, float *__restrict__ dw, int *__restrict__ queue, int M, int N)
 {
-    __shared__ float buf[2][WIDE_ROWS * 32];
-    __shared__ int next[WIDE_ROWS][2];
-    __shared__ int any;
     if (!bwd_block_ok<CL>() || !row_ok<VPT, CL>(N)) return;
     const Geo G = geometry<VPT, CL>(N);
     uint4 wr[VPT];
@@ -165,40 +182,17 @@ rmsnorm_bwd(const norms_t *__restrict__ x, const norms_t *__restrict__ w,
     const Acc<VPT, 1> A = make_acc<VPT, 1>();
     if (!A.base) return;
     A.zero();
-    if (threadIdx.x == 0 && threadIdx.y == 0) any = 0;
-    __syncthreads();
-
-    run_workers<CL>(
-        G, queue, next, M,
-        [&](int row, int par, const Handoff<CL> &h) {
-            const bool ok = row < M;
-            const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
-            const float rs = ok ? rstd[row] : 0.f;
-            uint4 xv[VPT], gv[VPT];
-            float c[1] = {0.f};
-            for (int k = 0; k < G.nchunks; ++k) {
-                load_row<VPT, CL>(xv, x + off, G, k, ok);
-                load_row<VPT, CL>(gv, dy + off, G, k, ok);
-                rmsnorm_partials<VPT, CL>(xv, gv, G, k, ok, rs, wr, w, c[0], A, dw);
-            }
-            h.publish();
-            row_sum<1, CL, CL == 1>(c, G, buf[par], h);
-            launder<VPT>(xv);
-            launder<VPT>(gv);
-            h.receive();
-            const float cn = c[0] / (float)N;
-            for (int k = 0; k < G.nchunks; ++k) {
-                if (G.nchunks > 1) {
-                    load_row<VPT, CL>(xv, x + off, G, k, ok);
-                    load_row<VPT, CL>(gv, dy + off, G, k, ok);
-                }
-                rmsnorm_dx<VPT, CL>(xv, gv, G, k, ok, rs, wr, launder_ptr(w), dx + off, cn);
-            }
-            if (G.t == 0) any = 1; // every block of a cluster flushes its own columns
+    bwd_workers<VPT, CL, 1, RmsRow>(
+        G, queue, M, N, x, dy, wr, [&](int row) { return RmsRow::at(rstd, row, M, N); },
+        [&](const uint4(&xv)[VPT], const uint4(&gv)[VPT], int k, const RmsRow &R, float(&c)[1]) {
+            rmsnorm_partials<VPT, CL>(xv, gv, G, k, R.ok, R.rstd, wr, w, c[0], A, dw);
         },
-        [&] {
-            __syncthreads();
-            if (G.nchunks == 1) flush<VPT, CL, 1>(G, dw, nullptr, any != 0);
+        [&](const uint4(&xv)[VPT], const uint4(&gv)[VPT], int k, const RmsRow &R,
+            const float(&c)[1]) {
+            rmsnorm_dx<VPT, CL>(xv, gv, G, k, R.ok, R.rstd, wr, launder_ptr(w), dx + R.off, c[0]);
+        },
+        [&](bool any) {
+            if (G.nchunks == 1) flush<VPT, CL, 1>(G, dw, nullptr, any);
         });
 }
 

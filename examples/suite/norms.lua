@@ -103,6 +103,15 @@ local function resident_clusters(threads, smem, cl)
   return math.max(1, SMS * per_sm // cl)
 end
 
+-- AHEAD = 1: rows asked of L2 before they are loaded (NORMS_AHEAD, norms_common.cuh).
+-- A worker asks for its next unit; a block of its own row group for the group that
+-- starts about a wave later, as many groups on as the SMs hold blocks at once.
+local function fwd_ahead(c, s)
+  if c.AHEAD == 0 or c.PERSIST == 1 then return c.AHEAD end
+  local cl, tpr, gpb = fwd_layout(c, s)
+  return c.AHEAD * resident_clusters(tpr * gpb, 0, cl)
+end
+
 -- A block (cluster) per row group, or for workers, as many as the SMs hold at once.
 local function fwd_grid(c, s)
   local cl, tpr, gpb = fwd_layout(c, s)
@@ -285,12 +294,14 @@ local function fwd_kernel(op)
     -- MINB = 2: registers for two of the largest blocks an SM where that block is 512
     -- threads (64 registers a thread, which hold 4 slots, not 8): twice the warps to
     -- hide the rows' reductions behind.
-    params = { VPT = { 2, 4, 8 }, CL = { 1, 2, 4, 8 }, PERSIST = { 0, 1 }, MINB = { 1, 2 } },
+    params = { VPT = { 2, 4, 8 }, CL = { 1, 2, 4, 8 }, PERSIST = { 0, 1 }, MINB = { 1, 2 },
+               AHEAD = { 0, 1 } },
     constraints = { function(c) return c.MINB == 1 or (c.VPT <= 4 and fwd_maxt(c) == 512) end },
     defines = function(c, s)
       local cl, tpr = fwd_layout(c, s)
       local d = layout_defines(c, s, cl, tpr)
       d.NORMS_MAXT, d.NORMS_PERSIST, d.NORMS_MINB = fwd_maxt(c), c.PERSIST, c.MINB
+      d.NORMS_AHEAD = fwd_ahead(c, s)
       return d
     end,
     args = ARGS[op .. "_fwd"],
@@ -311,14 +322,14 @@ local function bwd_kernel(op)
     name = name,
     source = gb.template(op .. ".cuh"),
     entry = name .. "<${VPT}>",
-    params = { VPT = { 2, 4 }, CL = { 1, 2, 4, 8 }, MINB = { 1, 2 } },
+    params = { VPT = { 2, 4 }, CL = { 1, 2, 4, 8 }, MINB = { 1, 2 }, AHEAD = { 0, 1 } },
     -- MINB = 2: registers for two blocks of BWD_MAXT threads (64 a thread), which hold
     -- x, dy and w of 2 slots, not of 4.
     constraints = { function(c) return c.MINB == 1 or c.VPT == 2 end },
     defines = function(c, s)
       local cl, tpr = bwd_layout(c, s)
       local d = layout_defines(c, s, cl, tpr)
-      d.NORMS_MAXT, d.NORMS_MINB = BWD_MAXT, c.MINB
+      d.NORMS_MAXT, d.NORMS_MINB, d.NORMS_AHEAD = BWD_MAXT, c.MINB, c.AHEAD
       return d
     end,
     args = ARGS[op .. "_bwd"],
