@@ -27,6 +27,10 @@
 //   GB_SM_VEC    1: a row's length in bytes is a multiple of 16 (tensors start
 //                256-byte aligned, so every row does): 16-byte loads and stores;
 //                0: odd widths, the same layout element by element
+//   GB_SM_AHEAD  rows on from its own whose input a block (a cluster's rank 0) asks
+//                L2 for as it starts, about the rows the blocks resident at once
+//                hold, so the block that takes them a wave later finds them in L2
+//                (0: none; vector rows only, the bulk prefetch takes 16-byte units)
 //
 // Every thread of a block runs every barrier, including threads past the last row, so
 // no early returns.
@@ -38,6 +42,8 @@
 // ones give 0. The max itself skips NaN (fmaxf): the NaN reaches the sum anyway.
 // Reductions run in a fixed order (shuffles, then warps, then cluster ranks), so the
 // result does not depend on timing: no atomics.
+
+#include "l2_prefetch.cuh"
 
 #if GB_SM_DTYPE == 0
 typedef unsigned int bits_t;
@@ -52,6 +58,10 @@ typedef unsigned short bits_t;
 typedef unsigned char bits_t;
 #else
 #error "GB_SM_DTYPE must be 0 (f32), 1 (f16), 2 (bf16) or 3 (fp8 e4m3)"
+#endif
+
+#ifndef GB_SM_AHEAD
+#define GB_SM_AHEAD 0
 #endif
 
 #if !defined(GB_SM_OP) || !defined(GB_SM_CAUSAL) || !defined(GB_SM_BLOCK) ||                       \
@@ -179,6 +189,18 @@ __device__ __forceinline__ row_ref find_row(int rows, int cols)
     return r;
 }
 
+// Asks L2 for the rows GB_SM_AHEAD on from this block's of src (one thread of the
+// block, or of the cluster, issues it; it does not wait).
+__device__ __forceinline__ void prefetch_ahead(const bits_t *src, int rows, int cols)
+{
+    if (!GB_SM_AHEAD || !GB_SM_VEC || threadIdx.x != 0 || cluster_rank() != 0) return;
+    const long long per_block = CL > 1 ? 1 : BLOCK / TEAM;
+    const long long first = (CL > 1 ? blockIdx.x / CL : blockIdx.x * per_block) + GB_SM_AHEAD;
+    if (first >= rows) return;
+    const long long n = first + per_block <= rows ? per_block : rows - first;
+    l2_prefetch(src + first * cols, (unsigned long long)(n * cols) * sizeof(bits_t));
+}
+
 // Vector k of this thread: elements [first_col(k), first_col(k) + V).
 __device__ __forceinline__ int first_col(const row_ref &r, int k)
 {
@@ -240,12 +262,6 @@ __device__ __forceinline__ void store(bits_t *dst, const row_ref &r, int c0, con
 
 // ---- reductions across a row's threads ----------------------------------------------
 
-struct op_max {
-    __device__ static float apply(float a, float b)
-    {
-        return fmaxf(a, b);
-    }
-};
 struct op_sum {
     __device__ static float apply(float a, float b)
     {
@@ -307,6 +323,55 @@ template <class Op> __device__ float row_reduce(float v, red_slots &s)
     return v;
 }
 
+// A sum of exponentials taken against max `from`, moved to max `to` >= from.
+__device__ __forceinline__ float rescale(float s, float from, float to)
+{
+    return from == to ? s : s * fast_exp2((from - to) * LOG2E); // -Inf == -Inf: keep s
+}
+
+// (m, s) and (m2, s2), each a max and a sum of exponentials taken against it, as one
+// pair: commutative to the bit (fmaxf, and a sum of two terms), so the butterfly
+// gives every lane the same bits.
+__device__ __forceinline__ void merge(float &m, float &s, float m2, float s2)
+{
+    const float big = fmaxf(m, m2);
+    s = rescale(s, m, big) + rescale(s2, m2, big);
+    m = big;
+}
+
+// The row's max and sum of exponentials (online softmax's pair) from each thread's,
+// in one reduction: one barrier (and one cluster barrier) instead of one for the max
+// and one for the sum. Every thread of the row gets the same bits.
+__device__ void row_reduce_pair(float &m, float &s, red_slots &sm, red_slots &ss)
+{
+#pragma unroll
+    for (int off = 16; off >= 1; off >>= 1)
+        if (off < (TEAM < 32 ? TEAM : 32))
+            merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+    if (TEAM > 32) {
+        constexpr int TW = TEAM / 32;
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        if (lane == 0) sm.warp[warp] = m, ss.warp[warp] = s;
+        __syncthreads();
+        const int from = (warp / TW) * TW + (lane % TW);
+        m = sm.warp[from];
+        s = ss.warp[from];
+#pragma unroll
+        for (int off = 16; off >= 1; off >>= 1)
+            if (off < TW)
+                merge(m, s, __shfl_xor_sync(0xffffffffu, m, off),
+                      __shfl_xor_sync(0xffffffffu, s, off));
+    }
+    if (CL == 1) return;
+    if (threadIdx.x == 0) sm.block = m, ss.block = s;
+    cluster_sync();
+    m = peer_load(&sm.block, 0);
+    s = peer_load(&ss.block, 0);
+#pragma unroll
+    for (unsigned q = 1; q < (unsigned)CL; q++)
+        merge(m, s, peer_load(&sm.block, q), peer_load(&ss.block, q));
+}
+
 // A block may leave only once the cluster's other blocks have read its slots: arrive
 // after the last remote read, wait before returning.
 __device__ __forceinline__ void cluster_arrive()
@@ -334,6 +399,7 @@ __device__ void forward(const bits_t *x, bits_t *y, int rows, int cols)
 {
     __shared__ red_slots s_max, s_sum;
     const row_ref r = find_row(rows, cols);
+    prefetch_ahead(x, rows, cols);
     vec raw[E];
     fetch(x, r, 0, raw);
     float v[E][V];
@@ -344,37 +410,40 @@ __device__ void forward(const bits_t *x, bits_t *y, int rows, int cols)
 #pragma unroll
         for (int j = 0; j < V; j++)
             m = fmaxf(m, v[k][j]);
-    const float mlog = row_reduce<op_max>(m, s_max) * LOG2E;
+    // Exponentials against the thread's own max; a thread of -Inf (pads) and NaN only
+    // takes exp(v): 0 or NaN.
+    const float mlog = m == NEG_INF ? 0.0f : m * LOG2E;
     float sum = 0.0f;
 #pragma unroll
     for (int k = 0; k < E; k++)
 #pragma unroll
-        for (int j = 0; j < V; j++) { // pads are -Inf: exp gives 0 (or NaN in an all -Inf row)
+        for (int j = 0; j < V; j++) {
             v[k][j] = exp_shifted(v[k][j], mlog);
             sum += v[k][j];
         }
-    const float inv = 1.0f / row_reduce<op_sum>(sum, s_sum);
+    float big = m, total = sum;
+    row_reduce_pair(big, total, s_max, s_sum);
+    // to the row's max and over its sum (an all -Inf row: 0 * (1/0), NaN as in the
+    // reference)
+    const float scale = rescale(1.0f, m, big) / total;
     cluster_arrive();
 #pragma unroll
     for (int k = 0; k < E; k++)
 #pragma unroll
         for (int j = 0; j < V; j++)
-            v[k][j] *= inv;
+            v[k][j] *= scale;
     write(y, r, 0, v);
     cluster_wait();
 }
 #else
 // The row does not fit: each thread keeps a running max and a sum scaled to it over
 // chunks of E vectors, then the row is read again (from L2 when it fits) to write y.
-__device__ __forceinline__ float rescale(float s, float from, float to)
-{
-    return from == to ? s : s * fast_exp2((from - to) * LOG2E); // -Inf == -Inf: keep s
-}
 
 __device__ void forward(const bits_t *x, bits_t *y, int rows, int cols)
 {
     __shared__ red_slots s_max, s_sum;
     const row_ref r = find_row(rows, cols);
+    prefetch_ahead(x, rows, cols);
     float m = NEG_INF, sum = 0.0f;
     for (int c = 0; c < r.n; c += E * NT * V) {
         vec raw[E];
@@ -395,8 +464,9 @@ __device__ void forward(const bits_t *x, bits_t *y, int rows, int cols)
             for (int j = 0; j < V; j++)
                 sum += exp_shifted(v[k][j], m * LOG2E);
     }
-    const float big = row_reduce<op_max>(m, s_max);
-    const float inv = 1.0f / row_reduce<op_sum>(rescale(sum, m, big), s_sum);
+    float big = m, total = sum;
+    row_reduce_pair(big, total, s_max, s_sum);
+    const float inv = 1.0f / total;
     cluster_arrive();
     const float mlog = big * LOG2E;
     for (int c = 0; c < r.len; c += E * NT * V) {
@@ -456,6 +526,8 @@ __device__ void backward(const bits_t *y, const bits_t *dy, bits_t *dx, int rows
 {
     __shared__ red_slots s_dot;
     const row_ref r = find_row(rows, cols);
+    prefetch_ahead(y, rows, cols);
+    prefetch_ahead(dy, rows, cols);
     float a[E][V], b[E][V];
     read_pair(y, dy, r, 0, a, b);
     const float dot = row_reduce<op_sum>(partial_dot(a, b, 0.0f), s_dot);
@@ -470,6 +542,8 @@ __device__ void backward(const bits_t *y, const bits_t *dy, bits_t *dx, int rows
 {
     __shared__ red_slots s_dot;
     const row_ref r = find_row(rows, cols);
+    prefetch_ahead(y, rows, cols);
+    prefetch_ahead(dy, rows, cols);
     float dot = 0.0f;
     for (int c = 0; c < r.n; c += E * NT * V) {
         float a[E][V], b[E][V];

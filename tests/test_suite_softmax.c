@@ -66,15 +66,15 @@ static void test_the_quick_shapes_compile_every_variant(void **state)
     assert_every_table_compiled(f);
     static char t[1 << 16];
     assert_non_null(strstr(table_of(f, "softmax_fwd", t, sizeof t),
-                           "43 compiled, 0 failed, 0 rejected by constraints"));
+                           "85 compiled, 0 failed, 0 rejected by constraints"));
     assert_non_null(strstr(table_of(f, "softmax_bwd", t, sizeof t),
-                           "39 compiled, 0 failed, 1 rejected by constraints in each of 4 shapes"));
+                           "77 compiled, 0 failed, 2 rejected by constraints in each of 4 shapes"));
     assert_non_null(strstr(table_of(f, "softmax_causal_fwd", t, sizeof t),
                            "13 compiled, 0 failed, 0 rejected by constraints"));
     assert_non_null(strstr(table_of(f, "softmax_causal_bwd", t, sizeof t),
                            "12 compiled, 0 failed, 1 rejected by constraints"));
     assert_non_null(strstr(table_of(f, "softmax_fp8_fwd", t, sizeof t),
-                           "12 compiled, 0 failed, 1 rejected by constraints"));
+                           "23 compiled, 0 failed, 2 rejected by constraints"));
     /* the long rows of 256k: clusters of 8 blocks (sm_90a) */
     assert_non_null(strstr(table_of(f, "softmax_long_fwd", t, sizeof t), "BLOCK=1024,EPT=8"));
 }
@@ -112,7 +112,7 @@ static const char LAYOUTS[] =
     "  local function walk(i, c)\n"
     "    if i > #names then\n"
     "      for _, ok in ipairs(k.constraints) do if not ok(c) then return end end\n"
-    "      out[#out + 1] = { BLOCK = c.BLOCK, EPT = c.EPT }\n"
+    "      out[#out + 1] = { BLOCK = c.BLOCK, EPT = c.EPT, AHEAD = c.AHEAD }\n"
     "      return\n"
     "    end\n"
     "    for _, v in ipairs(k.params[names[i]]) do c[names[i]] = v; walk(i + 1, c) end\n"
@@ -126,7 +126,7 @@ static const char LAYOUTS[] =
     "  local d, g = k.defines(c, s), k.grid(c, s)\n"
     "  local team, cl, e, vec = d.GB_SM_TEAM, d.GB_SM_CL, d.GB_SM_E, VEC[d.GB_SM_DTYPE]\n"
     "  local where = k.name .. ' ' .. s.dtype .. ' ' .. rows .. 'x' .. cols .. ' BLOCK=' ..\n"
-    "    c.BLOCK .. ' EPT=' .. c.EPT\n"
+    "    c.BLOCK .. ' EPT=' .. c.EPT .. ' AHEAD=' .. c.AHEAD\n"
     "  assert(d.GB_SM_STREAM == 1 or team * cl * e * vec >= cols, where .. ': row not covered')\n"
     "  assert(team >= 1 and team & (team - 1) == 0 and c.BLOCK % team == 0, where .. ': team')\n"
     "  assert(cl >= 1 and cl <= 8 and (cl == 1 or team == c.BLOCK), where .. ': cluster')\n"
@@ -138,6 +138,8 @@ static const char LAYOUTS[] =
     "  if cl > 1 then assert(g == rows * cl, where .. ': grid')\n"
     "  else assert(g * per >= rows and (g - 1) * per < rows, where .. ': grid') end\n"
     "  assert(g < 1 << 31 and k.block(c, s) == c.BLOCK, where .. ': launch')\n"
+    "  assert((c.AHEAD == 1) == (d.GB_SM_AHEAD >= 1) and d.GB_SM_AHEAD >= 0, where .. ': ahead')\n"
+    "  assert(not s.S or d.GB_SM_AHEAD == 0, where .. ': causal rows are not prefetched')\n"
     "  assert(k.bytes(s) > 0 and #k.args(s) == (d.GB_SM_OP == 1 and 4 or 5), where .. ': args')\n"
     "end\n"
     "for _, e in ipairs(dofile(arg[1])) do\n"
@@ -162,12 +164,12 @@ static void test_every_layout_of_every_list_covers_its_rows(void **state)
     suite_tune(f, "layouts.lua", "--compile-only", "--cache", f->cache, "--", f->module,
                (char *)NULL);
     if (f->status != 0) fail_msg("exit %d\n%s", f->status, f->err);
-    assert_non_null(strstr(f->out, "softmax_fwd: 12 configurations, "));
-    assert_non_null(strstr(f->out, "softmax_bwd: 11 configurations, "));
+    assert_non_null(strstr(f->out, "softmax_fwd: 24 configurations, "));
+    assert_non_null(strstr(f->out, "softmax_bwd: 22 configurations, "));
     assert_non_null(strstr(f->out, "softmax_causal_fwd: 12 configurations, "));
     assert_non_null(strstr(f->out, "softmax_causal_bwd: 11 configurations, "));
-    assert_non_null(strstr(f->out, "softmax_long_fwd: 4 configurations, "));
-    assert_non_null(strstr(f->out, "softmax_fp8_fwd: 11 configurations, "));
+    assert_non_null(strstr(f->out, "softmax_long_fwd: 8 configurations, "));
+    assert_non_null(strstr(f->out, "softmax_fp8_fwd: 22 configurations, "));
 }
 
 int main(void)

@@ -73,6 +73,18 @@ local function layout(c, s, held)
   return l
 end
 
+-- The rows the SMs hold at once, by threads and by registers (a thread's kept values,
+-- about 32 more, of 64K an SM): the distance of the AHEAD prefetch.
+local device = gb.device()
+local SMS = device and device.sms or 132
+
+local function rows_resident(c, l, s, held)
+  local regs = math.min(255, l.e * (16 // DTYPES[s.dtype].bytes) * held + 32)
+  local blocks = SMS * math.max(1, math.min(2048 // c.BLOCK, 65536 // (c.BLOCK * regs)))
+  if l.cl > 1 then return math.max(1, blocks // l.cl) end
+  return blocks * (c.BLOCK // l.team)
+end
+
 -- Every row starts on a 16-byte boundary when the row's bytes are a multiple of 16.
 local function vector_rows(s)
   local _, n = rows_cols(s)
@@ -157,7 +169,10 @@ local function softmax_kernel(k)
     name = k.name,
     source = gb.template "softmax.cuh",
     entry = "softmax_" .. k.op,
-    params = { BLOCK = { 128, 256, 512, 1024 }, EPT = k.ept or { 8, 16, 32 } },
+    -- AHEAD = 1: each block asks L2 for the rows a wave of blocks on (GB_SM_AHEAD);
+    -- causal rows are read in part, so they are not prefetched whole.
+    params = { BLOCK = { 128, 256, 512, 1024 }, EPT = k.ept or { 8, 16, 32 },
+               AHEAD = k.causal and { 0 } or { 0, 1 } },
     constraints = {
       -- EPT fp32 values per tensor kept fit the registers a thread of the block may have
       function(c) return c.EPT * c.BLOCK * held <= 32768 end,
@@ -168,6 +183,7 @@ local function softmax_kernel(k)
         GB_SM_DTYPE = DTYPES[s.dtype].code, GB_SM_OP = held, GB_SM_CAUSAL = k.causal and 1 or 0,
         GB_SM_BLOCK = c.BLOCK, GB_SM_TEAM = l.team, GB_SM_CL = l.cl, GB_SM_E = l.e,
         GB_SM_STREAM = l.stream, GB_SM_VEC = vector_rows(s) and 1 or 0,
+        GB_SM_AHEAD = c.AHEAD * rows_resident(c, l, s, held),
       }
     end,
     args = ARGS[k.op],
