@@ -206,13 +206,16 @@ __device__ __forceinline__ void st_elem(norms_t *p, Raw r)
     *reinterpret_cast<Raw *>(p) = r;
 }
 
-// Asks L2 for rows [row, row + n) of an M x N tensor (rows past M left out); only
-// 16-byte aligned rows (l2_prefetch.cuh).
-__device__ __forceinline__ void prefetch_rows(const norms_t *p, int row, int n, int M, int N)
+// Asks L2 for rows [row, row + n) of the M x N tensors a and b (b may be null; rows
+// past M left out); only 16-byte aligned rows (l2_prefetch.cuh).
+__device__ __forceinline__ void prefetch_rows(const norms_t *a, const norms_t *b, int row, int n,
+                                              int M, int N)
 {
-    if (NORMS_ALIGNED && row < M)
-        l2_prefetch(p + (size_t)row * (size_t)N,
-                    (unsigned long long)min(n, M - row) * (unsigned long long)N * sizeof(norms_t));
+    if (!NORMS_ALIGNED || row >= M) return;
+    const size_t off = (size_t)row * (size_t)N;
+    const unsigned long long bytes = (unsigned long long)min(n, M - row) * N * sizeof(norms_t);
+    l2_prefetch(a + off, bytes);
+    if (b) l2_prefetch(b + off, bytes);
 }
 
 // Rows of a block share it only below 32 threads per row (at most 128 rows).
@@ -558,8 +561,7 @@ struct OneRow {
         if constexpr (NORMS_AHEAD > 0) {
             if (G.rank != 0 || G.t != 0 || G.g != 0) return;
             const int row = (int)(blockIdx.x / NORMS_CL + NORMS_AHEAD) * G.gpb;
-            prefetch_rows(a, row, G.gpb, M, N);
-            if (b) prefetch_rows(b, row, G.gpb, M, N);
+            prefetch_rows(a, b, row, G.gpb, M, N);
         }
     }
     template <int NV, int CL>

@@ -327,9 +327,7 @@ template <int CL> struct Handoff {
     __device__ __forceinline__ void ahead(const norms_t *a, const norms_t *b, int M, int N) const
     {
         if constexpr (NORMS_AHEAD > 0) {
-            if (!W.leader) return;
-            prefetch_rows(a, W.held * W.rpu, W.rpu, M, N);
-            if (b) prefetch_rows(b, W.held * W.rpu, W.rpu, M, N);
+            if (W.leader) prefetch_rows(a, b, W.held * W.rpu, W.rpu, M, N);
         }
     }
     // Rank (t % CL)'s values to thread t (a cluster worker's row has at least 32

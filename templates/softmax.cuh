@@ -339,15 +339,21 @@ __device__ __forceinline__ void merge(float &m, float &s, float m2, float s2)
     m = big;
 }
 
+// The pairs of groups of `width` lanes, merged by a butterfly (as warp_reduce).
+__device__ __forceinline__ void warp_merge(float &m, float &s, int width)
+{
+#pragma unroll
+    for (int off = 16; off >= 1; off >>= 1)
+        if (off < width)
+            merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+}
+
 // The row's max and sum of exponentials (online softmax's pair) from each thread's,
 // in one reduction: one barrier (and one cluster barrier) instead of one for the max
 // and one for the sum. Every thread of the row gets the same bits.
 __device__ void row_reduce_pair(float &m, float &s, red_slots &sm, red_slots &ss)
 {
-#pragma unroll
-    for (int off = 16; off >= 1; off >>= 1)
-        if (off < (TEAM < 32 ? TEAM : 32))
-            merge(m, s, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, s, off));
+    warp_merge(m, s, TEAM < 32 ? TEAM : 32);
     if (TEAM > 32) {
         constexpr int TW = TEAM / 32;
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -356,11 +362,7 @@ __device__ void row_reduce_pair(float &m, float &s, red_slots &sm, red_slots &ss
         const int from = (warp / TW) * TW + (lane % TW);
         m = sm.warp[from];
         s = ss.warp[from];
-#pragma unroll
-        for (int off = 16; off >= 1; off >>= 1)
-            if (off < TW)
-                merge(m, s, __shfl_xor_sync(0xffffffffu, m, off),
-                      __shfl_xor_sync(0xffffffffu, s, off));
+        warp_merge(m, s, TW);
     }
     if (CL == 1) return;
     if (threadIdx.x == 0) sm.block = m, ss.block = s;
