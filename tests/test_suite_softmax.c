@@ -65,8 +65,9 @@ static void test_the_quick_shapes_compile_every_variant(void **state)
     if (f->status != 0) fail_msg("exit %d\n%s", f->status, f->err);
     assert_every_table_compiled(f);
     static char t[1 << 16];
-    assert_non_null(strstr(table_of(f, "softmax_fwd", t, sizeof t),
-                           "85 compiled, 0 failed, 0 rejected by constraints"));
+    assert_non_null(
+        strstr(table_of(f, "softmax_fwd", t, sizeof t),
+               "141 compiled, 0 failed, 42 rejected by constraints in each of 4 shapes"));
     assert_non_null(strstr(table_of(f, "softmax_bwd", t, sizeof t),
                            "77 compiled, 0 failed, 2 rejected by constraints in each of 4 shapes"));
     assert_non_null(strstr(table_of(f, "softmax_causal_fwd", t, sizeof t),
@@ -112,7 +113,7 @@ static const char LAYOUTS[] =
     "  local function walk(i, c)\n"
     "    if i > #names then\n"
     "      for _, ok in ipairs(k.constraints) do if not ok(c) then return end end\n"
-    "      out[#out + 1] = { BLOCK = c.BLOCK, EPT = c.EPT, AHEAD = c.AHEAD }\n"
+    "      out[#out + 1] = { BLOCK = c.BLOCK, EPT = c.EPT, AHEAD = c.AHEAD, WORKERS = c.WORKERS }\n"
     "      return\n"
     "    end\n"
     "    for _, v in ipairs(k.params[names[i]]) do c[names[i]] = v; walk(i + 1, c) end\n"
@@ -120,13 +121,35 @@ static const char LAYOUTS[] =
     "  walk(1, {})\n"
     "  return out\n"
     "end\n"
+    "local WVEC = { f32 = 4, f16 = 8, bf16 = 8 }\n"
+    "local function check_workers(k, s, c, d, g, where)\n"
+    "  local rows, cols, vec = s.rows, s.cols, WVEC[s.dtype]\n"
+    "  assert(not s.S and vec and d.GB_SM_WORKERS == 1 and d.NORMS_PERSIST == 1, where .. ': "
+    "kind')\n"
+    "  local cl, tpr, vpt, b = d.NORMS_CL, d.NORMS_TPR, d.GB_SM_E, k.block(c, s)\n"
+    "  local gpb = b[2]\n"
+    "  assert(vpt == c.EPT // vec and c.EPT * c.BLOCK <= 65536, where .. ': registers')\n"
+    "  assert(cl == 1 or cl == 2 or cl == 4 or cl == 8, where .. ': cluster')\n"
+    "  assert(b[1] == tpr and tpr * gpb <= c.BLOCK and d.NORMS_MAXT == c.BLOCK, where .. ': "
+    "block')\n"
+    "  if tpr <= 32 then assert(cl == 1 and tpr & (tpr - 1) == 0 and tpr * gpb == 128, where .. ': "
+    "rows')\n"
+    "  else assert(tpr % 32 == 0 and gpb == 1, where .. ': warps') end\n"
+    "  local fits = tpr * vpt * cl * vec >= cols\n"
+    "  assert(d.NORMS_FITS == (fits and 1 or 0) and (fits or cl == 8), where .. ': fits')\n"
+    "  assert(d.NORMS_ALIGNED == (cols % vec == 0 and 1 or 0), where .. ': aligned')\n"
+    "  assert(g % cl == 0 and g >= cl and g // cl <= (rows + gpb - 1) // gpb, where .. ': grid')\n"
+    "  assert(d.NORMS_AHEAD == c.AHEAD, where .. ': ahead')\n"
+    "end\n"
     "local function check(k, s, c)\n"
     "  local rows, cols = s.rows, s.cols\n"
     "  if s.S then rows, cols = s.B * s.H * s.S, s.S end\n"
     "  local d, g = k.defines(c, s), k.grid(c, s)\n"
-    "  local team, cl, e, vec = d.GB_SM_TEAM, d.GB_SM_CL, d.GB_SM_E, VEC[d.GB_SM_DTYPE]\n"
     "  local where = k.name .. ' ' .. s.dtype .. ' ' .. rows .. 'x' .. cols .. ' BLOCK=' ..\n"
-    "    c.BLOCK .. ' EPT=' .. c.EPT .. ' AHEAD=' .. c.AHEAD\n"
+    "    c.BLOCK .. ' EPT=' .. c.EPT .. ' AHEAD=' .. c.AHEAD .. ' WORKERS=' .. c.WORKERS\n"
+    "  assert(k.bytes(s) > 0 and #k.args(s) == 5, where .. ': args')\n"
+    "  if c.WORKERS == 1 then return check_workers(k, s, c, d, g, where) end\n"
+    "  local team, cl, e, vec = d.GB_SM_TEAM, d.GB_SM_CL, d.GB_SM_E, VEC[d.GB_SM_DTYPE]\n"
     "  assert(d.GB_SM_STREAM == 1 or team * cl * e * vec >= cols, where .. ': row not covered')\n"
     "  assert(team >= 1 and team & (team - 1) == 0 and c.BLOCK % team == 0, where .. ': team')\n"
     "  assert(cl >= 1 and cl <= 8 and (cl == 1 or team == c.BLOCK), where .. ': cluster')\n"
@@ -140,7 +163,6 @@ static const char LAYOUTS[] =
     "  assert(g < 1 << 31 and k.block(c, s) == c.BLOCK, where .. ': launch')\n"
     "  assert((c.AHEAD == 1) == (d.GB_SM_AHEAD >= 1) and d.GB_SM_AHEAD >= 0, where .. ': ahead')\n"
     "  assert(not s.S or d.GB_SM_AHEAD == 0, where .. ': causal rows are not prefetched')\n"
-    "  assert(k.bytes(s) > 0 and #k.args(s) == (d.GB_SM_OP == 1 and 4 or 5), where .. ': args')\n"
     "end\n"
     "for _, e in ipairs(dofile(arg[1])) do\n"
     "  local k, space, n = e.kernel, configs(e.kernel), 0\n"
@@ -164,7 +186,7 @@ static void test_every_layout_of_every_list_covers_its_rows(void **state)
     suite_tune(f, "layouts.lua", "--compile-only", "--cache", f->cache, "--", f->module,
                (char *)NULL);
     if (f->status != 0) fail_msg("exit %d\n%s", f->status, f->err);
-    assert_non_null(strstr(f->out, "softmax_fwd: 24 configurations, "));
+    assert_non_null(strstr(f->out, "softmax_fwd: 38 configurations, "));
     assert_non_null(strstr(f->out, "softmax_bwd: 22 configurations, "));
     assert_non_null(strstr(f->out, "softmax_causal_fwd: 12 configurations, "));
     assert_non_null(strstr(f->out, "softmax_causal_bwd: 11 configurations, "));

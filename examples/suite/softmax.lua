@@ -91,6 +91,56 @@ local function vector_rows(s)
   return n * DTYPES[s.dtype].bytes % 16 == 0
 end
 
+-- ---- the workers' layout (WORKERS = 1, templates/softmax_workers.cuh) ------------------
+--
+-- The norms kernels' layout: EPT elements a thread are its vectors (VPT); the row takes
+-- the smallest cluster whose blocks of at most BLOCK threads hold it (8 when none does:
+-- the row is then done in chunks), in whole warps, one row a block; a row of 32 threads
+-- or fewer shares a block of 128 threads with others (a warp a worker). The grid is as
+-- many blocks as the SMs hold at once by threads: blocks that start late find the
+-- queue empty.
+
+local CTYPE = { f32 = "float", f16 = "__half", bf16 = "__nv_bfloat16" }
+
+local function workers_layout(c, s)
+  local vec = 16 // DTYPES[s.dtype].bytes
+  local _, n = rows_cols(s)
+  local l = { vpt = math.max(1, c.EPT // vec), vec = vec, n = n }
+  local vectors = gb.cdiv(n, vec)
+  for _, cl in ipairs { 1, 2, 4, 8 } do
+    l.cl = cl
+    if gb.cdiv(vectors, cl * l.vpt) <= c.BLOCK then break end
+  end
+  local need = gb.cdiv(vectors, l.cl * l.vpt)
+  if need > 32 then -- a cluster's rows are always (at least 64 threads a block)
+    l.tpr, l.gpb = math.min(gb.cdiv(need, 32) * 32, c.BLOCK), 1
+  else
+    l.tpr = pow2ceil(need)
+    l.gpb = 128 // l.tpr
+  end
+  return l
+end
+
+local function resident_groups(l)
+  local per_sm = math.min(32, 2048 // (l.tpr * l.gpb))
+  return math.max(1, SMS * per_sm // l.cl)
+end
+
+local function workers_defines(c, s)
+  local l = workers_layout(c, s)
+  return {
+    GB_SM_WORKERS = 1, GB_SM_E = l.vpt, NORMS_T = CTYPE[s.dtype], NORMS_CL = l.cl,
+    NORMS_TPR = l.tpr, NORMS_FITS = (l.tpr * l.vpt * l.cl * l.vec >= l.n) and 1 or 0,
+    NORMS_ALIGNED = (l.n % l.vec == 0) and 1 or 0, NORMS_MAXT = c.BLOCK, NORMS_PERSIST = 1,
+    NORMS_AHEAD = c.AHEAD,
+  }
+end
+
+local function workers_grid(c, s)
+  local l, rows = workers_layout(c, s), (rows_cols(s))
+  return math.min(gb.cdiv(rows, l.gpb), resident_groups(l)) * l.cl
+end
+
 -- ---- NaN and Inf planting (the nan lists) ---------------------------------------------
 
 -- Flat positions of a rows x cols tensor: row 0 gets a NaN, row 1 a +Inf, row 2 a
@@ -137,10 +187,11 @@ local function reference(op, causal)
 end
 
 local ARGS = {
+  -- the last: the workers' queue (WORKERS = 1), { next row, blocks done }, zeros
   fwd = function(s)
     local rows, cols = rows_cols(s)
     return { input(s, s.dtype, "randn"), gb.tensor(s.dtype, { rows, cols }, "output"),
-             gb.i32(rows), gb.i32(cols) }
+             gb.i32(rows), gb.i32(cols), gb.tensor("i32", { 2 }, "zeros", { inout = true }) }
   end,
   -- y from "rand" (in [0, 1), like probabilities), dy from "randn"; a planted y keeps
   -- the NaN and Inf of plant_rows, dy gets none
@@ -161,23 +212,46 @@ local function bytes(op, s)
   return size * (reads * read + rows * cols)
 end
 
+-- EPT of the teams (fp32 values a thread keeps; k.ept overrides) and of the workers
+-- (16-bit values kept packed, two a register: the long rows' whole row in one block,
+-- where the teams need a cluster; smaller EPT lose to the teams on every shape).
+local TEAMS_EPT, WORKERS_EPT = { 8, 16, 32 }, { 64, 128 }
+
+local function contains(list, v)
+  for _, x in ipairs(list) do
+    if x == v then return true end
+  end
+  return false
+end
+
 -- One softmax kernel: k.name, k.op ("fwd" or "bwd"), k.causal, k.shapes (quick),
--- k.check, k.key.
+-- k.check, k.key, k.ept, k.workers (WORKERS = 1 in the space: the forward rows).
 local function softmax_kernel(k)
   local held = k.op == "bwd" and 2 or 1
+  local teams_ept, ept = k.ept or TEAMS_EPT, {}
+  for _, e in ipairs(teams_ept) do ept[#ept + 1] = e end
+  if k.workers then
+    for _, e in ipairs(WORKERS_EPT) do ept[#ept + 1] = e end
+  end
   return gb.kernel {
     name = k.name,
     source = gb.template "softmax.cuh",
     entry = "softmax_" .. k.op,
-    -- AHEAD = 1: each block asks L2 for the rows a wave of blocks on (GB_SM_AHEAD);
-    -- causal rows are read in part, so they are not prefetched whole.
-    params = { BLOCK = { 128, 256, 512, 1024 }, EPT = k.ept or { 8, 16, 32 },
-               AHEAD = k.causal and { 0 } or { 0, 1 } },
+    -- AHEAD = 1: each block asks L2 for the rows a wave of blocks on (GB_SM_AHEAD), a
+    -- worker for its next row; causal rows are read in part, so they are not
+    -- prefetched whole. WORKERS = 1: persistent workers (softmax_workers.cuh).
+    params = { BLOCK = { 128, 256, 512, 1024 }, EPT = ept,
+               AHEAD = k.causal and { 0 } or { 0, 1 }, WORKERS = k.workers and { 0, 1 } or { 0 } },
     constraints = {
-      -- EPT fp32 values per tensor kept fit the registers a thread of the block may have
-      function(c) return c.EPT * c.BLOCK * held <= 32768 end,
+      -- each path's EPT, and the values kept fit the registers a thread of the block
+      -- may have (64K a block: 32 a thread at 1024 threads, in 16-bit pairs for workers)
+      function(c)
+        if c.WORKERS == 1 then return contains(WORKERS_EPT, c.EPT) and c.EPT * c.BLOCK <= 65536 end
+        return contains(teams_ept, c.EPT) and c.EPT * c.BLOCK * held <= 32768
+      end,
     },
     defines = function(c, s)
+      if c.WORKERS == 1 then return workers_defines(c, s) end
       local l = layout(c, s, held)
       return {
         GB_SM_DTYPE = DTYPES[s.dtype].code, GB_SM_OP = held, GB_SM_CAUSAL = k.causal and 1 or 0,
@@ -188,11 +262,18 @@ local function softmax_kernel(k)
     end,
     args = ARGS[k.op],
     grid = function(c, s)
+      if c.WORKERS == 1 then return workers_grid(c, s) end
       local l, rows = layout(c, s, held), (rows_cols(s))
       if l.cl > 1 then return rows * l.cl end
       return gb.cdiv(rows, c.BLOCK // l.team)
     end,
-    block = function(c, s) return c.BLOCK end,
+    block = function(c, s)
+      if c.WORKERS == 1 then
+        local l = workers_layout(c, s)
+        return { l.tpr, l.gpb }
+      end
+      return c.BLOCK
+    end,
     reference = reference(k.op, k.causal),
     check = k.check,
     bytes = function(s) return bytes(k.op, s) end,
@@ -269,7 +350,7 @@ local CAUSAL_NAN = with_policy(gb.sweep {
 
 -- Forward and backward: relative error per element; the backward's dy - sum(dy*y)
 -- cancels where dy is close to the sum, so it is checked as a whole (norm).
-local FWD_CHECK = { outputs = { 2 } }
+local FWD_CHECK = { outputs = { 2, 5 } } -- y, and the queue back at zero
 local BWD_CHECK = { outputs = { 3 }, norm = true }
 -- e4m3 below 2^-6 is spaced 2^-9 apart, wider than the default atol (1e-3): a kernel
 -- result within fp32 round-off of a rounding midpoint can land one step from the
@@ -281,7 +362,7 @@ local fwd_quick, bwd_quick = headline "bf16", headline "bf16"
 return {
   {
     kernel = softmax_kernel { name = "softmax_fwd", op = "fwd", shapes = fwd_quick,
-                              check = FWD_CHECK, key = ROW_KEY },
+                              check = FWD_CHECK, key = ROW_KEY, workers = true },
     quick = fwd_quick,
     full = row_sweep(FLOATS),
     irregular = row_irregular(FLOATS),
