@@ -67,7 +67,7 @@ typedef unsigned char bits_t;
 #if !defined(GB_SM_OP) || !defined(GB_SM_CAUSAL) || !defined(GB_SM_BLOCK) ||                       \
     !defined(GB_SM_TEAM) || !defined(GB_SM_CL) || !defined(GB_SM_E) || !defined(GB_SM_STREAM) ||   \
     !defined(GB_SM_VEC)
-#error "softmax.cuh needs GB_SM_OP, _CAUSAL, _BLOCK, _TEAM, _CL, _E, _STREAM and _VEC (see the top)"
+#error "softmax_teams.cuh needs GB_SM_OP, _CAUSAL, _BLOCK, _TEAM, _CL, _E, _STREAM and _VEC (see the top)"
 #endif
 
 namespace sm

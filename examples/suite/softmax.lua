@@ -112,7 +112,7 @@ local function workers_layout(c, s)
     if gb.cdiv(vectors, cl * l.vpt) <= c.BLOCK then break end
   end
   local need = gb.cdiv(vectors, l.cl * l.vpt)
-  if need > 32 then -- a cluster's rows are always (at least 64 threads a block)
+  if need > 32 then -- every cluster's row is (it needed more than BLOCK >= 128 threads)
     l.tpr, l.gpb = math.min(gb.cdiv(need, 32) * 32, c.BLOCK), 1
   else
     l.tpr = pow2ceil(need)
