@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifndef GB_CUDA_INCLUDE_DIR
 #define GB_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
@@ -20,7 +21,7 @@
 /* Worked out once: compile threads call gb_nvrtc_cuda_include at the same time, and
  * a buffer each of them rewrote could be read half-written (snprintf may clear it
  * first), which NVRTC saw as "cannot open source file cuda_bf16.h" now and then. */
-static char cuda_include[4096];
+static char cuda_include[4096], cccl_include[4096 + 8];
 static pthread_once_t cuda_include_once = PTHREAD_ONCE_INIT;
 
 static void find_cuda_include(void)
@@ -29,12 +30,23 @@ static void find_cuda_include(void)
     if (!home || !*home ||
         snprintf(cuda_include, sizeof cuda_include, "%s/include", home) >= (int)sizeof cuda_include)
         snprintf(cuda_include, sizeof cuda_include, "%s", GB_CUDA_INCLUDE_DIR);
+    /* CUDA 13 keeps libcu++, CUB and Thrust (<cuda/barrier>, <cuda/ptx>, ...) in
+     * include/cccl; earlier toolkits keep them in include itself. */
+    struct stat st;
+    snprintf(cccl_include, sizeof cccl_include, "%s/cccl", cuda_include);
+    if (stat(cccl_include, &st) != 0 || !S_ISDIR(st.st_mode)) cccl_include[0] = '\0';
 }
 
 const char *gb_nvrtc_cuda_include(void)
 {
     pthread_once(&cuda_include_once, find_cuda_include);
     return cuda_include;
+}
+
+const char *gb_nvrtc_cccl_include(void)
+{
+    pthread_once(&cuda_include_once, find_cuda_include);
+    return cccl_include;
 }
 
 void gb_nvrtc_version(char out[16])
@@ -83,6 +95,8 @@ static int build_options(const gb_compile_req *req, option_list *ol)
     for (int i = 0; !rc && i < req->n_include_dirs; i++)
         rc = add_option(ol, "--include-path=", req->include_dirs[i]);
     if (!rc) rc = add_option(ol, "--include-path=", gb_nvrtc_cuda_include());
+    if (!rc && *gb_nvrtc_cccl_include())
+        rc = add_option(ol, "--include-path=", gb_nvrtc_cccl_include());
     for (int i = 0; !rc && i < req->n_options; i++)
         rc = add_option(ol, req->options[i], "");
     return rc;

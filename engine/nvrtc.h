@@ -75,4 +75,8 @@ void gb_nvrtc_version(char out[16]);
  * first call, safe to call from any thread. */
 const char *gb_nvrtc_cuda_include(void);
 
+/* Its cccl directory (CUDA 13: libcu++, CUB and Thrust, as <cuda/barrier> and
+ * <cuda/ptx>), also handed to NVRTC; "" when the toolkit has none. */
+const char *gb_nvrtc_cccl_include(void);
+
 #endif

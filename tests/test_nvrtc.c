@@ -217,6 +217,28 @@ static void test_include_dirs_are_searched(void **state)
     assert_non_null(strstr(f->err.msg, "sgemm.cuh"));
 }
 
+/* libcu++ (CUDA 13 keeps it in include/cccl, older toolkits in include): a kernel
+ * that uses cuda::barrier and cuda::ptx compiles, without include directories of
+ * its own. */
+static void test_libcudacxx_headers_are_found(void **state)
+{
+    fixture *f = *state;
+    static const char source[] = "#include <cuda/barrier>\n"
+                                 "#include <cuda/ptx>\n"
+                                 "extern \"C\" __global__ void k(unsigned *out)\n"
+                                 "{\n"
+                                 "    __shared__ cuda::barrier<cuda::thread_scope_block> bar;\n"
+                                 "    if (threadIdx.x == 0) init(&bar, blockDim.x);\n"
+                                 "    __syncthreads();\n"
+                                 "    bar.arrive_and_wait();\n"
+                                 "    out[threadIdx.x] = cuda::ptx::get_sreg_laneid();\n"
+                                 "}\n";
+    gb_compile_req req = request(source, "libcudacxx.cu", "k");
+    req.n_include_dirs = 0;
+    compile_ok(f, &req);
+    assert_elf_cubin(&f->out);
+}
+
 /* ---- failures ----------------------------------------------------------- */
 
 static const char broken_source[] = "// line 1\n"
@@ -606,6 +628,7 @@ int main(void)
         T(test_sgemm_resources_come_from_ptxas),
         T(test_gemm_ref_compiles_under_its_extern_c_name),
         T(test_include_dirs_are_searched),
+        T(test_libcudacxx_headers_are_found),
         T(test_a_source_error_names_file_and_line_and_keeps_the_log),
         T(test_a_name_that_names_no_kernel_is_a_compile_error),
         T(test_an_instantiation_that_breaks_its_static_assert_is_a_compile_error),
