@@ -94,6 +94,7 @@ __device__ int kept(long long row, int cols)
     return GB_SM_CAUSAL ? (int)(row % cols) + 1 : cols;
 }
 
+// queue: the forward's workers' (softmax.cuh), left at zero here
 extern "C" __global__ void __launch_bounds__(REF_THREADS)
     softmax_fwd_ref(const store_t *x, store_t *y, int rows, int cols, int *queue)
 {
