@@ -263,8 +263,37 @@ static int64_t block_threads(const gb_launch *l)
     return n;
 }
 
+/* Thread block clusters came with sm_90; 8 blocks is the portable size, 16 the
+ * most with the non-portable opt-in the engine does. The grid must be whole
+ * clusters. */
+#define GB_CLUSTER_MAX_BLOCKS 16
+
+static void check_cluster(reasons *r, const gb_arch_limits *lim, const gb_launch *l)
+{
+    uint64_t blocks = gb_launch_cluster_blocks(l);
+    if (blocks <= 1) return;
+    if (lim->cc < 90) {
+        refuse(r,
+               "uses a cluster of %llu blocks; %s has no thread block clusters (sm_90 and newer)",
+               (unsigned long long)blocks, lim->arch);
+        return;
+    }
+    uint32_t c[3];
+    for (int i = 0; i < 3; i++)
+        c[i] = l->cluster[i] ? l->cluster[i] : 1;
+    if (blocks > GB_CLUSTER_MAX_BLOCKS)
+        refuse(r, "uses a cluster of %llu blocks (%ux%ux%u); %s allows %d",
+               (unsigned long long)blocks, c[0], c[1], c[2], lim->arch, GB_CLUSTER_MAX_BLOCKS);
+    static const char axes[] = "xyz";
+    for (int i = 0; i < 3; i++)
+        if (l->grid[i] % c[i])
+            refuse(r, "grid %c is %u, not a multiple of the cluster's %u", axes[i], l->grid[i],
+                   c[i]);
+}
+
 static void check_launch(reasons *r, const gb_arch_limits *lim, const gb_launch *l)
 {
+    check_cluster(r, lim, l);
     int64_t threads = block_threads(l);
     if (threads > lim->max_threads_per_block)
         refuse(r, "needs %lld threads per block (block %ux%ux%u); %s allows %lld",

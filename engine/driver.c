@@ -125,6 +125,7 @@ static bool is_refused_launch(CUresult result)
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
     case CUDA_ERROR_NOT_FOUND:
     case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+    case CUDA_ERROR_INVALID_CLUSTER_SIZE:
         return true;
     default:
         return false;

@@ -63,7 +63,12 @@
     X(cuGraphExecDestroy)
 
 /* Entry points used when present; callers test the pointer for NULL. */
-#define GB_CU_OPTIONAL(X) X(cuDeviceGetUuid) X(cuDeviceGetPCIBusId) X(cuFuncGetParamInfo)
+#define GB_CU_OPTIONAL(X)                                                                          \
+    X(cuDeviceGetUuid)                                                                             \
+    X(cuDeviceGetPCIBusId)                                                                         \
+    X(cuFuncGetParamInfo)                                                                          \
+    X(cuLaunchKernelEx)                                                                            \
+    X(cuTensorMapEncodeTiled)
 
 #define GB_CU_DECLARE(name) __typeof__(name) *name;
 typedef struct gb_cu_api {

@@ -5,6 +5,7 @@
 #include "engine/driver.h"
 #include "engine/gpu_internal.h"
 #include "engine/nvrtc.h"
+#include "engine/tensormap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -76,8 +77,10 @@ int gb_gpu_open(int ordinal, gb_gpu **out, gb_err *err)
     *out = NULL;
     int rc = gb_driver_load(err);
     if (rc) return rc;
-    gb_gpu *gpu = calloc(1, sizeof *gpu);
+    /* Its tensormaps are CUtensorMaps, which must sit on 128-byte boundaries. */
+    gb_gpu *gpu = aligned_alloc(_Alignof(gb_gpu), sizeof *gpu);
     if (!gpu) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    memset(gpu, 0, sizeof *gpu);
     if ((rc = open_context(gpu, ordinal, err)) || (rc = load_builtins(gpu, err)) ||
         (rc = gb_gpu_timing_open(gpu, err))) {
         gb_gpu_close(gpu);
@@ -285,12 +288,30 @@ static int check_fits(gb_gpu *gpu, const gb_arg *args, int n_args, gb_err *err)
     return GB_ENOMEM;
 }
 
+/* Encodes the tensormaps once their tensors have buffers: one of the buffer the
+ * kernel is given, one of the reference's copy when the tensor is checked. */
+static int encode_maps(gb_gpu *gpu, const gb_arg *args, int n_args, gb_err *err)
+{
+    int rc = GB_OK;
+    for (int i = 0; i < n_args && rc == GB_OK; i++) {
+        if (args[i].kind != GB_ARG_TENSORMAP) continue;
+        const gpu_arg *t = &gpu->args[args[i].tensor];
+        rc = gb_tensormap_encode(args, n_args, i, t->buf, &gpu->args[i].value.map, err);
+        if (rc == GB_OK && t->ref_buf)
+            rc = gb_tensormap_encode(args, n_args, i, t->ref_buf, &gpu->args[i].ref_map, err);
+    }
+    return rc;
+}
+
 int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t seed, gb_err *err)
 {
     int rc = gb_gpu_check_usable(gpu, err);
     if (rc) return rc;
     if (n_args < 0 || n_args > GB_MAX_ARGS)
         return gb_err_set(err, GB_EINVAL, "%d arguments (at most %d)", n_args, GB_MAX_ARGS);
+    for (int i = 0; i < n_args; i++)
+        if (args[i].kind == GB_ARG_TENSORMAP && gb_tensormap_check(args, n_args, i, NULL, err))
+            return gb_err_prefix(err, "tensormap (argument %d)", i + 1);
     gb_cu.cuStreamSynchronize(gpu->stream);
     free_problem(gpu);
     if ((rc = check_fits(gpu, args, n_args, err))) return rc;
@@ -300,9 +321,10 @@ int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t see
         gpu->args[i].desc = args[i];
         if (args[i].kind == GB_ARG_TENSOR)
             rc = alloc_arg(&gpu->args[i], i + 1, err);
-        else
+        else if (args[i].kind == GB_ARG_SCALAR)
             set_scalar(&gpu->args[i]);
     }
+    if (rc == GB_OK) rc = encode_maps(gpu, args, n_args, err);
     if (rc == GB_OK) rc = reset_buffers(gpu, true, err);
     if (rc) free_problem(gpu);
     return gb_gpu_note_fault(gpu, rc, err);
@@ -345,7 +367,16 @@ static void read_params(gb_gpu_kernel *k)
 
 static size_t arg_bytes(const gb_arg *a)
 {
-    return a->kind == GB_ARG_TENSOR ? sizeof(CUdeviceptr) : gb_dtype_bytes(a->dtype);
+    return a->kind == GB_ARG_TENSOR      ? sizeof(CUdeviceptr)
+           : a->kind == GB_ARG_TENSORMAP ? GB_TENSORMAP_BYTES
+                                         : gb_dtype_bytes(a->dtype);
+}
+
+static const char *arg_what(const gb_arg *a)
+{
+    return a->kind == GB_ARG_TENSOR      ? "tensor (a pointer)"
+           : a->kind == GB_ARG_TENSORMAP ? "tensormap (a CUtensorMap)"
+                                         : gb_dtype_name(a->dtype);
 }
 
 /* GB_ELAUNCH when the arguments do not match the kernel's parameters. */
@@ -361,10 +392,7 @@ static int check_params(const gb_gpu *gpu, const gb_gpu_kernel *k, gb_err *err)
             return gb_err_set(err, GB_ELAUNCH,
                               "the kernel's parameter %d takes %d bytes but argument %d is a %s "
                               "of %zu bytes",
-                              i + 1, k->param_bytes[i], i + 1,
-                              gpu->args[i].desc.kind == GB_ARG_TENSOR
-                                  ? "tensor (a pointer)"
-                                  : gb_dtype_name(gpu->args[i].desc.dtype),
+                              i + 1, k->param_bytes[i], i + 1, arg_what(&gpu->args[i].desc),
                               arg_bytes(&gpu->args[i].desc));
     return GB_OK;
 }
@@ -412,6 +440,45 @@ int gb_gpu_kernel_registers(const gb_gpu_kernel *kernel)
     return kernel->registers;
 }
 
+/* Portable clusters hold up to 8 blocks; more need the kernel's opt-in. */
+#define PORTABLE_CLUSTER_BLOCKS 8
+
+/* A launch with thread block clusters: cuLaunchKernelEx with the cluster's shape. */
+static int launch_cluster(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, void **params,
+                          gb_err *err)
+{
+    if (!gb_cu.cuLaunchKernelEx)
+        return gb_err_set(err, GB_ELAUNCH,
+                          "a cluster launch needs cuLaunchKernelEx, which this driver lacks "
+                          "(CUDA 12.0 or newer)");
+    CUresult cr;
+    if (!k->wide_clusters && gb_launch_cluster_blocks(l) > PORTABLE_CLUSTER_BLOCKS) {
+        cr = gb_cu.cuFuncSetAttribute(k->function,
+                                      CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+        if (cr != CUDA_SUCCESS) return gb_cu_fail(err, cr, "cuFuncSetAttribute");
+        k->wide_clusters = true;
+    }
+    CUlaunchAttribute cluster = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+    cluster.value.clusterDim.x = l->cluster[0] ? l->cluster[0] : 1;
+    cluster.value.clusterDim.y = l->cluster[1] ? l->cluster[1] : 1;
+    cluster.value.clusterDim.z = l->cluster[2] ? l->cluster[2] : 1;
+    CUlaunchConfig config = {
+        .gridDimX = l->grid[0],
+        .gridDimY = l->grid[1],
+        .gridDimZ = l->grid[2],
+        .blockDimX = l->block[0],
+        .blockDimY = l->block[1],
+        .blockDimZ = l->block[2],
+        .sharedMemBytes = l->smem_bytes,
+        .hStream = gpu->stream,
+        .attrs = &cluster,
+        .numAttrs = 1,
+    };
+    cr = gb_cu.cuLaunchKernelEx(&config, k->function, params, NULL);
+    if (cr != CUDA_SUCCESS) return gb_cu_fail(err, cr, "cuLaunchKernelEx");
+    return GB_OK;
+}
+
 /* Launches with the problem's arguments; outputs named in check go to the
  * reference's buffers when use_ref_outputs is set. */
 int gb_gpu_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_ref_outputs,
@@ -427,7 +494,11 @@ int gb_gpu_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_re
             ref_ptrs[i] = a->ref_buf;
             params[i] = &ref_ptrs[i];
         }
+        if (use_ref_outputs && a->desc.kind == GB_ARG_TENSORMAP &&
+            gpu->args[a->desc.tensor].ref_buf)
+            params[i] = &a->ref_map;
     }
+    if (gb_launch_cluster_blocks(l) > 1) return launch_cluster(gpu, k, l, params, err);
     CUresult cr =
         gb_cu.cuLaunchKernel(k->function, l->grid[0], l->grid[1], l->grid[2], l->block[0],
                              l->block[1], l->block[2], l->smem_bytes, gpu->stream, params, NULL);

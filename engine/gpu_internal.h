@@ -20,6 +20,7 @@ struct gb_gpu_kernel {
     int registers;
     int n_params; /* -1: unknown (a driver older than CUDA 12.4) */
     unsigned char param_bytes[GB_MAX_ARGS + 1];
+    bool wide_clusters; /* allowed clusters of more than 8 blocks */
     gpu_gemm *gemm;
 };
 
@@ -36,7 +37,9 @@ typedef struct gpu_arg {
         int64_t i64;
         float f32;
         double f64;
+        CUtensorMap map; /* a tensormap of the tensor's buf */
     } value;
+    CUtensorMap ref_map; /* a tensormap of a checked tensor: of its ref_buf */
 } gpu_arg;
 
 struct gb_gpu {

@@ -69,6 +69,57 @@ int gb_init_parse(const char *name, gb_init *out)
     return GB_EINVAL;
 }
 
+/* Looks name up in names[0..count); GB_EINVAL when it is not there. */
+static int parse_name(const char *const *names, int count, const char *name, int *out)
+{
+    for (int i = 0; name && i < count; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = i;
+            return GB_OK;
+        }
+    return GB_EINVAL;
+}
+
+static const char *const swizzle_names[GB_SWIZZLE_COUNT] = {"none", "32B", "64B", "128B"};
+static const char *const promotion_names[GB_L2_PROMOTION_COUNT] = {"none", "64B", "128B", "256B"};
+static const char *const oob_names[GB_OOB_COUNT] = {"zero", "nan"};
+
+const char *gb_swizzle_name(gb_swizzle swizzle)
+{
+    return (unsigned)swizzle < GB_SWIZZLE_COUNT ? swizzle_names[swizzle] : NULL;
+}
+
+int gb_swizzle_parse(const char *name, gb_swizzle *out)
+{
+    int v, rc = parse_name(swizzle_names, GB_SWIZZLE_COUNT, name, &v);
+    if (rc == GB_OK) *out = (gb_swizzle)v;
+    return rc;
+}
+
+const char *gb_l2_promotion_name(gb_l2_promotion promotion)
+{
+    return (unsigned)promotion < GB_L2_PROMOTION_COUNT ? promotion_names[promotion] : NULL;
+}
+
+int gb_l2_promotion_parse(const char *name, gb_l2_promotion *out)
+{
+    int v, rc = parse_name(promotion_names, GB_L2_PROMOTION_COUNT, name, &v);
+    if (rc == GB_OK) *out = (gb_l2_promotion)v;
+    return rc;
+}
+
+const char *gb_oob_fill_name(gb_oob_fill fill)
+{
+    return (unsigned)fill < GB_OOB_COUNT ? oob_names[fill] : NULL;
+}
+
+int gb_oob_fill_parse(const char *name, gb_oob_fill *out)
+{
+    int v, rc = parse_name(oob_names, GB_OOB_COUNT, name, &v);
+    if (rc == GB_OK) *out = (gb_oob_fill)v;
+    return rc;
+}
+
 int64_t gb_arg_elements(const gb_arg *arg)
 {
     if (arg->kind != GB_ARG_TENSOR) return 0;
@@ -82,4 +133,12 @@ size_t gb_arg_bytes(const gb_arg *arg)
 {
     if (arg->kind == GB_ARG_SCALAR) return gb_dtype_bytes(arg->dtype);
     return (size_t)gb_arg_elements(arg) * gb_dtype_bytes(arg->dtype);
+}
+
+uint64_t gb_launch_cluster_blocks(const gb_launch *l)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < 3; i++)
+        n *= l->cluster[i] ? l->cluster[i] : 1;
+    return n;
 }

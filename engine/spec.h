@@ -50,7 +50,41 @@ typedef enum gb_init {
 const char *gb_init_name(gb_init init);
 int gb_init_parse(const char *name, gb_init *out);
 
-typedef enum gb_arg_kind { GB_ARG_TENSOR, GB_ARG_SCALAR } gb_arg_kind;
+/* A tensormap is a TMA descriptor (CUtensorMap, 128 bytes by value) of another
+ * argument, a tensor, encoded on the host when the problem is set
+ * (engine/tensormap.h). */
+typedef enum gb_arg_kind { GB_ARG_TENSOR, GB_ARG_SCALAR, GB_ARG_TENSORMAP } gb_arg_kind;
+
+/* How a tensormap lays its box out in shared memory, how far L2 fetches around
+ * each load, and what a load reads past the tensor's edge: CUDA's
+ * CU_TENSOR_MAP_SWIZZLE_*, CU_TENSOR_MAP_L2_PROMOTION_*, CU_TENSOR_MAP_FLOAT_OOB_FILL_*. */
+typedef enum gb_swizzle {
+    GB_SWIZZLE_NONE,
+    GB_SWIZZLE_32B,
+    GB_SWIZZLE_64B,
+    GB_SWIZZLE_128B,
+    GB_SWIZZLE_COUNT,
+} gb_swizzle;
+typedef enum gb_l2_promotion {
+    GB_L2_PROMOTION_NONE,
+    GB_L2_PROMOTION_64B,
+    GB_L2_PROMOTION_128B,
+    GB_L2_PROMOTION_256B,
+    GB_L2_PROMOTION_COUNT,
+} gb_l2_promotion;
+typedef enum gb_oob_fill { GB_OOB_ZERO, GB_OOB_NAN, GB_OOB_COUNT } gb_oob_fill;
+
+/* "none", "32B", ...; NULL for an invalid value. The parsers return GB_EINVAL for
+ * an unknown name. */
+const char *gb_swizzle_name(gb_swizzle swizzle);
+int gb_swizzle_parse(const char *name, gb_swizzle *out);
+const char *gb_l2_promotion_name(gb_l2_promotion promotion);
+int gb_l2_promotion_parse(const char *name, gb_l2_promotion *out);
+const char *gb_oob_fill_name(gb_oob_fill fill);
+int gb_oob_fill_parse(const char *name, gb_oob_fill *out);
+
+/* A tensormap's rank: TMA takes 1 to 5 dimensions. */
+#define GB_TENSORMAP_MAX_RANK 5
 
 /* Values planted into a float tensor after its init, at given element indices, so
  * a kernel's handling of NaN and infinities is checked against the reference's. */
@@ -79,6 +113,18 @@ typedef struct gb_arg {
     int64_t planted[GB_SPECIAL_COUNT][GB_MAX_PLANTED]; /* 0-based element indices */
     int64_t int_value;                                 /* integer scalar */
     double float_value;                                /* floating scalar */
+    /* A tensormap: the tensor it describes (0-based position), seen as dims
+     * (n_dims 0: the tensor's own) with strides in elements (n_strides 0: packed;
+     * the innermost is 1), loaded box by box. Dims, strides and box run outermost
+     * first, like a tensor's dims; dtype is the tensor's. */
+    int tensor;
+    int n_strides;
+    int64_t strides[GB_TENSORMAP_MAX_RANK];
+    int n_box;
+    uint32_t box[GB_TENSORMAP_MAX_RANK];
+    gb_swizzle swizzle;
+    gb_l2_promotion l2_promotion;
+    gb_oob_fill oob_fill;
 } gb_arg;
 
 /* The wire description (base/wire.h; gb_wire_arg): every field is sent whatever
@@ -102,23 +148,40 @@ typedef struct gb_arg {
       .count = offsetof(gb_arg, n_planted[GB_SPECIAL_NINF]), GB_WIRE_RANGE(0, 9.0e15),             \
       .flags = GB_WIRE_OPTIONAL)                                                                   \
     X(int_value, INT64, "int_value")                                                               \
-    X(float_value, DOUBLE, "float_value", .flags = GB_WIRE_NULL_NAN)
+    X(float_value, DOUBLE, "float_value", .flags = GB_WIRE_NULL_NAN)                               \
+    X(tensor, INT, "tensor", GB_WIRE_RANGE(0, GB_MAX_ARGS - 1), .flags = GB_WIRE_OPTIONAL)         \
+    X(strides, INT64, "strides", .arity = GB_WIRE_INLINE, .count = offsetof(gb_arg, n_strides),    \
+      GB_WIRE_RANGE(1, 9.0e15), .flags = GB_WIRE_OPTIONAL)                                         \
+    X(box, UINT32, "box", .arity = GB_WIRE_INLINE, .count = offsetof(gb_arg, n_box),               \
+      GB_WIRE_RANGE(1, 256), .flags = GB_WIRE_OPTIONAL)                                            \
+    X(swizzle, ENUM, "swizzle", .enumeration = &gb_wire_enum_swizzle, .flags = GB_WIRE_OPTIONAL)   \
+    X(l2_promotion, ENUM, "l2_promotion", .enumeration = &gb_wire_enum_l2_promotion,               \
+      .flags = GB_WIRE_OPTIONAL)                                                                   \
+    X(oob_fill, ENUM, "oob_fill", .enumeration = &gb_wire_enum_oob_fill, .flags = GB_WIRE_OPTIONAL)
 
 /* Elements of a tensor argument (product of its dims). */
 int64_t gb_arg_elements(const gb_arg *arg);
 /* Bytes of a tensor argument. */
 size_t gb_arg_bytes(const gb_arg *arg);
 
+/* grid counts blocks, not clusters: with a cluster, each grid dimension is a
+ * multiple of the cluster's. A cluster of {0,0,0} (or {1,1,1}) is none. */
 typedef struct gb_launch {
     uint32_t grid[3];
     uint32_t block[3];
     uint32_t smem_bytes; /* dynamic shared memory */
+    uint32_t cluster[3]; /* blocks per thread block cluster (sm_90 and newer) */
 } gb_launch;
 
 #define GB_LAUNCH_WIRE(X)                                                                          \
     X(grid, UINT32, "grid", .arity = GB_WIRE_FIXED, GB_WIRE_RANGE(1, UINT32_MAX))                  \
     X(block, UINT32, "block", .arity = GB_WIRE_FIXED, GB_WIRE_RANGE(1, UINT32_MAX))                \
-    X(smem_bytes, UINT32, "smem_bytes")
+    X(smem_bytes, UINT32, "smem_bytes")                                                            \
+    X(cluster, UINT32, "cluster", .arity = GB_WIRE_FIXED, GB_WIRE_RANGE(0, 65535),                 \
+      .flags = GB_WIRE_OPTIONAL)
+
+/* Blocks in one cluster of l (1 when it has none). */
+uint64_t gb_launch_cluster_blocks(const gb_launch *l);
 
 /* Which arguments are compared with the reference, and how closely. Element by
  * element: x == r, or both NaN, or |x - r| <= atol + rtol * |r|. With norm, each

@@ -36,14 +36,33 @@ static const char *init_name(int v)
 
 static const char *arg_kind_name(int v)
 {
-    return v == GB_ARG_TENSOR ? "tensor" : v == GB_ARG_SCALAR ? "scalar" : NULL;
+    static const char *const names[] = {"tensor", "scalar", "tensormap"};
+    return v >= 0 && v <= GB_ARG_TENSORMAP ? names[v] : NULL;
+}
+
+static const char *swizzle_name(int v)
+{
+    return gb_swizzle_name((gb_swizzle)v);
+}
+
+static const char *l2_promotion_name(int v)
+{
+    return gb_l2_promotion_name((gb_l2_promotion)v);
+}
+
+static const char *oob_fill_name(int v)
+{
+    return gb_oob_fill_name((gb_oob_fill)v);
 }
 
 const gb_wire_enum gb_wire_enum_mode = {GB_MODE_HOT + 1, mode_name};
 const gb_wire_enum gb_wire_enum_trial_status = {GB_TRIAL_STATUS_COUNT, status_name};
 const gb_wire_enum gb_wire_enum_dtype = {GB_DT_COUNT, dtype_name};
 const gb_wire_enum gb_wire_enum_init = {GB_INIT_VALUE + 1, init_name};
-const gb_wire_enum gb_wire_enum_arg_kind = {GB_ARG_SCALAR + 1, arg_kind_name};
+const gb_wire_enum gb_wire_enum_arg_kind = {GB_ARG_TENSORMAP + 1, arg_kind_name};
+const gb_wire_enum gb_wire_enum_swizzle = {GB_SWIZZLE_COUNT, swizzle_name};
+const gb_wire_enum gb_wire_enum_l2_promotion = {GB_L2_PROMOTION_COUNT, l2_promotion_name};
+const gb_wire_enum gb_wire_enum_oob_fill = {GB_OOB_COUNT, oob_fill_name};
 
 /* ---- checks between fields ---------------------------------------------- */
 
@@ -69,6 +88,9 @@ static int arg_finish(void *obj, const char *path, gb_err *err)
                           GB_MAX_DIMS);
     if (a->kind == GB_ARG_SCALAR && a->n_dims != 0)
         return gb_err_set(err, GB_EINVAL, "%s.dims: expected none for a scalar", path);
+    if (a->kind == GB_ARG_TENSORMAP && (a->n_box < 1 || a->n_box > GB_TENSORMAP_MAX_RANK))
+        return gb_err_set(err, GB_EINVAL, "%s.box: expected 1 to %d sizes for a tensormap", path,
+                          GB_TENSORMAP_MAX_RANK);
     for (int k = 0; k < GB_SPECIAL_COUNT; k++)
         for (int i = 0; i < a->n_planted[k]; i++)
             if (a->kind != GB_ARG_TENSOR || a->planted[k][i] >= gb_arg_elements(a))

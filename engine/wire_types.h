@@ -28,7 +28,10 @@ extern const gb_wire_enum gb_wire_enum_mode;         /* gb_measure_mode: cold, h
 extern const gb_wire_enum gb_wire_enum_trial_status; /* gb_trial_status: ok, wrong, ... */
 extern const gb_wire_enum gb_wire_enum_dtype;        /* gb_dtype: f32, ... */
 extern const gb_wire_enum gb_wire_enum_init;         /* gb_init: randn, ..., value */
-extern const gb_wire_enum gb_wire_enum_arg_kind;     /* gb_arg_kind: tensor, scalar */
+extern const gb_wire_enum gb_wire_enum_arg_kind;     /* gb_arg_kind: tensor, scalar, tensormap */
+extern const gb_wire_enum gb_wire_enum_swizzle;      /* gb_swizzle: none, 32B, 64B, 128B */
+extern const gb_wire_enum gb_wire_enum_l2_promotion; /* gb_l2_promotion: none, 64B, ... */
+extern const gb_wire_enum gb_wire_enum_oob_fill;     /* gb_oob_fill: zero, nan */
 
 /* A gb_trial_result's measurement is on the wire when it is ok. */
 bool gb_wire_trial_ok(const void *result);

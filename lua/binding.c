@@ -581,6 +581,8 @@ static int open_gpubench(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, "gpubench.Tensor");
     lua_getfield(L, -1, "_Scalar");
     lua_setfield(L, LUA_REGISTRYINDEX, "gpubench.Scalar");
+    lua_getfield(L, -1, "_TensorMap");
+    lua_setfield(L, LUA_REGISTRYINDEX, "gpubench.TensorMap");
     return 1;
 }
 

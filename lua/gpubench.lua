@@ -62,6 +62,7 @@ end
 -- Typed objects carry a metatable, so a plain table is never taken for one.
 local Tensor = { __name = "gpubench.tensor" }
 local Scalar = { __name = "gpubench.scalar" }
+local TensorMap = { __name = "gpubench.tensormap" }
 local Template = { __name = "gpubench.template" }
 local Kernel = { __name = "gpubench.kernel" }
 local Same = { __name = "gpubench.same" }
@@ -153,6 +154,48 @@ function gb.tensor(dtype, dims, init, opts)
   local copy = {}
   for i, d in ipairs(dims) do copy[i] = math.tointeger(d) end
   return setmetatable({ dtype = dtype, dims = copy, init = init, planted = planted, inout = opts.inout == true }, Tensor)
+end
+
+-- A TMA descriptor of another argument, a tensor (engine/tensormap.h checks it
+-- against the tensor once args has returned).
+local TENSORMAP_CHOICES = {
+  swizzle = { "none", "32B", "64B", "128B" },
+  l2_promotion = { "none", "64B", "128B", "256B" },
+  oob_fill = { "zero", "nan" },
+}
+
+local function sizes_list(what, v, min, max)
+  if not is_list(v) or #v < 1 or #v > 5 then fail("gb.tensormap: %s must be a list of 1 to 5 sizes, got %s", what, describe(v)) end
+  local copy = {}
+  for i, x in ipairs(v) do
+    local n = math.tointeger(x)
+    if not n or n < min or n > max then
+      fail("gb.tensormap: %s[%d] must be an integer from %d to %d, got %s", what, i, min, max, describe(x))
+    end
+    copy[i] = n
+  end
+  return copy
+end
+
+function gb.tensormap(spec)
+  if type(spec) ~= "table" then fail("gb.tensormap: expected a table, got %s", describe(spec)) end
+  for k in pairs(spec) do
+    if k ~= "tensor" and k ~= "box" and k ~= "dims" and k ~= "strides" and not TENSORMAP_CHOICES[k] then
+      fail("gb.tensormap: unknown field '%s' (tensor, box, dims, strides, swizzle, l2_promotion, oob_fill)", tostring(k))
+    end
+  end
+  local t = math.tointeger(spec.tensor)
+  if not t or t < 1 then fail("gb.tensormap: tensor must be the 1-based position of a tensor in args, got %s", describe(spec.tensor)) end
+  if spec.box == nil then fail("gb.tensormap: box is required: the sizes of one load, outermost first") end
+  local m = { tensor = t, box = sizes_list("box", spec.box, 1, 256), at = where() }
+  if spec.dims ~= nil then m.dims = sizes_list("dims", spec.dims, 1, 1 << 32) end
+  if spec.strides ~= nil then m.strides = sizes_list("strides", spec.strides, 1, 1 << 53) end
+  for k, choices in pairs(TENSORMAP_CHOICES) do
+    local v = spec[k] == nil and choices[1] or spec[k]
+    if not member(choices, v) then fail("gb.tensormap: %s must be one of %s, got %s", k, table.concat(choices, " "), describe(v)) end
+    m[k] = v
+  end
+  return setmetatable(m, TensorMap)
 end
 
 local INT_RANGES = {
@@ -344,7 +387,7 @@ end
 local KERNEL_FIELDS = {
   name = "string", source = "source", entry = "string", params = "table", constraints = "table",
   options = "table", macros = "boolean", args = "function", grid = "geometry", block = "geometry",
-  smem = "number-or-function", reference = "kernel", check = "table", flops = "number-or-function",
+  smem = "number-or-function", cluster = "geometry", reference = "kernel", check = "table", flops = "number-or-function",
   bytes = "number-or-function", key = "table", shapes = "table", defines = "function",
   include_dirs = "table", measure = "table", math = "string",
 }
@@ -443,9 +486,9 @@ end
 -- Fixed values are checked here, at the script's line: as hooks they would be
 -- reported at the prelude's.
 local function check_static(spec)
-  for _, name in ipairs { "grid", "block" } do
+  for _, name in ipairs { "grid", "block", "cluster" } do
     local v = spec[name]
-    if type(v) ~= "function" then
+    if v ~= nil and type(v) ~= "function" then
       local sizes = type(v) == "table" and v or { v }
       if not is_list(sizes) or #sizes < 1 or #sizes > 3 then
         fail("gb.kernel: field '%s' must be a list of 1 to 3 sizes", name)
@@ -551,6 +594,7 @@ function gb.kernel(spec)
     grid = as_function(spec.grid),
     block = as_function(spec.block),
     smem = as_function(spec.smem or 0),
+    cluster = spec.cluster and as_function(spec.cluster),
     defines = spec.defines,
     reference = spec.reference,
     check = spec.check or {},
@@ -697,7 +741,7 @@ end
 require("gpubench.cublas")(gb, { fail = fail, describe = describe, where = where,
                                  distance = distance, Kernel = Kernel, core = core })
 
-gb._Kernel, gb._Tensor, gb._Scalar = Kernel, Tensor, Scalar
+gb._Kernel, gb._Tensor, gb._Scalar, gb._TensorMap = Kernel, Tensor, Scalar, TensorMap
 gb.dtypes = DTYPES
 gb.version = core.version
 

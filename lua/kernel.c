@@ -1,5 +1,6 @@
 /* A script's kernel as the tuner sees it: the fields the prelude checked, turned
  * into a gb_kernel_def, and hooks that call the script's functions. */
+#include "engine/tensormap.h"
 #include "engine/wire_types.h"
 #include "lua/internal.h"
 #include "lua/wire.h"
@@ -127,11 +128,74 @@ static int scalar_arg(lua_State *L, int idx, gb_arg *a)
     return rc;
 }
 
-/* 1 for a gb.tensor, 2 for a scalar, 0 for anything else (value on top). */
-static int arg_kind(lua_State *L, int tensor_mt, int scalar_mt)
+/* Reads list field `name` of the table at idx into out[0..max) (n set to its length). */
+static void int_list(lua_State *L, int idx, const char *name, int64_t *out, int max, int *n)
 {
-    if (!lua_getmetatable(L, -1)) return 0;
-    int kind = lua_rawequal(L, -1, tensor_mt) ? 1 : lua_rawequal(L, -1, scalar_mt) ? 2 : 0;
+    lua_getfield(L, idx, name);
+    *n = lua_istable(L, -1) ? (int)luaL_len(L, -1) : 0;
+    if (*n > max) *n = max;
+    for (int i = 0; i < *n; i++) {
+        lua_rawgeti(L, -1, i + 1);
+        out[i] = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+/* A gb.tensormap (the prelude checked each field; its tensor is checked once
+ * every argument is known). */
+static int tensormap_arg(lua_State *L, int idx, gb_arg *a)
+{
+    int64_t v[GB_TENSORMAP_MAX_RANK];
+    a->kind = GB_ARG_TENSORMAP;
+    lua_getfield(L, idx, "tensor");
+    a->tensor = (int)lua_tointeger(L, -1) - 1;
+    lua_getfield(L, idx, "swizzle");
+    int rc = gb_swizzle_parse(lua_tostring(L, -1), &a->swizzle);
+    lua_getfield(L, idx, "l2_promotion");
+    if (rc == GB_OK) rc = gb_l2_promotion_parse(lua_tostring(L, -1), &a->l2_promotion);
+    lua_getfield(L, idx, "oob_fill");
+    if (rc == GB_OK) rc = gb_oob_fill_parse(lua_tostring(L, -1), &a->oob_fill);
+    lua_pop(L, 4);
+    int_list(L, idx, "box", v, GB_TENSORMAP_MAX_RANK, &a->n_box);
+    for (int i = 0; i < a->n_box; i++)
+        a->box[i] = (uint32_t)v[i];
+    int_list(L, idx, "dims", a->dims, GB_TENSORMAP_MAX_RANK, &a->n_dims);
+    int_list(L, idx, "strides", a->strides, GB_TENSORMAP_MAX_RANK, &a->n_strides);
+    return rc;
+}
+
+/* Checks each tensormap against the tensor it names; the message says where the
+ * gb.tensormap was made. */
+static int check_tensormaps(lua_State *L, int list, const char *where, const gb_arg *args, int n,
+                            gb_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        if (args[i].kind != GB_ARG_TENSORMAP) continue;
+        int rc = gb_tensormap_check(args, n, i, NULL, err);
+        if (rc == GB_OK) continue;
+        lua_rawgeti(L, list, i + 1);
+        lua_getfield(L, -1, "at");
+        const char *at = lua_tostring(L, -1);
+        gb_err_prefix(err, "%sgb.tensormap (argument %d of args at %s)", at ? at : "", i + 1,
+                      where);
+        lua_pop(L, 2);
+        if (err) err->code = GB_ESCRIPT;
+        return GB_ESCRIPT;
+    }
+    return GB_OK;
+}
+
+enum { ARG_OTHER, ARG_TENSOR, ARG_SCALAR, ARG_TENSORMAP };
+
+/* Which of the argument kinds the value on top is, by its metatable; the kinds'
+ * metatables sit at first, first + 1 and first + 2. */
+static int arg_kind(lua_State *L, int first)
+{
+    if (!lua_getmetatable(L, -1)) return ARG_OTHER;
+    int kind = ARG_OTHER;
+    for (int i = 0; i < 3 && kind == ARG_OTHER; i++)
+        if (lua_rawequal(L, -1, first + i)) kind = ARG_TENSOR + i;
     lua_pop(L, 1);
     return kind;
 }
@@ -147,22 +211,28 @@ static int convert_args(lua_State *L, const char *where, gb_arg *out, int *out_n
                           GB_MAX_ARGS);
     lua_getfield(L, LUA_REGISTRYINDEX, "gpubench.Tensor");
     lua_getfield(L, LUA_REGISTRYINDEX, "gpubench.Scalar");
+    lua_getfield(L, LUA_REGISTRYINDEX, "gpubench.TensorMap");
     int rc = GB_OK;
     for (int i = 1; i <= n && rc == GB_OK; i++) {
         memset(&out[i - 1], 0, sizeof *out);
         lua_rawgeti(L, list, i);
-        int kind = arg_kind(L, list + 1, list + 2);
-        if (kind == 1)
+        int kind = arg_kind(L, list + 1);
+        if (kind == ARG_TENSOR)
             rc = tensor_arg(L, lua_gettop(L), &out[i - 1]);
-        else if (kind == 2)
+        else if (kind == ARG_SCALAR)
             rc = scalar_arg(L, lua_gettop(L), &out[i - 1]);
+        else if (kind == ARG_TENSORMAP)
+            rc = tensormap_arg(L, lua_gettop(L), &out[i - 1]);
         else
-            rc = bad_arg(L, where, i, "is not a gb.tensor or a scalar (gb.i32, gb.f32, ...)", err);
+            rc = bad_arg(L, where, i,
+                         "is not a gb.tensor, a scalar (gb.i32, gb.f32, ...) or a gb.tensormap",
+                         err);
         if (rc == GB_EINVAL) rc = bad_arg(L, where, i, "is malformed", err);
         lua_pop(L, 1);
     }
-    lua_pop(L, 2);
+    lua_pop(L, 3);
     *out_n = n;
+    if (rc == GB_OK) rc = check_tensormaps(L, list, where, out, n, err);
     return rc;
 }
 
@@ -215,6 +285,15 @@ static int call_cs(lua_kernel *k, const char *field, const gb_config *c, const g
     return gb_lua_pcall(k->L, 2, 1, err);
 }
 
+/* Whether the kernel's table has field (not nil, not false). */
+static bool has_field(lua_kernel *k, const char *field)
+{
+    push_kernel_field(k, field);
+    bool has = lua_toboolean(k->L, -1);
+    lua_pop(k->L, 1);
+    return has;
+}
+
 static int hook_launch(void *ctx, const gb_config *c, const gb_fields *s, gb_launch *out,
                        gb_err *err)
 {
@@ -224,6 +303,10 @@ static int hook_launch(void *ctx, const gb_config *c, const gb_fields *s, gb_lau
     if (rc == GB_OK) rc = to_dims(k->L, "grid", where, out->grid, err), lua_pop(k->L, 1);
     if (rc == GB_OK) rc = call_cs(k, "block", c, s, where, sizeof where, err);
     if (rc == GB_OK) rc = to_dims(k->L, "block", where, out->block, err), lua_pop(k->L, 1);
+    if (rc == GB_OK && has_field(k, "cluster")) {
+        rc = call_cs(k, "cluster", c, s, where, sizeof where, err);
+        if (rc == GB_OK) rc = to_dims(k->L, "cluster", where, out->cluster, err), lua_pop(k->L, 1);
+    }
     if (rc == GB_OK) rc = call_cs(k, "smem", c, s, where, sizeof where, err);
     if (rc) return rc;
     int is_int = 0;

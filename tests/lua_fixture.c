@@ -69,6 +69,7 @@ static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *chec
 {
     ((fake_gpu *)self)->n_trials++;
     ((fake_gpu *)self)->check = *check;
+    ((fake_gpu *)self)->launch = v->launch;
     out->status = GB_TRIAL_OK;
     fake_measurement(v, opts, &out->measurement);
     return GB_OK;
@@ -109,18 +110,6 @@ static int open_fake_gpu(void *ctx, gb_exec **out, gb_err *err)
 }
 
 /* The source tree: from ctest's environment, else from where this file lies. */
-void source_dir(char *out, size_t n)
-{
-    const char *env = getenv("GB_SOURCE_DIR");
-    if (env && *env) {
-        snprintf(out, n, "%s", env);
-        return;
-    }
-    snprintf(out, n, "%s", __FILE__);
-    char *tests = strstr(out, "/tests/lua_fixture.c");
-    if (tests) *tests = '\0';
-}
-
 int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);

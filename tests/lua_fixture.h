@@ -17,6 +17,7 @@
 #include "cache/cache.h"
 #include "engine/exec.h"
 #include "lua/binding.h"
+#include "scratch.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -31,6 +32,7 @@ typedef struct fake_gpu {
     gb_arg args[GB_MAX_ARGS]; /* of the last problem */
     int n_args;
     gb_check_spec check; /* of the last trial */
+    gb_launch launch;    /* of the last trial */
 } fake_gpu;
 
 typedef struct fixture {
@@ -53,9 +55,6 @@ typedef struct fixture {
  * the tuner's log and the tables in temporary files. teardown removes it all. */
 int setup(void **state);
 int teardown(void **state);
-
-/* The source tree: from ctest's environment, else from where this file lies. */
-void source_dir(char *out, size_t n);
 
 /* Writes text and then tail to path (a test fails if it cannot). */
 void write_file(const char *path, const char *text, const char *tail);

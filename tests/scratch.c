@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,4 +81,16 @@ int scratch_tune(const char *dir, char *out, size_t out_n, char *err, size_t err
     scratch_read(out_path, out, out_n);
     scratch_read(err_path, err, err_n);
     return status;
+}
+
+void source_dir(char *out, size_t n)
+{
+    const char *env = getenv("GB_SOURCE_DIR");
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+        return;
+    }
+    snprintf(out, n, "%s", __FILE__);
+    char *tests = strstr(out, "/tests/scratch.c");
+    if (tests) *tests = '\0';
 }

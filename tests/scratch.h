@@ -9,6 +9,9 @@
 
 #include <stddef.h>
 
+/* The source tree: from ctest's environment, else from where this file lies. */
+void source_dir(char *out, size_t n);
+
 /* Removes dir and everything below it (links are removed, never followed).
  * Returns 0, or -1 when something could not be removed. */
 int scratch_remove(const char *dir);

@@ -222,6 +222,32 @@ static void test_registers_per_block_count_whole_warps(void **state)
     assert_true(gb_arch_check(&lim, &l, &r, reason, sizeof reason));
 }
 
+static void test_clusters_need_sm_90_whole_clusters_and_at_most_16_blocks(void **state)
+{
+    gb_arch_limits lim = limits("sm_90a");
+    gb_launch l = launch(128, 1, 1, 0); /* grid 128 x 1 x 1 */
+    l.cluster[0] = 2;
+    char reason[256];
+    assert_true(gb_arch_check(&lim, &l, NULL, reason, sizeof reason));
+    l.cluster[0] = 16; /* non-portable, which the engine opts into */
+    assert_true(gb_arch_check(&lim, &l, NULL, reason, sizeof reason));
+    l.cluster[0] = 3;
+    assert_false(gb_arch_check(&lim, &l, NULL, reason, sizeof reason));
+    assert_string_equal(reason, "grid x is 128, not a multiple of the cluster's 3");
+    l.cluster[0] = 4;
+    l.cluster[1] = 8;
+    assert_false(gb_arch_check(&lim, &l, NULL, reason, sizeof reason));
+    assert_string_equal(reason, "uses a cluster of 32 blocks (4x8x1); sm_90a allows 16; grid y is "
+                                "1, not a multiple of the cluster's 8");
+    lim = limits("sm_89");
+    l.cluster[1] = 0;
+    assert_false(gb_arch_check(&lim, &l, NULL, reason, sizeof reason));
+    assert_string_equal(
+        reason, "uses a cluster of 4 blocks; sm_89 has no thread block clusters (sm_90 and newer)");
+    l.cluster[0] = 1; /* a cluster of one block is none */
+    assert_true(gb_arch_check(&lim, &l, NULL, reason, sizeof reason));
+}
+
 static void test_a_short_reason_buffer_is_cut_not_overrun(void **state)
 {
     gb_arch_limits lim = limits("sm_90a");
@@ -266,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_shared_memory_over_the_opt_in_limit_names_both_parts),
         cmocka_unit_test(test_static_shared_memory_over_48_kib_is_refused),
         cmocka_unit_test(test_registers_per_block_count_whole_warps),
+        cmocka_unit_test(test_clusters_need_sm_90_whole_clusters_and_at_most_16_blocks),
         cmocka_unit_test(test_a_short_reason_buffer_is_cut_not_overrun),
         cmocka_unit_test(test_a_device_overrides_what_it_reports),
     };

@@ -209,7 +209,7 @@ static gb_check_result check_against_cublas(fixture *f, const gb_gemm *g, int wh
 {
     set_problem(f, g);
     gb_gpu_kernel *ref = load_gemm(f, g), *k = load_naive(f, which);
-    gb_launch launch = launch_of(g), none = {{1, 1, 1}, {1, 1, 1}, 0};
+    gb_launch launch = launch_of(g), none = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     gb_check_spec check = {.n_outputs = 1, .outputs = {2}, .rtol = rtol, .atol = atol};
     gb_check_result res;
     gb_err err;
@@ -291,7 +291,7 @@ static void measure(fixture *f, gb_gpu_kernel *k, gb_measure_mode mode, const gb
     gb_measure_opts opts = gb_measure_defaults();
     opts.mode = mode;
     gb_measurement m;
-    gb_launch none = {{1, 1, 1}, {1, 1, 1}, 0};
+    gb_launch none = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     gb_err err;
     if (gb_gpu_measure(f->gpu, k, &none, &opts, &m, &err)) fail_msg("measure: %s", err.msg);
     assert_true(m.stats.n >= opts.min_samples && m.stats.median > 0);
@@ -315,7 +315,7 @@ static void test_a_gemm_is_timed_cold_and_hot_and_raced(void **state)
     measure(f, k, GB_MODE_COLD, &g);
     measure(f, k, GB_MODE_HOT, &g);
     gb_gpu_kernel *both[2] = {k, load_naive(f, MM_BF16)};
-    gb_launch launches[2] = {{{1, 1, 1}, {1, 1, 1}, 0}, launch_of(&g)};
+    gb_launch launches[2] = {{.grid = {1, 1, 1}, .block = {1, 1, 1}}, launch_of(&g)};
     gb_measure_opts opts = gb_measure_defaults();
     gb_measurement m[2];
     gb_err err;

@@ -371,7 +371,9 @@ static void test_args_must_return_tensors_and_scalars(void **state)
                                "}\n"
                                "gb.tune(k, { shapes = { { n = 256 } } })\n";
     int rc = run(f, text);
-    EXPECT_ERROR_NAMING(f, rc, line_of(text, "--@"), "element 2 is not a gb.tensor or a scalar");
+    EXPECT_ERROR_NAMING(
+        f, rc, line_of(text, "--@"),
+        "element 2 is not a gb.tensor, a scalar (gb.i32, gb.f32, ...) or a gb.tensormap");
 }
 
 /* A tuned kernel whose hook (given on the marked line) fails. */

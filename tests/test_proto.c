@@ -120,6 +120,43 @@ static void test_problem_args_of_every_init_and_extreme_scalars_round_trip(void 
         assert_same_arg(&got.args[i], &sent[i]);
 }
 
+static void test_a_tensormap_arg_round_trips_with_its_view_and_modes(void **state)
+{
+    gb_arg sent[] = {
+        tensor(GB_DT_BF16, GB_INIT_RANDN, 3, (int64_t[]){4, 300, 1024}),
+        {.kind = GB_ARG_TENSORMAP,
+         .dtype = GB_DT_BF16,
+         .tensor = 0,
+         .n_dims = 2,
+         .dims = {1200, 1000},
+         .n_strides = 2,
+         .strides = {1024, 1},
+         .n_box = 2,
+         .box = {256, 64},
+         .swizzle = GB_SWIZZLE_128B,
+         .l2_promotion = GB_L2_PROMOTION_256B,
+         .oob_fill = GB_OOB_NAN},
+    };
+    gb_proto_problem problem = {.seed = 1, .n_args = N_OF(sent)}, got;
+    memcpy(problem.args, sent, sizeof sent);
+    char *text = deliver(*state, GB_MSG_PROBLEM, &problem, &got);
+    assert_contains(text, "\"kind\":\"tensormap\"");
+    assert_contains(text, "\"swizzle\":\"128B\"");
+    free(text);
+    const gb_arg *m = &got.args[1];
+    assert_int_equal(m->kind, GB_ARG_TENSORMAP);
+    assert_int_equal(m->tensor, 0);
+    assert_int_equal(m->n_dims, 2);
+    assert_true(m->dims[0] == 1200 && m->dims[1] == 1000);
+    assert_int_equal(m->n_strides, 2);
+    assert_true(m->strides[0] == 1024 && m->strides[1] == 1);
+    assert_int_equal(m->n_box, 2);
+    assert_true(m->box[0] == 256 && m->box[1] == 64);
+    assert_int_equal(m->swizzle, GB_SWIZZLE_128B);
+    assert_int_equal(m->l2_promotion, GB_L2_PROMOTION_256B);
+    assert_int_equal(m->oob_fill, GB_OOB_NAN);
+}
+
 static void test_a_problem_without_args_round_trips(void **state)
 {
     gb_proto_problem problem = {.seed = 7}, got;
@@ -133,7 +170,8 @@ static void test_reference_variant_round_trips(void **state)
     gb_proto_variant sent = {.name = "_Z5sgemmILi64EEvPKfS1_Pf",
                              .launch = {.grid = {UINT32_MAX, 2, 3},
                                         .block = {128, 2, 1},
-                                        .smem_bytes = 232448},
+                                        .smem_bytes = 232448,
+                                        .cluster = {2, 1, 1}},
                              .kernel = "sgemm",
                              .config = "BK=8,BM=64"},
                      got;
@@ -146,6 +184,7 @@ static void test_reference_variant_round_trips(void **state)
         assert_int_equal(got.launch.block[i], sent.launch.block[i]);
     }
     assert_int_equal(got.launch.smem_bytes, sent.launch.smem_bytes);
+    assert_int_equal(gb_launch_cluster_blocks(&got.launch), 2);
     gb_proto_free(GB_MSG_REFERENCE, &got);
 }
 
@@ -574,6 +613,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         TEST(test_problem_args_of_every_init_and_extreme_scalars_round_trip),
+        TEST(test_a_tensormap_arg_round_trips_with_its_view_and_modes),
         TEST(test_a_problem_without_args_round_trips),
         TEST(test_reference_variant_round_trips),
         TEST(test_trial_check_and_measure_options_round_trip),

@@ -1,0 +1,235 @@
+// Hopper GEMM on the tensor cores: C[M,N] = alpha * A[M,K] * B[N,K]^T + beta * C,
+// 16-bit inputs (GEMM_T: __nv_bfloat16 or __half), fp32 accumulation, C in GEMM_T,
+// all row-major (A and B both K-major: BLAS's "TN" in column-major terms).
+//
+// Shape of the kernel:
+//   - a persistent grid: block b takes tiles b, b + gridDim.x, ... of BM x BN, in
+//     an order that walks GROUP rows of tiles at a time, so the A rows and B
+//     columns that neighbouring blocks need are in L2 together;
+//   - warp specialisation: warpgroup 0 is the producer, whose one thread issues a
+//     TMA load of A's and B's BK-deep slices into a ring of STAGES buffers
+//     (128-byte swizzled, as wgmma reads them); warpgroups 1..CONSUMERS each own
+//     BM / CONSUMERS rows of the tile and issue wgmma.mma_async from those
+//     buffers into registers. The producer gives up registers (setmaxnreg) so the
+//     consumers can hold BN/2 accumulators per m64 row block;
+//   - per stage, two mbarriers: `full` (the loads landed: TMA's byte count) and
+//     `empty` (every consumer's wgmmas that read it completed), so the producer
+//     runs STAGES slices ahead;
+//   - a consumer keeps one group of wgmmas in flight: it releases a stage once the
+//     next stage's wgmmas were issued and the previous group completed;
+//   - the epilogue scales the accumulators and stores them straight from
+//     registers, two columns at a time, while the producer is already loading
+//     the next tile.
+//
+// Any M, N and K: TMA reads zeros past A's and B's edges, and the epilogue stores
+// only elements inside C. TMA needs rows of 16-byte multiples: K a multiple of 8
+// (engine/tensormap.c refuses a map otherwise, naming the stride).
+//
+// Arguments: A, B, C (pointers; A and B are read through their tensormaps),
+// the tensormaps of A and B (boxes of 64 rows x BK, 128B-swizzled: a stage is
+// BM/64 and BN/64 such loads, so the maps do not depend on the tile), M, N, K,
+// alpha, beta.
+//
+// Compile-time: GEMM_T (__nv_bfloat16 or __half).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "tma.cuh"
+#include "wgmma_ops.cuh"
+
+#ifndef GEMM_T
+#error "gemm_wgmma: compile with -DGEMM_T=__nv_bfloat16 or __half"
+#endif
+
+namespace wg {
+
+template <class T> struct tag;
+template <> struct tag<__nv_bfloat16> {
+    using type = wgmma_bf16;
+};
+template <> struct tag<__half> {
+    using type = wgmma_f16;
+};
+
+// A shared-memory matrix descriptor for a K-major tile in 128-byte swizzle: rows
+// of 128 bytes, 8-row (1024-byte) swizzle atoms stacked along M or N.
+__device__ __forceinline__ unsigned long long desc_k128(const void *tile)
+{
+    unsigned long long addr = tma::smem(tile);
+    return ((addr & 0x3FFFF) >> 4)  // start address, 16-byte units
+           | (1ull << 16)           // leading byte offset: unused for this layout
+           | ((1024ull >> 4) << 32) // stride byte offset: one 8-row atom
+           | (1ull << 62);          // 128-byte swizzle
+}
+
+__device__ __forceinline__ void fence()
+{
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void commit()
+{
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+template <int PENDING> __device__ __forceinline__ void wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(PENDING) : "memory");
+}
+
+template <int REGS> __device__ __forceinline__ void grow_registers()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(REGS));
+}
+
+template <int REGS> __device__ __forceinline__ void shrink_registers()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(REGS));
+}
+
+// Tile t's first row and column: GROUP rows of tiles at a time, column by column
+// within the group.
+template <int BM, int BN, int GROUP>
+__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &m0, int &n0)
+{
+    int per_group = GROUP * tiles_n;
+    int first = t / per_group * GROUP;
+    int rows = min(tiles_m - first, GROUP);
+    int in_group = t % per_group;
+    m0 = (first + in_group % rows) * BM;
+    n0 = in_group / rows * BN;
+}
+
+template <class T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ __nv_bfloat16 from_float(float x)
+{
+    return __float2bfloat16_rn(x);
+}
+template <> __device__ __forceinline__ __half from_float(float x)
+{
+    return __float2half_rn(x);
+}
+
+// Stores one consumer's m64 x BN block (rows from row0): thread (warp w, lane l)
+// holds, for each 8-column group g, rows w*16 + l/4 (+8) and columns g*8 + 2*(l%4)
+// (+1) in d[4g .. 4g+3].
+template <class T, int BN>
+__device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, int n0, int M,
+                                      int N, float alpha, float beta)
+{
+    int w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
+    bool pairs = N % 2 == 0;
+#pragma unroll
+    for (int g = 0; g < BN / 8; g++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int r = row0 + w * 16 + l / 4 + 8 * h, c = n0 + g * 8 + 2 * (l % 4);
+            if (r >= M || c >= N) continue;
+            float x0 = alpha * d[4 * g + 2 * h], x1 = alpha * d[4 * g + 2 * h + 1];
+            T *p = C + (size_t)r * N + c;
+            if (beta != 0.0f) {
+                x0 += beta * (float)p[0];
+                if (c + 1 < N) x1 += beta * (float)p[1];
+            }
+            if (pairs) { // c is even, so is the offset: a 4-byte store
+                T two[2] = {from_float<T>(x0), from_float<T>(x1)};
+                *reinterpret_cast<unsigned *>(p) = *reinterpret_cast<unsigned *>(two);
+            } else {
+                p[0] = from_float<T>(x0);
+                if (c + 1 < N) p[1] = from_float<T>(x1);
+            }
+        }
+}
+
+} // namespace wg
+
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP>
+__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
+    gemm_wgmma(const GEMM_T *A, const GEMM_T *B, GEMM_T *C, const __grid_constant__ gb_tensormap ma,
+               const __grid_constant__ gb_tensormap mb, int M, int N, int K, float alpha,
+               float beta)
+{
+    using T = GEMM_T;
+    using Shape = wgmma_shape<typename wg::tag<T>::type, BN>;
+    constexpr int WM = BM / CONSUMERS; // rows of the tile per consumer
+    constexpr int MT = WM / 64;        // its m64 row blocks
+    static_assert(BK * sizeof(T) == 128, "a slice row is one 128-byte swizzle span");
+    static_assert(WM % 64 == 0, "each consumer owns whole m64 row blocks");
+    static_assert(BN % 64 == 0 && BN <= 256, "B's slice is whole 64-row boxes, wgmma's N <= 256");
+
+    extern __shared__ unsigned char smem_raw[];
+    // 128-byte swizzled tiles must start on 1024-byte boundaries
+    T *sa = reinterpret_cast<T *>(((size_t)smem_raw + 1023) & ~(size_t)1023);
+    T *sb = sa + STAGES * BM * BK;
+    unsigned long long *full = reinterpret_cast<unsigned long long *>(sb + STAGES * BN * BK);
+    unsigned long long *empty = full + STAGES;
+
+    int wg_index = threadIdx.x / 128, tid = threadIdx.x % 128;
+    if (threadIdx.x == 0) {
+        tma::prefetch(&ma);
+        tma::prefetch(&mb);
+        for (int s = 0; s < STAGES; s++) {
+            tma::init(&full[s], 1);
+            tma::init(&empty[s], CONSUMERS);
+        }
+        tma::fence_init();
+    }
+    __syncthreads();
+
+    int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    int tiles = tiles_m * tiles_n, slices = (K + BK - 1) / BK;
+
+    if (wg_index == 0) { // the producer
+        wg::shrink_registers<40>();
+        if (tid != 0) return;
+        int it = 0;
+        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+            int m0, n0;
+            wg::tile_origin<BM, BN, GROUP>(t, tiles_m, tiles_n, m0, n0);
+            for (int k = 0; k < slices; k++, it++) {
+                int s = it % STAGES;
+                tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+                tma::expect_bytes(&full[s], (BM + BN) * BK * sizeof(T));
+#pragma unroll
+                for (int r = 0; r < BM / 64; r++)
+                    tma::load(&ma, sa + (s * BM + r * 64) * BK, &full[s], k * BK, m0 + r * 64);
+#pragma unroll
+                for (int r = 0; r < BN / 64; r++)
+                    tma::load(&mb, sb + (s * BN + r * 64) * BK, &full[s], k * BK, n0 + r * 64);
+            }
+        }
+        return;
+    }
+
+    wg::grow_registers<232>();
+    int consumer = wg_index - 1;
+    float d[MT][BN / 2];
+    int it = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int m0, n0;
+        wg::tile_origin<BM, BN, GROUP>(t, tiles_m, tiles_n, m0, n0);
+        for (int k = 0; k < slices; k++, it++) {
+            int s = it % STAGES;
+            tma::wait(&full[s], (it / STAGES) & 1);
+            const T *a = sa + s * BM * BK + consumer * WM * BK;
+            const T *b = sb + s * BN * BK;
+            wg::fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+                    mma<0, 0>(Shape{}, d[mt], wg::desc_k128(a + mt * 64 * BK + kk * 16),
+                              wg::desc_k128(b + kk * 16), k > 0 || kk > 0);
+            wg::commit();
+            wg::wait<1>(); // the previous slice's group is done: its stage is free
+            if (k > 0 && tid == 0) tma::arrive(&empty[(it - 1) % STAGES]);
+        }
+        wg::wait<0>();
+        if (tid == 0) tma::arrive(&empty[(it - 1) % STAGES]);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+            wg::store<T, BN>(d[mt], C, m0 + consumer * WM + mt * 64, n0, M, N, alpha, beta);
+    }
+}

@@ -1,0 +1,143 @@
+// TMA loads, mbarriers and thread block clusters for sm_90 kernels, as inline
+// PTX (NVRTC-friendly, no CUDA headers).
+//
+// A script passes a tensor's descriptor with gb.tensormap{ tensor = i, box = ... };
+// the kernel takes it by value:
+//
+//   __global__ void k(const __grid_constant__ gb_tensormap a, ...)
+//
+// and loads a box with tma::load(&a, smem, bar, {x, y}), where the coordinates run
+// innermost first (TMA's order; a script's box and dims run outermost first).
+// The load completes on an mbarrier: the waiting side arms it with the bytes it
+// expects (tma::expect_bytes) and waits on its phase (tma::wait).
+#pragma once
+
+// The engine's CUtensorMap: 128 opaque bytes, passed by value.
+struct alignas(64) gb_tensormap {
+    unsigned long long opaque[16];
+};
+
+namespace tma {
+
+__device__ __forceinline__ unsigned smem(const void *p)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ unsigned long long generic(const gb_tensormap *map)
+{
+    return reinterpret_cast<unsigned long long>(map);
+}
+
+// Brings the descriptor into the constant cache before its first load.
+__device__ __forceinline__ void prefetch(const gb_tensormap *map)
+{
+    asm volatile("prefetch.tensormap [%0];" ::"l"(generic(map)) : "memory");
+}
+
+// ---- mbarriers (64-bit words in shared memory) --------------------------------
+
+__device__ __forceinline__ void init(unsigned long long *bar, unsigned arrivals)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(arrivals));
+}
+
+// Makes the barriers' initialisation visible to TMA and to the cluster.
+__device__ __forceinline__ void fence_init()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// One arrival that also says how many bytes of loads will complete on bar.
+__device__ __forceinline__ void expect_bytes(unsigned long long *bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void arrive(unsigned long long *bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
+}
+
+// An arrival on the barrier at the same place in block `rank` of the cluster.
+__device__ __forceinline__ void arrive_at(unsigned long long *bar, unsigned rank)
+{
+    asm volatile("{\n .reg .b32 remote;\n"
+                 " mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" ::"r"(
+                     smem(bar)),
+                 "r"(rank)
+                 : "memory");
+}
+
+// Waits until the barrier's phase `parity` (0 or 1) has completed.
+__device__ __forceinline__ void wait(unsigned long long *bar, unsigned parity)
+{
+    asm volatile("{\n .reg .pred done;\n"
+                 "WAIT_%=:\n"
+                 " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 " @!done bra WAIT_%=;\n}" ::"r"(smem(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+
+// ---- loads --------------------------------------------------------------------
+
+// The box at coordinates c (innermost first) into dst, completing on bar.
+__device__ __forceinline__ void load(const gb_tensormap *map, void *dst, unsigned long long *bar,
+                                     int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem(dst)),
+                 "l"(generic(map)), "r"(smem(bar)), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+__device__ __forceinline__ void load(const gb_tensormap *map, void *dst, unsigned long long *bar,
+                                     int c0, int c1, int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(smem(dst)),
+                 "l"(generic(map)), "r"(smem(bar)), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+
+// The same box into dst and bar of every block of the cluster in mask (bit r for
+// rank r): one read of global memory for all of them.
+__device__ __forceinline__ void load_multicast(const gb_tensormap *map, void *dst,
+                                               unsigned long long *bar, unsigned short mask, int c0,
+                                               int c1, int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smem(dst)),
+                 "l"(generic(map)), "r"(smem(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(mask)
+                 : "memory");
+}
+
+// ---- clusters -----------------------------------------------------------------
+
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ unsigned cluster_blocks()
+{
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
+}
+
+// Every thread of every block of the cluster.
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;" ::
+                     : "memory");
+}
+
+} // namespace tma
