@@ -6,6 +6,7 @@
 --   gpubench-tune examples/gemm_tc.lua                 bf16 at 4096^3
 --   gpubench-tune examples/gemm_tc.lua -- f16 8192 4096x11008x4096
 --   gpubench-tune examples/gemm_tc.lua -- llm           the seeds' LLM shapes
+--   gpubench-tune examples/gemm_tc.lua -- 8192 BN=256   only configurations with BN 256
 --   gpubench-tune examples/gemm_tc.lua --compile-only
 --
 -- C[M,N] = A[M,K] * B[N,K]^T, row-major (both operands K-major: "TN" in BLAS's
@@ -17,7 +18,7 @@ local gb = require "gpubench"
 local TYPES = { bf16 = "__nv_bfloat16", f16 = "__half" }
 
 local function from_arguments()
-  local dtype, shapes = "bf16", {}
+  local dtype, shapes, fixed = "bf16", {}, {}
   local llm = {
     { M = 8192, N = 4096, K = 4096 }, { M = 4096, N = 11008, K = 4096 },
     { M = 2048, N = 2048, K = 8192 }, { M = 1024, N = 4096, K = 1024 },
@@ -28,23 +29,32 @@ local function from_arguments()
       dtype = word
     elseif word == "llm" then
       for _, s in ipairs(llm) do shapes[#shapes + 1] = s end
+    elseif word:match("^%u+=%d+$") then
+      local name, value = word:match("^(%u+)=(%d+)$")
+      fixed[name] = tonumber(value)
     else
       local m, n, k = word:match("^(%d+)x(%d+)x(%d+)$")
       if not m then m = word:match("^(%d+)$"); n, k = m, m end
-      if not m then error("a script argument is bf16, f16, llm or a shape (N or MxNxK), got '" .. word .. "'") end
+      if not m then
+        error("a script argument is bf16, f16, llm, PARAM=value or a shape (N or MxNxK), got '" .. word .. "'")
+      end
       shapes[#shapes + 1] = { M = tonumber(m), N = tonumber(n), K = tonumber(k) }
     end
   end
   if #shapes == 0 then shapes = { { M = 4096, N = 4096, K = 4096 } } end
-  return dtype, shapes
+  return dtype, shapes, fixed
 end
 
-local dtype, shapes = from_arguments()
+local dtype, shapes, fixed = from_arguments()
 
 local BK = 64 -- one 128-byte swizzle span of 16-bit elements
 
--- Shared memory: STAGES slices of A and B, 1 KiB to align them, two barriers a stage.
-local function smem(c) return c.STAGES * (c.BM + c.BN) * BK * 2 + 1024 + 16 * c.STAGES end
+-- Shared memory: STAGES slices of A and B, 1 KiB to align them, two barriers a
+-- stage and one a consumer.
+local function smem(c) return c.STAGES * (c.BM + c.BN) * BK * 2 + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS end
+
+-- Rows of a tile one consumer warpgroup computes.
+local function rows(c) return c.PINGPONG == 1 and c.BM or c.BM // c.CONSUMERS end
 
 local function sms()
   local d = gb.device()
@@ -54,16 +64,25 @@ end
 local gemm = gb.kernel {
   name   = "gemm_tc_" .. dtype,
   source = gb.template "gemm_wgmma.cuh",
-  entry  = "gemm_wgmma<${BM},${BN}," .. BK .. ",${STAGES},${CONSUMERS},${GROUP}>",
-  params = {
-    BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
-    CONSUMERS = { 1, 2 }, GROUP = { 8, 16 },
-  },
+  entry  = "gemm_wgmma<${BM},${BN}," .. BK .. ",${STAGES},${CONSUMERS},${GROUP},${PINGPONG}>",
+  params = (function()
+    local p = {
+      BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
+      CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 },
+    }
+    for name, value in pairs(fixed) do
+      if not p[name] then error("no parameter " .. name .. " to fix") end
+      p[name] = { value }
+    end
+    return p
+  end)(),
   constraints = {
-    -- each consumer warpgroup owns whole m64 row blocks ...
-    function(c) return (c.BM // c.CONSUMERS) % 64 == 0 end,
+    -- ping-pong takes turns between consumers: it needs two
+    function(c) return c.PINGPONG == 0 or c.CONSUMERS == 2 end,
+    -- each consumer warpgroup owns whole m64 row blocks (all of a tile's in ping-pong) ...
+    function(c) return rows(c) % 64 == 0 end,
     -- ... and holds their BN/2 accumulators a row block in at most 128 registers
-    function(c) return (c.BM // c.CONSUMERS) // 64 * c.BN // 2 <= 128 end,
+    function(c) return rows(c) // 64 * c.BN // 2 <= 128 end,
     function(c) return smem(c) <= 227 * 1024 end,
   },
   defines = function(c, s) return { GEMM_T = TYPES[dtype] } end,
@@ -88,7 +107,7 @@ local gemm = gb.kernel {
   -- both sum K products in fp32 and round to 16 bits: judged as a whole
   check = { outputs = { 3 }, norm = true, rtol = 1e-2, atol = 0 },
   flops = function(s) return 2 * s.M * s.N * s.K end,
-  math  = dtype,
+  math  = dtype == "f16" and "fp16" or "bf16",
 }
 
 gb.tune(gemm, { shapes = shapes, baseline = "reference" })

@@ -17,6 +17,9 @@
 //     runs STAGES slices ahead;
 //   - a consumer keeps one group of wgmmas in flight: it releases a stage once the
 //     next stage's wgmmas were issued and the previous group completed;
+//   - PINGPONG 0: the consumers share each tile (BM/CONSUMERS rows each) and
+//     store it together; 1: each takes whole tiles in turn, so one stores while
+//     another computes;
 //   - the epilogue scales the accumulators and stores them straight from
 //     registers, two columns at a time, while the producer is already loading
 //     the next tile.
@@ -145,7 +148,7 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
 
 } // namespace wg
 
-template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP>
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP, int PINGPONG>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma(const GEMM_T *A, const GEMM_T *B, GEMM_T *C, const __grid_constant__ gb_tensormap ma,
                const __grid_constant__ gb_tensormap mb, int M, int N, int K, float alpha,
@@ -153,8 +156,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
 {
     using T = GEMM_T;
     using Shape = wgmma_shape<typename wg::tag<T>::type, BN>;
-    constexpr int WM = BM / CONSUMERS; // rows of the tile per consumer
-    constexpr int MT = WM / 64;        // its m64 row blocks
+    constexpr int WM = PINGPONG ? BM : BM / CONSUMERS; // rows of a tile per consumer
+    constexpr int MT = WM / 64;                        // its m64 row blocks
     static_assert(BK * sizeof(T) == 128, "a slice row is one 128-byte swizzle span");
     static_assert(WM % 64 == 0, "each consumer owns whole m64 row blocks");
     static_assert(BN % 64 == 0 && BN <= 256, "B's slice is whole 64-row boxes, wgmma's N <= 256");
@@ -165,6 +168,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     T *sb = sa + STAGES * BM * BK;
     unsigned long long *full = reinterpret_cast<unsigned long long *>(sb + STAGES * BN * BK);
     unsigned long long *empty = full + STAGES;
+    unsigned long long *turn = empty + STAGES; // ping-pong: consumer c may start a tile
 
     int wg_index = threadIdx.x / 128, tid = threadIdx.x % 128;
     if (threadIdx.x == 0) {
@@ -172,8 +176,10 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         tma::prefetch(&mb);
         for (int s = 0; s < STAGES; s++) {
             tma::init(&full[s], 1);
-            tma::init(&empty[s], CONSUMERS);
+            tma::init(&empty[s], PINGPONG ? 1 : CONSUMERS);
         }
+        for (int c = 0; c < CONSUMERS; c++)
+            tma::init(&turn[c], 1);
         tma::fence_init();
     }
     __syncthreads();
@@ -206,14 +212,27 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     wg::grow_registers<232>();
     int consumer = wg_index - 1;
     float d[MT][BN / 2];
-    int it = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    // Cooperative: every consumer takes a share of rows of every tile. Ping-pong:
+    // consumers take whole tiles in turn, and since the producer loads tiles in
+    // order, one's epilogue runs while the next one's wgmmas keep the tensor
+    // cores busy. The turns also keep each consumer's waits on `full` at most one
+    // phase ahead of the barrier (a wait two phases ahead would pass at once): a
+    // consumer starts a tile's slices only after the one before it has passed
+    // all of its own.
+    int first = blockIdx.x, step = gridDim.x, it = 0;
+    if (PINGPONG) {
+        first += consumer * gridDim.x;
+        step *= CONSUMERS;
+        it = consumer * slices;
+    }
+    for (int t = first, n = 0; t < tiles; t += step, n++) {
         int m0, n0;
         wg::tile_origin<BM, BN, GROUP>(t, tiles_m, tiles_n, m0, n0);
+        if (PINGPONG && (consumer > 0 || n > 0)) tma::wait(&turn[consumer], (n - (consumer == 0)) & 1);
         for (int k = 0; k < slices; k++, it++) {
             int s = it % STAGES;
             tma::wait(&full[s], (it / STAGES) & 1);
-            const T *a = sa + s * BM * BK + consumer * WM * BK;
+            const T *a = sa + s * BM * BK + (PINGPONG ? 0 : consumer * WM * BK);
             const T *b = sb + s * BN * BK;
             wg::fence();
 #pragma unroll
@@ -226,10 +245,13 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
             wg::wait<1>(); // the previous slice's group is done: its stage is free
             if (k > 0 && tid == 0) tma::arrive(&empty[(it - 1) % STAGES]);
         }
+        if (PINGPONG && tid == 0) tma::arrive(&turn[(consumer + 1) % CONSUMERS]);
         wg::wait<0>();
         if (tid == 0) tma::arrive(&empty[(it - 1) % STAGES]);
+        if (PINGPONG) it += (CONSUMERS - 1) * slices; // the other consumers' tiles
+        int row0 = m0 + (PINGPONG ? 0 : consumer * WM);
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
-            wg::store<T, BN>(d[mt], C, m0 + consumer * WM + mt * 64, n0, M, N, alpha, beta);
+            wg::store<T, BN>(d[mt], C, row0 + mt * 64, n0, M, N, alpha, beta);
     }
 }
