@@ -80,45 +80,23 @@ static int parse_name(const char *const *names, int count, const char *name, int
     return GB_EINVAL;
 }
 
-static const char *const swizzle_names[GB_SWIZZLE_COUNT] = {"none", "32B", "64B", "128B"};
-static const char *const promotion_names[GB_L2_PROMOTION_COUNT] = {"none", "64B", "128B", "256B"};
-static const char *const oob_names[GB_OOB_COUNT] = {"zero", "nan"};
+/* A tensormap mode's name and parser, over its table of names. */
+#define GB_MODE_NAMES(type, fn, count, ...)                                                        \
+    static const char *const fn##_names[count] = {__VA_ARGS__};                                    \
+    const char *gb_##fn##_name(type v)                                                             \
+    {                                                                                              \
+        return (unsigned)v < (count) ? fn##_names[v] : NULL;                                       \
+    }                                                                                              \
+    int gb_##fn##_parse(const char *name, type *out)                                               \
+    {                                                                                              \
+        int v, rc = parse_name(fn##_names, (count), name, &v);                                     \
+        if (rc == GB_OK) *out = (type)v;                                                           \
+        return rc;                                                                                 \
+    }
 
-const char *gb_swizzle_name(gb_swizzle swizzle)
-{
-    return (unsigned)swizzle < GB_SWIZZLE_COUNT ? swizzle_names[swizzle] : NULL;
-}
-
-int gb_swizzle_parse(const char *name, gb_swizzle *out)
-{
-    int v, rc = parse_name(swizzle_names, GB_SWIZZLE_COUNT, name, &v);
-    if (rc == GB_OK) *out = (gb_swizzle)v;
-    return rc;
-}
-
-const char *gb_l2_promotion_name(gb_l2_promotion promotion)
-{
-    return (unsigned)promotion < GB_L2_PROMOTION_COUNT ? promotion_names[promotion] : NULL;
-}
-
-int gb_l2_promotion_parse(const char *name, gb_l2_promotion *out)
-{
-    int v, rc = parse_name(promotion_names, GB_L2_PROMOTION_COUNT, name, &v);
-    if (rc == GB_OK) *out = (gb_l2_promotion)v;
-    return rc;
-}
-
-const char *gb_oob_fill_name(gb_oob_fill fill)
-{
-    return (unsigned)fill < GB_OOB_COUNT ? oob_names[fill] : NULL;
-}
-
-int gb_oob_fill_parse(const char *name, gb_oob_fill *out)
-{
-    int v, rc = parse_name(oob_names, GB_OOB_COUNT, name, &v);
-    if (rc == GB_OK) *out = (gb_oob_fill)v;
-    return rc;
-}
+GB_MODE_NAMES(gb_swizzle, swizzle, GB_SWIZZLE_COUNT, "none", "32B", "64B", "128B")
+GB_MODE_NAMES(gb_l2_promotion, l2_promotion, GB_L2_PROMOTION_COUNT, "none", "64B", "128B", "256B")
+GB_MODE_NAMES(gb_oob_fill, oob_fill, GB_OOB_COUNT, "zero", "nan")
 
 int64_t gb_arg_elements(const gb_arg *arg)
 {
