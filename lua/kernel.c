@@ -165,15 +165,18 @@ static int tensormap_arg(lua_State *L, int idx, gb_arg *a)
     return rc;
 }
 
-/* Checks each tensormap against the tensor it names; the message says where the
- * gb.tensormap was made. */
-static int check_tensormaps(lua_State *L, int list, const char *where, const gb_arg *args, int n,
+/* Checks each tensormap against the tensor it names and gives it the tensor's
+ * dtype; the message says where the gb.tensormap was made. */
+static int check_tensormaps(lua_State *L, int list, const char *where, gb_arg *args, int n,
                             gb_err *err)
 {
     for (int i = 0; i < n; i++) {
         if (args[i].kind != GB_ARG_TENSORMAP) continue;
         int rc = gb_tensormap_check(args, n, i, NULL, err);
-        if (rc == GB_OK) continue;
+        if (rc == GB_OK) {
+            args[i].dtype = args[args[i].tensor].dtype;
+            continue;
+        }
         lua_rawgeti(L, list, i + 1);
         lua_getfield(L, -1, "at");
         const char *at = lua_tostring(L, -1);

@@ -52,6 +52,7 @@ static void test_tensormaps_reach_the_gpu_with_their_modes(void **state)
     const gb_arg *m = &f->gpu.args[1];
     assert_int_equal(m->kind, GB_ARG_TENSORMAP);
     assert_int_equal(m->tensor, 0);
+    assert_int_equal(m->dtype, GB_DT_BF16); /* the tensor's */
     assert_int_equal(m->n_box, 2);
     assert_int_equal(m->box[0], 128);
     assert_int_equal(m->box[1], 64);
