@@ -309,9 +309,6 @@ int gb_gpu_set_problem(gb_gpu *gpu, const gb_arg *args, int n_args, uint64_t see
     if (rc) return rc;
     if (n_args < 0 || n_args > GB_MAX_ARGS)
         return gb_err_set(err, GB_EINVAL, "%d arguments (at most %d)", n_args, GB_MAX_ARGS);
-    for (int i = 0; i < n_args; i++)
-        if (args[i].kind == GB_ARG_TENSORMAP && gb_tensormap_check(args, n_args, i, NULL, err))
-            return gb_err_prefix(err, "tensormap (argument %d)", i + 1);
     gb_cu.cuStreamSynchronize(gpu->stream);
     free_problem(gpu);
     if ((rc = check_fits(gpu, args, n_args, err))) return rc;

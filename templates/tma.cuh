@@ -6,8 +6,9 @@
 //
 //   __global__ void k(const __grid_constant__ gb_tensormap a, ...)
 //
-// and loads a box with tma::load(&a, smem, bar, {x, y}), where the coordinates run
-// innermost first (TMA's order; a script's box and dims run outermost first).
+// and loads a box of a 2-D map with tma::load(&a, dst, bar, x, y), where the
+// coordinates run innermost first (TMA's order; a script's box and dims run
+// outermost first).
 // The load completes on an mbarrier: the waiting side arms it with the bytes it
 // expects (tma::expect_bytes) and waits on its phase (tma::wait).
 #pragma once
@@ -61,17 +62,6 @@ __device__ __forceinline__ void arrive(unsigned long long *bar)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
 }
 
-// An arrival on the barrier at the same place in block `rank` of the cluster.
-__device__ __forceinline__ void arrive_at(unsigned long long *bar, unsigned rank)
-{
-    asm volatile("{\n .reg .b32 remote;\n"
-                 " mapa.shared::cluster.u32 remote, %0, %1;\n"
-                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" ::"r"(
-                     smem(bar)),
-                 "r"(rank)
-                 : "memory");
-}
-
 // Waits until the barrier's phase `parity` (0 or 1) has completed.
 __device__ __forceinline__ void wait(unsigned long long *bar, unsigned parity)
 {
@@ -95,35 +85,7 @@ __device__ __forceinline__ void load(const gb_tensormap *map, void *dst, unsigne
                  : "memory");
 }
 
-__device__ __forceinline__ void load(const gb_tensormap *map, void *dst, unsigned long long *bar,
-                                     int c0, int c1, int c2)
-{
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(smem(dst)),
-                 "l"(generic(map)), "r"(smem(bar)), "r"(c0), "r"(c1), "r"(c2)
-                 : "memory");
-}
-
-// The same box into dst and bar of every block of the cluster in mask (bit r for
-// rank r): one read of global memory for all of them.
-__device__ __forceinline__ void load_multicast(const gb_tensormap *map, void *dst,
-                                               unsigned long long *bar, unsigned short mask, int c0,
-                                               int c1, int c2)
-{
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smem(dst)),
-                 "l"(generic(map)), "r"(smem(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(mask)
-                 : "memory");
-}
-
 // ---- clusters -----------------------------------------------------------------
-
-__device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
 
 __device__ __forceinline__ unsigned cluster_blocks()
 {
