@@ -15,7 +15,7 @@ return function(gb, p)
 
   local FIELDS = {
     a = true, b = true, c = true, d = true, m = true, n = true, k = true, batch = true,
-    dtype = true, out = true, compute = true, trans_a = true, trans_b = true,
+    dtype = true, dtype_b = true, out = true, compute = true, trans_a = true, trans_b = true,
     alpha = true, beta = true, name = true,
   }
   local OPERAND_TYPES = { "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2" }
@@ -81,6 +81,7 @@ return function(gb, p)
     for _, f in ipairs { "m", "n", "k" } do check_size(spec, f, true) end
     check_size(spec, "batch", false)
     check_choice(spec, "dtype", OPERAND_TYPES, true)
+    check_choice(spec, "dtype_b", OPERAND_TYPES, false)
     check_choice(spec, "out", RESULT_TYPES, false)
     check_choice(spec, "compute", COMPUTES, false)
     for _, f in ipairs { "trans_a", "trans_b" } do
@@ -105,7 +106,8 @@ return function(gb, p)
     return {
       a = math.tointeger(spec.a), b = math.tointeger(spec.b), c = math.tointeger(spec.c),
       d = spec.d and math.tointeger(spec.d),
-      dtype = spec.dtype, out = spec.out or (fp8 and "bf16" or spec.dtype),
+      dtype = spec.dtype, dtype_b = spec.dtype_b or spec.dtype,
+      out = spec.out or (fp8 and "bf16" or spec.dtype),
       compute = spec.compute or "fp32",
       trans_a = spec.trans_a or false, trans_b = spec.trans_b or false,
       alpha = (spec.alpha or 1.0) + 0.0, beta = (spec.beta or 0.0) + 0.0,

@@ -58,7 +58,7 @@ static bool boolean(lua_State *L, int idx, const char *field)
 }
 
 /* Reads the fields the chunk's tables have ({a, b, c, d, m, n, k, batch, dtype,
- * out, compute, trans_a, trans_b, alpha, beta}); GB_EINVAL naming a field that
+ * dtype_b, out, compute, trans_a, trans_b, alpha, beta}); GB_EINVAL naming a field that
  * does not read. Sizes and combinations are left to gb_gemm_check. */
 static int read_gemm(lua_State *L, int idx, gb_gemm *out, gb_err *err)
 {
@@ -75,9 +75,9 @@ static int read_gemm(lua_State *L, int idx, gb_gemm *out, gb_err *err)
                      .trans_b = boolean(L, idx, "trans_b"),
                      .alpha = number(L, idx, "alpha", 1.0),
                      .beta = number(L, idx, "beta", 0.0)};
-    if (dtype(L, idx, "dtype", &out->a_dtype) || dtype(L, idx, "out", &out->c_dtype))
-        return gb_err_set(err, GB_EINVAL, "dtype and out must name element types");
-    out->b_dtype = out->a_dtype;
+    if (dtype(L, idx, "dtype", &out->a_dtype) || dtype(L, idx, "dtype_b", &out->b_dtype) ||
+        dtype(L, idx, "out", &out->c_dtype))
+        return gb_err_set(err, GB_EINVAL, "dtype, dtype_b and out must name element types");
     lua_getfield(L, idx, "compute");
     int rc = gb_gemm_compute_parse(lua_tostring(L, -1), &out->compute);
     lua_pop(L, 1);

@@ -80,6 +80,7 @@ static void test_every_field_is_checked_at_the_call(void **state)
         f, "a = 1, b = 2, c = 3, m = 'M', n = 'N', k = 'K', dtype = 'f64'",
         "dtype must be one of f32, f16, bf16, fp8_e4m3, fp8_e5m2, got string \"f64\"");
     expect_call_error(f, SGEMM ", out = 'fp8_e4m3'", "out must be one of f32, f16, bf16");
+    expect_call_error(f, SGEMM ", dtype_b = 'i8'", "dtype_b must be one of f32, f16, bf16");
     expect_call_error(f, SGEMM ", compute = 'fp64'", "compute must be one of fp32, tf32, fp16");
     expect_call_error(f, SGEMM ", trans_a = 1", "trans_a must be a boolean, got integer 1");
     expect_call_error(f, SGEMM ", beta = 0/0", "beta must be a finite number");
@@ -99,6 +100,7 @@ static void test_types_that_do_not_go_together_are_refused_at_the_call(void **st
                       "compute tf32 needs f32 operands");
     expect_call_error(f, "a = 1, b = 2, c = 3, m = 'M', n = 'N', k = 'K', dtype = 'fp8_e5m2'",
                       "fp8_e5m2 for both A and B");
+    expect_call_error(f, SGEMM ", dtype_b = 'bf16'", "A is f32 and B is bf16");
     expect_call_error(f, SGEMM ", c = 1", "C (argument 1) must not be A or B");
 }
 
