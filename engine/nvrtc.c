@@ -273,6 +273,31 @@ gb_resources gb_nvrtc_parse_resources(const char *log, const char *lowered_name)
     return res;
 }
 
+bool gb_nvrtc_wgmma_serialized(const char *log, const char *lowered_name, char *why,
+                               size_t why_bytes)
+{
+    static const char needle[] = "wgmma.mma_async instructions are serialized";
+    char function[1024];
+    snprintf(function, sizeof function, " in the function '%s'", lowered_name ? lowered_name : "");
+    for (const char *line = log; line && *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        const char *what = memmem(line, len, needle, sizeof needle - 1);
+        const char *in = memmem(line, len, function, strlen(function));
+        if (what && in && in + strlen(function) == line + len) {
+            const char *code = memmem(line, (size_t)(what - line), "(C", 2);
+            int code_len = 0;
+            while (code && code[code_len] && code[code_len] != ')')
+                code_len++;
+            snprintf(why, why_bytes, "%.*s%s%.*s", code ? code_len - 1 : 0, code ? code + 1 : "",
+                     code ? ": " : "", (int)(in - what), what);
+            return true;
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    return false;
+}
+
 /* The "(LINE): error" or "(LINE): catastrophic error" marker of a diagnostic line,
  * found from the right so a file name may itself contain parentheses; NULL if the
  * line is not an error. */

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define GB_NVRTC_MAX_NAMES 4
@@ -62,6 +63,14 @@ void gb_compile_out_free(gb_compile_out *out);
 
 /* Parses ptxas -v output for the function with the given mangled name. */
 gb_resources gb_nvrtc_parse_resources(const char *log, const char *lowered_name);
+
+/* Whether ptxas serialised the wgmma.mma_async instructions of the function
+ * with the given mangled name (its "(C7511) Potential Performance Loss: ...
+ * serialized due to ..." line, one of several reasons); if so, writes ptxas's
+ * words from the code on ("C7511: wgmma.mma_async instructions are serialized
+ * due to insufficient register resources for the wgmma pipeline") to why. */
+bool gb_nvrtc_wgmma_serialized(const char *log, const char *lowered_name, char *why,
+                               size_t why_bytes);
 
 /* Rewrites NVRTC's "name(LINE): error: text" diagnostics as "name:LINE: error: text"
  * and returns the first error (or the first line when none looks like one) in out. */

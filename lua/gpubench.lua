@@ -389,8 +389,11 @@ local KERNEL_FIELDS = {
   options = "table", macros = "boolean", args = "function", grid = "geometry", block = "geometry",
   smem = "number-or-function", cluster = "geometry", reference = "kernel", check = "table", flops = "number-or-function",
   bytes = "number-or-function", key = "table", shapes = "table", defines = "function",
-  include_dirs = "table", measure = "table", math = "string",
+  include_dirs = "table", measure = "table", math = "string", reject = "table",
 }
+
+-- What a kernel's `reject` may list: compiles the tuner skips, with the reason.
+local REJECTS = { spills = true, serialized_wgmma = true }
 
 -- What a kernel's flops run on (its compute roof in the reports).
 local MATHS = { "fp32", "fp64", "tf32", "fp16", "bf16", "fp8", "int8" }
@@ -557,6 +560,11 @@ function gb.kernel(spec)
   if spec.options then check_list_of("gb.kernel: options", spec.options, "string") end
   if spec.key then check_list_of("gb.kernel: key", spec.key, "string") end
   if spec.include_dirs then check_list_of("gb.kernel: include_dirs", spec.include_dirs, "string") end
+  for i, r in ipairs(spec.reject and check_list_of("gb.kernel: reject", spec.reject, "string") or {}) do
+    if not REJECTS[r] then
+      fail("gb.kernel: reject[%d] must be \"spills\" or \"serialized_wgmma\", got %q", i, r)
+    end
+  end
   if spec.check then check_check(spec.check) end
   if spec.measure then check_measure("gb.kernel", spec.measure) end
   if spec.math then
@@ -590,6 +598,7 @@ function gb.kernel(spec)
     options = spec.options or {},
     macros = spec.macros or false,
     math = spec.math or "fp32",
+    reject = spec.reject or {},
     args = spec.args,
     grid = as_function(spec.grid),
     block = as_function(spec.block),

@@ -474,6 +474,23 @@ static int read_lists(lua_State *L, int idx, gb_kernel_def *d)
     return rc;
 }
 
+/* The `reject` list (checked by the prelude) as GB_REJECT_* bits. */
+static unsigned read_reject(lua_State *L, int idx)
+{
+    unsigned bits = 0;
+    lua_getfield(L, idx, "reject");
+    if (lua_istable(L, -1)) {
+        for (lua_Integer i = 1; lua_geti(L, -1, i) == LUA_TSTRING; i++) {
+            const char *name = lua_tostring(L, -1);
+            bits |= strcmp(name, "spills") == 0 ? GB_REJECT_SPILLS : GB_REJECT_SERIALIZED_WGMMA;
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1); /* the nil that ended the list */
+    }
+    lua_pop(L, 1);
+    return bits;
+}
+
 static void set_hooks(lua_State *L, int idx, lua_kernel *k)
 {
     k->def.hooks = (gb_kernel_hooks){
@@ -504,6 +521,7 @@ int gb_lua_kernel_def(lua_State *L, int idx, gb_kernel_def **out, gb_err *err)
     lua_getfield(L, idx, "math"); /* checked by the prelude */
     if (gb_math_parse(lua_tostring(L, -1), &d->math) != GB_OK) d->math = GB_MATH_FP32;
     lua_pop(L, 2);
+    d->reject = read_reject(L, idx);
     read_check(L, idx, &d->check);
     set_hooks(L, idx, k);
     lua_getfield(L, idx, "args");

@@ -144,6 +144,15 @@ static void test_kernel_constraints_must_be_functions(void **state)
                         "field 'constraints' must be a table");
 }
 
+static void test_kernel_reject_lists_known_reasons(void **state)
+{
+    fixture *f = *state;
+    expect_kernel_error(f, NULL, "  reject = { 'spills', 'serialised' },\n",
+                        "reject[2] must be \"spills\" or \"serialized_wgmma\", got \"serialised\"");
+    expect_kernel_error(f, NULL, "  reject = 'spills',\n", "field 'reject' must be a table");
+    expect_kernel_error(f, NULL, "  reject = { 1 },\n", "reject[1] must be a string");
+}
+
 static void test_kernel_check_outputs_are_positions(void **state)
 {
     fixture *f = *state;
@@ -600,6 +609,7 @@ int main(void)
         TEST(test_kernel_params_must_be_lists_of_values),
         TEST(test_kernel_constraints_must_be_functions),
         TEST(test_kernel_check_outputs_are_positions),
+        TEST(test_kernel_reject_lists_known_reasons),
         TEST(test_kernel_reference_must_have_no_params),
         TEST(test_kernel_entry_names_only_params),
         TEST(test_kernel_static_geometry_is_checked),

@@ -189,6 +189,56 @@ static void test_no_spills_skips_a_spilling_variant(void **state)
     expect_text(read_back(f, f->out), "spills registers to local memory");
 }
 
+/* A kernel's reject list does the same for it alone: a spilling variant, and a
+ * variant whose wgmmas ptxas serialised, are skipped, with ptxas's reason.
+ * (test_nvrtc shows that the same loop without the touch is not taken for a
+ * serialised one.) */
+static void test_a_kernels_reject_list_skips_spills_and_serialised_wgmmas(void **state)
+{
+    fixture *f = *state;
+    use_fake_gpu(f);
+    const char *text = REQUIRE
+        "local k = gb.kernel { name = 'rej', entry = 'loop<${TOUCH},${SPILL}>',\n"
+        "  params = { TOUCH = {0, 1}, SPILL = {0, 1} },\n"
+        "  constraints = { function(c) return c.TOUCH + c.SPILL == 1 end },\n"
+        "  reject = { 'spills', 'serialized_wgmma' },\n"
+        "  source = [[#include \"wgmma_ops.cuh\"\n"
+        "  template <int TOUCH, int SPILL> __global__ void\n"
+        "  __launch_bounds__(SPILL ? 1024 : 128, SPILL ? 2 : 1) loop(float *x, int n) {\n"
+        "    if constexpr (SPILL) {\n" /* 48 live values in 32 registers */
+        "      float a[48];\n"
+        "      #pragma unroll\n"
+        "      for (int i = 0; i < 48; i++) a[i] = x[i * n + threadIdx.x];\n"
+        "      float s = 0;\n"
+        "      for (int j = 0; j < n; j++) {\n"
+        "        #pragma unroll\n"
+        "        for (int i = 0; i < 48; i++) { s += a[i] * s; a[i] = a[i] * 1.0001f + s; }\n"
+        "      }\n"
+        "      #pragma unroll\n"
+        "      for (int i = 0; i < 48; i++) x[i * n + threadIdx.x] = a[i] + s;\n"
+        "    } else {\n" /* TOUCH: an accumulator written while its wgmma is in flight */
+        "      float d[32] = {0};\n" /* run-time descriptors: ptxas 13.0 crashes on constant ones */
+        "      for (int i = 0; i < n; i++) {\n"
+        "        asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n"
+        "        mma<0, 0>(wgmma_shape<wgmma_bf16, 64>{}, d, n, n, 1);\n"
+        "        if (TOUCH) d[i % 32] += 1.0f;\n"
+        "        asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n"
+        "        asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+        "      }\n"
+        "      for (int i = 0; i < 32; i++) x[threadIdx.x * 32 + i] = d[i];\n"
+        "    }\n"
+        "  }]],\n"
+        "  args = function(s) return { gb.tensor('f32', {48 * 128}, 'output'), gb.i32(128) } end,\n"
+        "  grid = 1, block = 128 }\n"
+        "local r = gb.tune(k, { shapes = { { n = 1 } } })[1]\n"
+        "assert(r.counts.skipped == 2 and r.best == nil, r.counts.skipped)\n";
+    EXPECT_OK(f, run(f, text));
+    assert_int_equal(f->gpu.n_trials, 0);
+    const char *out = read_back(f, f->out);
+    expect_text(out, "the kernel's reject lists spills");
+    expect_text(out, "wgmma.mma_async instructions are serialized due to");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +252,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_budgets_are_recorded_and_a_larger_one_goes_on, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_no_spills_skips_a_spilling_variant, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_kernels_reject_list_skips_spills_and_serialised_wgmmas, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -470,6 +470,36 @@ static void test_local_memory_of_a_run_time_indexed_array_is_its_stack(void **st
     gb_compile_out_free(&out);
 }
 
+/* One wgmma per iteration, waited for at once; with `touch`, a plain instruction
+ * writes an accumulator while the wgmma is in flight, so ptxas must serialise. */
+static const char wgmma_loop[] =
+    "#include \"wgmma_ops.cuh\"\n"
+    "template <int TOUCH> __global__ void loop(float *out, unsigned long long a,\n"
+    "    unsigned long long b, int n)\n"
+    "{ float d[32] = {0};\n"
+    "  for (int i = 0; i < n; i++) {\n"
+    "    asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n"
+    "    mma<0, 0>(wgmma_shape<wgmma_bf16, 64>{}, d, a, b, 1);\n"
+    "    if (TOUCH) d[i % 32] += 1.0f;\n"
+    "    asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n"
+    "    asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); }\n"
+    "  for (int i = 0; i < 32; i++) out[threadIdx.x * 32 + i] = d[i]; }\n";
+
+static void test_wgmmas_that_ptxas_serialises_are_found_in_the_log(void **state)
+{
+    fixture *f = *state;
+    char why[256] = "";
+    gb_compile_req req = request(wgmma_loop, "loop.cu", "loop<1>");
+    compile_ok(f, &req);
+    assert_true(gb_nvrtc_wgmma_serialized(f->out.log, f->out.lowered[0], why, sizeof why));
+    if (!strstr(why, ": wgmma.mma_async instructions are serialized due to "))
+        fail_msg("the reason reads: %s", why);
+    gb_compile_out_free(&f->out);
+    req = request(wgmma_loop, "loop.cu", "loop<0>");
+    compile_ok(f, &req);
+    assert_false(gb_nvrtc_wgmma_serialized(f->out.log, f->out.lowered[0], why, sizeof why));
+}
+
 static void test_cubin_resources_refuse_a_bad_image_or_an_absent_kernel(void **state)
 {
     gb_compile_req req = request(src.builtins, "gpubench/builtins.cu", "gb_fill");
@@ -550,6 +580,25 @@ static void test_parse_resources_of_an_unreported_function_is_minus_one(void **s
     assert_not_reported(gb_nvrtc_parse_resources("", "_Z4tile"));
     assert_not_reported(gb_nvrtc_parse_resources(NULL, "_Z4tile"));
     assert_not_reported(gb_nvrtc_parse_resources(ptxas_log, NULL));
+}
+
+static const char serialized_log[] =
+    "ptxas info    : (C7519) warpgroup.arrive is injected in around line 96 by compiler to "
+    "allow use of registers in GMMA in function '_Z4tileILi8EEvPf'\n"
+    "ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are "
+    "serialized due to insufficient register resources for the wgmma pipeline in the function "
+    "'_Z4tileILi8EEvPf'\n"
+    "ptxas info    : 0 bytes gmem\n";
+
+static void test_a_serialisation_names_its_code_and_reason_for_its_own_function(void **state)
+{
+    char why[256];
+    assert_true(gb_nvrtc_wgmma_serialized(serialized_log, "_Z4tileILi8EEvPf", why, sizeof why));
+    assert_string_equal(why, "C7511: wgmma.mma_async instructions are serialized due to "
+                             "insufficient register resources for the wgmma pipeline");
+    assert_false(gb_nvrtc_wgmma_serialized(serialized_log, "_Z4tile", why, sizeof why));
+    assert_false(gb_nvrtc_wgmma_serialized(ptxas_log, "_Z4tileILi8EEvPf", why, sizeof why));
+    assert_false(gb_nvrtc_wgmma_serialized(NULL, "_Z4tile", why, sizeof why));
 }
 
 /* ---- the first error ---------------------------------------------------- */
@@ -637,6 +686,7 @@ int main(void)
         T(test_a_request_needs_one_to_max_names),
         T(test_define_options_reach_the_source),
         T(test_a_fatal_error_after_a_warning_names_file_and_line),
+        T(test_wgmmas_that_ptxas_serialises_are_found_in_the_log),
         cmocka_unit_test(test_out_free_is_safe_on_zeroed_and_freed_results),
         cmocka_unit_test(test_two_threads_compile_independent_programs),
         cmocka_unit_test(test_threads_asking_for_the_include_dir_all_get_it_whole),
@@ -648,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_parse_resources_reads_the_named_function),
         cmocka_unit_test(test_parse_resources_reads_spills_and_missing_smem_as_zero),
         cmocka_unit_test(test_parse_resources_of_an_unreported_function_is_minus_one),
+        cmocka_unit_test(test_a_serialisation_names_its_code_and_reason_for_its_own_function),
         cmocka_unit_test(test_first_error_is_rewritten_as_file_colon_line),
         cmocka_unit_test(test_first_error_skips_the_warnings_before_it),
         cmocka_unit_test(test_first_error_takes_a_catastrophic_error_after_warnings),

@@ -243,26 +243,38 @@ int gb_trial_measure(run *r, const gb_variant *v, const gb_measure_opts *opts, g
 }
 
 /* Why a compiled variant is not worth the GPU's time: it exceeds the target's
- * limits (its launch would fail), or it spills under --no-spills. Sets t (status
- * skipped) and returns true when so. */
+ * limits (its launch would fail), it spills under --no-spills or the kernel's
+ * `reject`, or ptxas serialised its wgmmas and the kernel rejects that. Sets t
+ * (status skipped) and returns true when so. */
 static bool skip_variant(const run *r, const gb_pending *p, const gb_compile_out *out,
                          gb_trial_result *t)
 {
     const gb_resources *res = &out->resources;
-    char reason[sizeof t->reason - 32];
+    char reason[sizeof t->reason - 256];
     if (!gb_arch_check(&r->limits, &p->launch, res, reason, sizeof reason)) {
         t->status = GB_TRIAL_SKIPPED;
         snprintf(t->reason, sizeof t->reason, "over the target's limits: %s", reason);
         return true;
     }
-    if (!r->opts->no_spills || (res->spill_store_bytes <= 0 && res->spill_load_bytes <= 0))
-        return false;
-    t->status = GB_TRIAL_SKIPPED;
-    snprintf(t->reason, sizeof t->reason,
-             "spills registers to local memory (%d bytes stored, %d loaded per thread) and "
-             "--no-spills is on",
-             res->spill_store_bytes, res->spill_load_bytes);
-    return true;
+    bool spills = res->spill_store_bytes > 0 || res->spill_load_bytes > 0;
+    if (spills && (r->opts->no_spills || r->k->reject & GB_REJECT_SPILLS)) {
+        t->status = GB_TRIAL_SKIPPED;
+        snprintf(t->reason, sizeof t->reason,
+                 "spills registers to local memory (%d bytes stored, %d loaded per thread) and %s",
+                 res->spill_store_bytes, res->spill_load_bytes,
+                 r->opts->no_spills ? "--no-spills is on" : "the kernel's reject lists spills");
+        return true;
+    }
+    if (r->k->reject & GB_REJECT_SERIALIZED_WGMMA &&
+        gb_nvrtc_wgmma_serialized(out->log, out->lowered[0], reason, sizeof reason)) {
+        t->status = GB_TRIAL_SKIPPED;
+        snprintf(t->reason, sizeof t->reason,
+                 "ptxas serialised its wgmmas (%s) and the kernel's reject lists "
+                 "serialized_wgmma",
+                 reason);
+        return true;
+    }
+    return false;
 }
 
 /* Runs a compiled variant on the GPU, under the watchdog and behind the

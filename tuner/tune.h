@@ -58,6 +58,10 @@ typedef struct gb_kernel_hooks {
     int (*gemm)(void *ctx, const gb_fields *shape, gb_gemm *out, gb_err *err);
 } gb_kernel_hooks;
 
+/* What a kernel's compile may show that makes the tuner skip the variant (the
+ * script's `reject`): spilled registers; wgmmas ptxas serialised. */
+enum { GB_REJECT_SPILLS = 1u << 0, GB_REJECT_SERIALIZED_WGMMA = 1u << 1 };
+
 typedef struct gb_kernel_def gb_kernel_def;
 struct gb_kernel_def {
     char *name;
@@ -70,8 +74,9 @@ struct gb_kernel_def {
     gb_space space;
     char **options;
     int n_options;
-    bool macros;  /* also pass every parameter as -DNAME=value */
-    gb_math math; /* what its flops run on, for the reports' compute roof */
+    bool macros;     /* also pass every parameter as -DNAME=value */
+    gb_math math;    /* what its flops run on, for the reports' compute roof */
+    unsigned reject; /* GB_REJECT_* bits: compiles skipped, not run */
     gb_check_spec check;
     char **key_fields; /* shape fields that form the cache key (NULL: all) */
     int n_key_fields;
