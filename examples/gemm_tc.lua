@@ -3,55 +3,106 @@
 -- which is both the reference every variant is checked against and the
 -- baseline of the "vs cuBLAS" column. Needs sm_90a (H100, H200).
 --
---   gpubench-tune examples/gemm_tc.lua                 bf16 at 4096^3
+--   gpubench-tune examples/gemm_tc.lua                  bf16, NT, 4096^3
 --   gpubench-tune examples/gemm_tc.lua -- f16 8192 4096x11008x4096
---   gpubench-tune examples/gemm_tc.lua -- llm           the seeds' LLM shapes
---   gpubench-tune examples/gemm_tc.lua -- 8192 BN=256   only configurations with BN 256
+--   gpubench-tune examples/gemm_tc.lua -- e4m3 tf32     fp8 and tf32 at 4096^3
+--   gpubench-tune examples/gemm_tc.lua -- llm batch=1,8  the seeds' LLM shapes, 1 and 8 matrices
+--   gpubench-tune examples/gemm_tc.lua -- squares        256^3 to 16384^3
+--   gpubench-tune examples/gemm_tc.lua -- layouts 2048   NN, NT, TN and TT
+--   gpubench-tune examples/gemm_tc.lua -- 8192 BN=256    only configurations with BN 256
 --   gpubench-tune examples/gemm_tc.lua --compile-only
 --
--- C[M,N] = A[M,K] * B[N,K]^T, row-major (both operands K-major: "TN" in BLAS's
--- column-major terms); M and N may be anything, K a multiple of 8 (TMA's 16-byte
--- rows).
+-- C[b] = op(A[b]) * op(B[b]) for each matrix b of the batch, row-major, with
+-- op(A) M x K and op(B) K x N. The layout names op(A) and op(B): N, as stored
+-- (A [M, K], B [K, N]); T, transposed (A stored [K, M], B stored [N, K]). NT,
+-- the default, has both operands K-major: the only layout wgmma reads fp8 and
+-- tf32 in (as cuBLAS's fp8 GEMM on Hopper), and the fastest. Types:
+--   bf16, f16   A, B and C of that type
+--   e4m3        fp8 e4m3 A and B, bf16 C
+--   e5m2        fp8 e5m2 A (gradients), e4m3 B (weights), bf16 C
+--   tf32        f32 A, B and C, multiplied as tf32
+-- M and N may be anything; a stored row (K, or M or N for a transposed
+-- operand) must be a multiple of 16 bytes (TMA's rule).
 
 local gb = require "gpubench"
 
-local TYPES = { bf16 = "__nv_bfloat16", f16 = "__half" }
+-- per type: gpubench's and C++'s names of A's, B's and C's elements, the bytes
+-- of A's and B's, the roofline's math and cuBLAS's compute
+local TYPES = {
+  bf16 = { a = "bf16", b = "bf16", c = "bf16", cxx = { "__nv_bfloat16", "__nv_bfloat16", "__nv_bfloat16" },
+           bytes = 2, math = "bf16", compute = "fp32" },
+  f16  = { a = "f16", b = "f16", c = "f16", cxx = { "__half", "__half", "__half" },
+           bytes = 2, math = "fp16", compute = "fp32" },
+  e4m3 = { a = "fp8_e4m3", b = "fp8_e4m3", c = "bf16", cxx = { "__nv_fp8_e4m3", "__nv_fp8_e4m3", "__nv_bfloat16" },
+           bytes = 1, math = "fp8", compute = "fp32" },
+  e5m2 = { a = "fp8_e5m2", b = "fp8_e4m3", c = "bf16", cxx = { "__nv_fp8_e5m2", "__nv_fp8_e4m3", "__nv_bfloat16" },
+           bytes = 1, math = "fp8", compute = "fp32" },
+  tf32 = { a = "f32", b = "f32", c = "f32", cxx = { "float", "float", "float" },
+           bytes = 4, math = "tf32", compute = "tf32" },
+}
+
+-- per layout: whether A and B are MN-major (stored [K, M] and [K, N])
+local LAYOUTS = { NT = { 0, 0 }, NN = { 0, 1 }, TN = { 1, 1 }, TT = { 1, 0 } }
+
+local LLM = {
+  { M = 8192, N = 4096, K = 4096 }, { M = 4096, N = 11008, K = 4096 },
+  { M = 2048, N = 2048, K = 8192 }, { M = 1024, N = 4096, K = 1024 },
+  { M = 512, N = 2048, K = 512 },
+}
+
+local function word_error(word)
+  error("a script argument is a type (bf16, f16, e4m3, e5m2, tf32), a layout (NN, NT, TN, TT, layouts), " ..
+        "llm, squares, batch=B[,B...], PARAM=value or a shape (N or MxNxK), got '" .. word .. "'", 0)
+end
+
+local function add_shape(shapes, m, n, k) shapes[#shapes + 1] = { M = m, N = n, K = k } end
 
 local function from_arguments()
-  local dtype, shapes, fixed = "bf16", {}, {}
-  local llm = {
-    { M = 8192, N = 4096, K = 4096 }, { M = 4096, N = 11008, K = 4096 },
-    { M = 2048, N = 2048, K = 8192 }, { M = 1024, N = 4096, K = 1024 },
-    { M = 512, N = 2048, K = 512 },
-  }
+  local run = { types = {}, layouts = {}, shapes = {}, batches = { 1 }, fixed = {} }
   for _, word in ipairs(arg or {}) do
     if TYPES[word] then
-      dtype = word
+      run.types[#run.types + 1] = word
+    elseif LAYOUTS[word] then
+      run.layouts[#run.layouts + 1] = word
+    elseif word == "layouts" then
+      for _, l in ipairs { "NN", "NT", "TN", "TT" } do run.layouts[#run.layouts + 1] = l end
     elseif word == "llm" then
-      for _, s in ipairs(llm) do shapes[#shapes + 1] = s end
+      for _, s in ipairs(LLM) do add_shape(run.shapes, s.M, s.N, s.K) end
+    elseif word == "squares" then
+      for e = 8, 14 do add_shape(run.shapes, 1 << e, 1 << e, 1 << e) end
+    elseif word:match("^batch=[%d,]+$") then
+      run.batches = {}
+      for b in word:sub(7):gmatch("%d+") do run.batches[#run.batches + 1] = tonumber(b) end
     elseif word:match("^%u+=%d+$") then
       local name, value = word:match("^(%u+)=(%d+)$")
-      fixed[name] = tonumber(value)
+      run.fixed[name] = tonumber(value)
     else
       local m, n, k = word:match("^(%d+)x(%d+)x(%d+)$")
       if not m then m = word:match("^(%d+)$"); n, k = m, m end
-      if not m then
-        error("a script argument is bf16, f16, llm, PARAM=value or a shape (N or MxNxK), got '" .. word .. "'")
-      end
-      shapes[#shapes + 1] = { M = tonumber(m), N = tonumber(n), K = tonumber(k) }
+      if not m then word_error(word) end
+      add_shape(run.shapes, tonumber(m), tonumber(n), tonumber(k))
     end
   end
-  if #shapes == 0 then shapes = { { M = 4096, N = 4096, K = 4096 } } end
-  return dtype, shapes, fixed
+  if #run.types == 0 then run.types = { "bf16" } end
+  if #run.layouts == 0 then run.layouts = { "NT" } end
+  if #run.shapes == 0 then add_shape(run.shapes, 4096, 4096, 4096) end
+  return run
 end
 
-local dtype, shapes, fixed = from_arguments()
+local run = from_arguments()
 
-local BK = 64 -- one 128-byte swizzle span of 16-bit elements
+-- every shape once per batch size
+local function batched(shapes, batches)
+  local out = {}
+  for _, b in ipairs(batches) do
+    for _, s in ipairs(shapes) do out[#out + 1] = { M = s.M, N = s.N, K = s.K, batch = b } end
+  end
+  return out
+end
 
--- Shared memory: STAGES slices of A and B, 1 KiB to align them, two barriers a
--- stage and one a consumer.
-local function smem(c) return c.STAGES * (c.BM + c.BN) * BK * 2 + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS end
+-- Shared memory: STAGES slices of A and B (128 bytes deep whatever the type), 1
+-- KiB to align them, two barriers a stage and one a consumer.
+local function smem(c) return c.STAGES * (c.BM + c.BN) * 128 + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS end
 
 -- Rows of a tile one consumer warpgroup computes.
 local function rows(c) return c.PINGPONG == 1 and c.BM or c.BM // c.CONSUMERS end
@@ -61,53 +112,75 @@ local function sms()
   return d and d.sms or 132
 end
 
-local gemm = gb.kernel {
-  name   = "gemm_tc_" .. dtype,
-  source = gb.template "gemm_wgmma.cuh",
-  entry  = "gemm_wgmma<${BM},${BN}," .. BK .. ",${STAGES},${CONSUMERS},${GROUP},${PINGPONG}>",
-  params = (function()
-    local p = {
-      BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
-      CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 },
-    }
-    for name, value in pairs(fixed) do
-      if not p[name] then error("no parameter " .. name .. " to fix") end
-      p[name] = { value }
-    end
-    return p
-  end)(),
-  constraints = {
-    -- ping-pong takes turns between consumers: it needs two
-    function(c) return c.PINGPONG == 0 or c.CONSUMERS == 2 end,
-    -- each consumer warpgroup owns whole m64 row blocks (all of a tile's in ping-pong) ...
-    function(c) return rows(c) % 64 == 0 end,
-    -- ... and holds their BN/2 accumulators a row block in at most 128 registers
-    function(c) return rows(c) // 64 * c.BN // 2 <= 128 end,
-    function(c) return smem(c) <= 227 * 1024 end,
-  },
-  defines = function(c, s) return { GEMM_T = TYPES[dtype] } end,
-  args = function(s) return {
-    gb.tensor(dtype, { s.M, s.K }, "randn"),                     -- 1: A
-    gb.tensor(dtype, { s.N, s.K }, "randn"),                     -- 2: B, stored [N, K]
-    gb.tensor(dtype, { s.M, s.N }, "output"),                    -- 3: C
-    gb.tensormap { tensor = 1, box = { 64, BK }, swizzle = "128B", l2_promotion = "256B" },
-    gb.tensormap { tensor = 2, box = { 64, BK }, swizzle = "128B", l2_promotion = "256B" },
-    gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.f32(1), gb.f32(0),
-  } end,
-  grid  = function(c, s)
-    local tiles = gb.cdiv(s.M, c.BM) * gb.cdiv(s.N, c.BN)
-    return { math.min(tiles, sms()) }
-  end,
-  block = function(c) return { 128 * (c.CONSUMERS + 1) } end,
-  smem  = smem,
-  reference = gb.cublas.gemm {
-    a = 1, b = 2, c = 3, m = "M", n = "N", k = "K", dtype = dtype, compute = "fp32",
-    trans_b = true,
-  },
-  -- both sum K products in fp32 and round to 16 bits: judged as a whole
-  check = { outputs = { 3 }, norm = true, rtol = 1e-2, atol = 0 },
-  flops = function(s) return 2 * s.M * s.N * s.K end,
-  math  = dtype == "f16" and "fp16" or "bf16",
-}
+local function params()
+  local p = {
+    BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
+    CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 },
+  }
+  for name, value in pairs(run.fixed) do
+    if not p[name] then error("no parameter " .. name .. " to fix", 0) end
+    p[name] = { value }
+  end
+  return p
+end
 
-gb.tune(gemm, { shapes = shapes, baseline = "reference" })
+-- The kernel for one type and layout.
+local function kernel(dtype, layout)
+  local t, mn = TYPES[dtype], LAYOUTS[layout]
+  local a_mn, b_mn = mn[1], mn[2]
+  if (a_mn == 1 or b_mn == 1) and t.bytes ~= 2 then
+    error(dtype .. " runs in layout NT only: wgmma reads fp8 and tf32 operands K-major", 0)
+  end
+  local bk = 128 // t.bytes -- one 128-byte swizzle span
+  local function a_dims(s) return a_mn == 1 and { s.batch, s.K, s.M } or { s.batch, s.M, s.K } end
+  local function b_dims(s) return b_mn == 1 and { s.batch, s.K, s.N } or { s.batch, s.N, s.K } end
+  local function box(is_mn) return is_mn == 1 and { 1, bk, 64 } or { 1, 64, bk } end
+  return gb.kernel {
+    name   = "gemm_tc_" .. dtype .. "_" .. layout:lower(),
+    source = gb.template "gemm_wgmma.cuh",
+    entry  = string.format("gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d>",
+                           bk, a_mn, b_mn),
+    params = params(),
+    constraints = {
+      -- ping-pong takes turns between consumers: it needs two
+      function(c) return c.PINGPONG == 0 or c.CONSUMERS == 2 end,
+      -- each consumer warpgroup owns whole m64 row blocks (all of a tile's in ping-pong) ...
+      function(c) return rows(c) % 64 == 0 end,
+      -- ... and holds their BN/2 accumulators a row block in at most 128 registers
+      function(c) return rows(c) // 64 * c.BN // 2 <= 128 end,
+      function(c) return smem(c) <= 227 * 1024 end,
+    },
+    defines = function() return { GEMM_T = t.cxx[1], GEMM_TB = t.cxx[2], GEMM_OUT = t.cxx[3] } end,
+    args = function(s) return {
+      gb.tensor(t.a, a_dims(s), "randn"),                            -- 1: A
+      gb.tensor(t.b, b_dims(s), "randn"),                            -- 2: B
+      gb.tensor(t.c, { s.batch, s.M, s.N }, "output"),               -- 3: C
+      gb.tensormap { tensor = 1, box = box(a_mn), swizzle = "128B", l2_promotion = "256B" },
+      gb.tensormap { tensor = 2, box = box(b_mn), swizzle = "128B", l2_promotion = "256B" },
+      gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.i32(s.batch), gb.f32(1), gb.f32(0),
+    } end,
+    grid  = function(c, s)
+      local tiles = gb.cdiv(s.M, c.BM) * gb.cdiv(s.N, c.BN) * s.batch
+      return { math.min(tiles, sms()) }
+    end,
+    block = function(c) return { 128 * (c.CONSUMERS + 1) } end,
+    smem  = smem,
+    -- a spill or a serialised wgmma costs far more than any parameter gains
+    reject = { "spills", "serialized_wgmma" },
+    reference = gb.cublas.gemm {
+      a = 1, b = 2, c = 3, m = "M", n = "N", k = "K", batch = "batch",
+      dtype = t.a, dtype_b = t.b, out = t.c, compute = t.compute,
+      trans_a = a_mn == 1, trans_b = b_mn == 0,
+    },
+    -- both sum K products in fp32 and round to C's type: judged as a whole
+    check = { outputs = { 3 }, norm = true, rtol = 1e-2, atol = 0 },
+    flops = function(s) return 2 * s.M * s.N * s.K * s.batch end,
+    math  = t.math,
+  }
+end
+
+for _, dtype in ipairs(run.types) do
+  for _, layout in ipairs(run.layouts) do
+    gb.tune(kernel(dtype, layout), { shapes = batched(run.shapes, run.batches), baseline = "reference" })
+  end
+end

@@ -9,18 +9,22 @@ committed (NVRTC compiles it as it is). Run it again after changing the shapes:
     python3 scripts/gen_wgmma.py > templates/wgmma_ops.cuh
 """
 
-# (PTX type, the C++ tag the templates use, K per instruction, transposes allowed)
+# (A's and B's PTX types, the C++ tag the templates use, K per instruction,
+# transposes allowed). The fp8 types mix: e5m2 gradients times e4m3 weights is
+# the usual pair in training.
 TYPES = [
-    ("bf16", "wgmma_bf16", 16, True),
-    ("f16", "wgmma_f16", 16, True),
-    ("e4m3", "wgmma_e4m3", 32, False),
-    ("e5m2", "wgmma_e5m2", 32, False),
-    ("tf32", "wgmma_tf32", 8, False),
+    ("bf16.bf16", "wgmma_bf16", 16, True),
+    ("f16.f16", "wgmma_f16", 16, True),
+    ("e4m3.e4m3", "wgmma_e4m3", 32, False),
+    ("e5m2.e5m2", "wgmma_e5m2", 32, False),
+    ("e5m2.e4m3", "wgmma_e5m2_e4m3", 32, False),
+    ("e4m3.e5m2", "wgmma_e4m3_e5m2", 32, False),
+    ("tf32.tf32", "wgmma_tf32", 8, False),
 ]
 NS = [64, 96, 128, 160, 192, 224, 256]
 
 
-def wrapper(ptx_type, tag, k, transposes, n):
+def wrapper(ptx_types, tag, k, transposes, n):
     regs = n // 2
     names = ", ".join(f"%{i}" for i in range(regs))
     da, db, scale = regs, regs + 1, regs + 2
@@ -29,13 +33,15 @@ def wrapper(ptx_type, tag, k, transposes, n):
     ins = '"l"(a), "l"(b), "r"(scale_d)'
     if transposes:
         ins += ', "n"(TA), "n"(TB)'
-    tparams = "template <int TA, int TB> " if transposes else ""
+    check = "" if transposes else (
+        '\n    static_assert(TA == 0 && TB == 0, "wgmma transposes only 16-bit operands");')
     return f"""
-{tparams}__device__ __forceinline__ void mma(wgmma_shape<{tag}, {n}>, float (&d)[{regs}],
+template <int TA, int TB>
+__device__ __forceinline__ void mma(wgmma_shape<{tag}, {n}>, float (&d)[{regs}],
                                     unsigned long long a, unsigned long long b, int scale_d)
-{{
+{{{check}
     asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %{scale}, 0;\\n"
-                 " wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx_type}.{ptx_type} "
+                 " wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx_types} "
                  "{{{names}}}, %{da}, %{db}, {tail};\\n}}"
                  : {outs}
                  : {ins});
@@ -49,9 +55,9 @@ def main():
     print("// mma(wgmma_shape<TYPE, N>{}, d, desc_a, desc_b, scale_d) issues one")
     print("// wgmma.mma_async of m64nNkK: d (N/2 fp32 registers per thread of the")
     print("// warpgroup) = A * B + (scale_d ? d : 0), A and B read through their")
-    print("// shared-memory descriptors. The 16-bit types take TA and TB (1: that")
-    print("// operand is MN-major in shared memory) as template arguments:")
-    print("// mma<0, 1>(...).")
+    print("// shared-memory descriptors. TA and TB (1: that operand is MN-major in")
+    print("// shared memory) are template arguments, mma<0, 1>(...); only the 16-bit")
+    print("// types may set them.")
     print("#pragma once")
     print()
     for _, tag, _, _ in TYPES:

@@ -1,11 +1,22 @@
-// Hopper GEMM on the tensor cores: C[M,N] = alpha * A[M,K] * B[N,K]^T + beta * C,
-// 16-bit inputs (GEMM_T: __nv_bfloat16 or __half), fp32 accumulation, C in GEMM_T,
-// all row-major (A and B both K-major: BLAS's "TN" in column-major terms).
+// Hopper GEMM on the tensor cores, for a batch of matrices b:
+//
+//   C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b]      (fp32 accumulation)
+//
+// with op(A) of M x K, op(B) of K x N and C row-major [M, N]. Each operand is
+// K-major (A stored [M, K], B stored [N, K]: BLAS's "TN" in column-major terms)
+// or, for the 16-bit types, MN-major (A stored [K, M], B stored [K, N]), which
+// wgmma reads transposed from shared memory: A_MN and B_MN.
+//
+// Types (compile-time defines): GEMM_T, A's element type; GEMM_TB, B's (GEMM_T
+// unless set); GEMM_OUT, C's (GEMM_T unless set). The pairs wgmma takes:
+//   __nv_bfloat16 x __nv_bfloat16, __half x __half;
+//   __nv_fp8_e4m3 / __nv_fp8_e5m2 in any mix (C usually __nv_bfloat16);
+//   float x float, read as tf32 (the low 13 bits of the mantissa ignored; C float).
 //
 // Shape of the kernel:
-//   - a persistent grid: block b takes tiles b, b + gridDim.x, ... of BM x BN, in
-//     an order that walks GROUP rows of tiles at a time, so the A rows and B
-//     columns that neighbouring blocks need are in L2 together;
+//   - a persistent grid: block b takes tiles b, b + gridDim.x, ... of BM x BN,
+//     matrix by matrix, in an order that walks GROUP rows of tiles at a time, so
+//     the A rows and B columns that neighbouring blocks need are in L2 together;
 //   - warp specialisation: warpgroup 0 is the producer, whose one thread issues a
 //     TMA load of A's and B's BK-deep slices into a ring of STAGES buffers
 //     (128-byte swizzled, as wgmma reads them); warpgroups 1..CONSUMERS each own
@@ -24,47 +35,97 @@
 //     registers, two columns at a time, while the producer is already loading
 //     the next tile.
 //
+// A slice is 128 bytes deep in K (BK = 128 / sizeof(element): 64 16-bit, 128
+// fp8, 32 fp32 elements), one swizzle span, read by wgmmas of 32 bytes of K each.
+//
 // Any M, N and K: TMA reads zeros past A's and B's edges, and the epilogue stores
-// only elements inside C. TMA needs rows of 16-byte multiples: K a multiple of 8
-// (engine/tensormap.c refuses a map otherwise, naming the stride).
+// only elements inside C. TMA needs rows of 16-byte multiples: the stored row
+// length (K for a K-major operand, M or N for an MN-major one) a multiple of
+// 16 / sizeof(element) (engine/tensormap.c refuses a map otherwise, naming the
+// stride).
 //
 // Arguments: A, B, C (pointers; A and B are read through their tensormaps),
-// the tensormaps of A and B (boxes of 64 rows x BK, 128B-swizzled: a stage is
+// the tensormaps of A and B (3-D: the batch outermost; boxes of 1 x 64 x BK for
+// a K-major operand, 1 x BK x 64 for an MN-major one, 128B-swizzled: a stage is
 // BM/64 and BN/64 such loads, so the maps do not depend on the tile), M, N, K,
-// alpha, beta.
-//
-// Compile-time: GEMM_T (__nv_bfloat16 or __half).
+// the batch, alpha, beta.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "tma.cuh"
 #include "wgmma_ops.cuh"
 
 #ifndef GEMM_T
-#error "gemm_wgmma: compile with -DGEMM_T=__nv_bfloat16 or __half"
+#error "gemm_wgmma: compile with -DGEMM_T=<A's element type> (see the comment above)"
+#endif
+#ifndef GEMM_TB
+#define GEMM_TB GEMM_T
+#endif
+#ifndef GEMM_OUT
+#define GEMM_OUT GEMM_T
 #endif
 
 namespace wg {
 
-template <class T> struct tag;
-template <> struct tag<__nv_bfloat16> {
+// The wgmma flavour of an operand pair.
+template <class A, class B> struct kind;
+template <> struct kind<__nv_bfloat16, __nv_bfloat16> {
     using type = wgmma_bf16;
 };
-template <> struct tag<__half> {
+template <> struct kind<__half, __half> {
     using type = wgmma_f16;
 };
+template <> struct kind<__nv_fp8_e4m3, __nv_fp8_e4m3> {
+    using type = wgmma_e4m3;
+};
+template <> struct kind<__nv_fp8_e5m2, __nv_fp8_e5m2> {
+    using type = wgmma_e5m2;
+};
+template <> struct kind<__nv_fp8_e5m2, __nv_fp8_e4m3> {
+    using type = wgmma_e5m2_e4m3;
+};
+template <> struct kind<__nv_fp8_e4m3, __nv_fp8_e5m2> {
+    using type = wgmma_e4m3_e5m2;
+};
+template <> struct kind<float, float> {
+    using type = wgmma_tf32;
+};
 
-// A shared-memory matrix descriptor for a K-major tile in 128-byte swizzle: rows
-// of 128 bytes, 8-row (1024-byte) swizzle atoms stacked along M or N.
-__device__ __forceinline__ unsigned long long desc_k128(const void *tile)
+// A box in shared memory is 64 x BK elements in 128-byte swizzled rows: 64 rows
+// (of M or N) of BK elements for a K-major operand, BK rows (of K) of 64
+// elements for an MN-major one; either way 8-row swizzle atoms of 1024 bytes.
+// desc() describes, for the wgmma of K step `step` (32 bytes of K), the operand
+// that starts at `box` and runs on through the boxes after it:
+//   K-major: the step is 32 bytes into each row; atoms stack along M or N
+//     (stride byte offset 1024), the leading byte offset unused;
+//   MN-major: the step is 32 / sizeof(T) rows down; atoms stack along K (stride
+//     byte offset 1024) and the next 64 columns of M or N are the next box
+//     (leading byte offset: a box).
+template <class T, int MN_MAJOR, int BK>
+__device__ __forceinline__ unsigned long long desc(const T *box, int step)
 {
-    unsigned long long addr = tma::smem(tile);
-    return ((addr & 0x3FFFF) >> 4)  // start address, 16-byte units
-           | (1ull << 16)           // leading byte offset: unused for this layout
-           | ((1024ull >> 4) << 32) // stride byte offset: one 8-row atom
-           | (1ull << 62);          // 128-byte swizzle
+    constexpr unsigned box_bytes = 64 * BK * sizeof(T);
+    unsigned addr = tma::smem(box) + (MN_MAJOR ? step * (32 / sizeof(T)) * 128 : step * 32);
+    unsigned long long lbo = MN_MAJOR ? box_bytes : 16;
+    return ((addr & 0x3FFFF) >> 4)      // start address, 16-byte units
+           | ((lbo >> 4) << 16)         // leading byte offset
+           | ((1024ull >> 4) << 32)     // stride byte offset: one 8-row atom
+           | (1ull << 62);              // 128-byte swizzle
+}
+
+// Loads the box of rows [row0, row0 + 64) of M or N and slice k of matrix b of
+// an operand; the map's coordinates run innermost first.
+template <int MN_MAJOR, int BK>
+__device__ __forceinline__ void load_box(const gb_tensormap *map, void *dst,
+                                         unsigned long long *bar, int row0, int k, int b)
+{
+    if (MN_MAJOR)
+        tma::load(map, dst, bar, row0, k * BK, b);
+    else
+        tma::load(map, dst, bar, k * BK, row0, b);
 }
 
 __device__ __forceinline__ void fence()
@@ -92,11 +153,15 @@ template <int REGS> __device__ __forceinline__ void shrink_registers()
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(REGS));
 }
 
-// Tile t's first row and column: GROUP rows of tiles at a time, column by column
-// within the group.
+// Tile t's matrix, first row and column: matrix by matrix, and within one GROUP
+// rows of tiles at a time, column by column within the group.
 template <int BM, int BN, int GROUP>
-__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &m0, int &n0)
+__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &b, int &m0,
+                                            int &n0)
 {
+    int per_matrix = tiles_m * tiles_n;
+    b = t / per_matrix;
+    t %= per_matrix;
     int per_group = GROUP * tiles_n;
     int first = t / per_group * GROUP;
     int rows = min(tiles_m - first, GROUP);
@@ -114,6 +179,15 @@ template <> __device__ __forceinline__ __half from_float(float x)
 {
     return __float2half_rn(x);
 }
+template <> __device__ __forceinline__ float from_float(float x)
+{
+    return x;
+}
+
+// Two neighbouring elements of C, stored as one 4- or 8-byte word.
+template <class T> struct alignas(2 * sizeof(T)) duo {
+    T v[2];
+};
 
 // Stores one consumer's m64 x BN block (rows from row0): thread (warp w, lane l)
 // holds, for each 8-column group g, rows w*16 + l/4 (+8) and columns g*8 + 2*(l%4)
@@ -136,9 +210,8 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
                 x0 += beta * (float)p[0];
                 if (c + 1 < N) x1 += beta * (float)p[1];
             }
-            if (pairs) { // c is even, so is the offset: a 4-byte store
-                T two[2] = {from_float<T>(x0), from_float<T>(x1)};
-                *reinterpret_cast<unsigned *>(p) = *reinterpret_cast<unsigned *>(two);
+            if (pairs) { // c is even, so is the offset: one aligned word
+                *reinterpret_cast<duo<T> *>(p) = duo<T>{{from_float<T>(x0), from_float<T>(x1)}};
             } else {
                 p[0] = from_float<T>(x0);
                 if (c + 1 < N) p[1] = from_float<T>(x1);
@@ -148,24 +221,28 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
 
 } // namespace wg
 
-template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP, int PINGPONG>
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP, int PINGPONG, int A_MN,
+          int B_MN>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
-    gemm_wgmma(const GEMM_T *A, const GEMM_T *B, GEMM_T *C, const __grid_constant__ gb_tensormap ma,
-               const __grid_constant__ gb_tensormap mb, int M, int N, int K, float alpha,
-               float beta)
+    gemm_wgmma(const GEMM_T *A, const GEMM_TB *B, GEMM_OUT *C,
+               const __grid_constant__ gb_tensormap ma, const __grid_constant__ gb_tensormap mb,
+               int M, int N, int K, int batch, float alpha, float beta)
 {
-    using T = GEMM_T;
-    using Shape = wgmma_shape<typename wg::tag<T>::type, BN>;
+    using TA = GEMM_T;
+    using TB = GEMM_TB;
+    using Shape = wgmma_shape<typename wg::kind<TA, TB>::type, BN>;
     constexpr int WM = PINGPONG ? BM : BM / CONSUMERS; // rows of a tile per consumer
     constexpr int MT = WM / 64;                        // its m64 row blocks
-    static_assert(BK * sizeof(T) == 128, "a slice row is one 128-byte swizzle span");
+    constexpr int STEPS = 128 / 32;                    // wgmmas of 32 bytes of K per slice
+    static_assert(sizeof(TA) == sizeof(TB), "wgmma's operands are of one width");
+    static_assert(BK * sizeof(TA) == 128, "a slice is one 128-byte swizzle span deep");
     static_assert(WM % 64 == 0, "each consumer owns whole m64 row blocks");
     static_assert(BN % 64 == 0 && BN <= 256, "B's slice is whole 64-row boxes, wgmma's N <= 256");
 
     extern __shared__ unsigned char smem_raw[];
     // 128-byte swizzled tiles must start on 1024-byte boundaries
-    T *sa = reinterpret_cast<T *>(((size_t)smem_raw + 1023) & ~(size_t)1023);
-    T *sb = sa + STAGES * BM * BK;
+    TA *sa = reinterpret_cast<TA *>(((size_t)smem_raw + 1023) & ~(size_t)1023);
+    TB *sb = reinterpret_cast<TB *>(sa + STAGES * BM * BK);
     unsigned long long *full = reinterpret_cast<unsigned long long *>(sb + STAGES * BN * BK);
     unsigned long long *empty = full + STAGES;
     unsigned long long *turn = empty + STAGES; // ping-pong: consumer c may start a tile
@@ -185,25 +262,27 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     __syncthreads();
 
     int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    int tiles = tiles_m * tiles_n, slices = (K + BK - 1) / BK;
+    int tiles = batch * tiles_m * tiles_n, slices = (K + BK - 1) / BK;
 
     if (wg_index == 0) { // the producer
         wg::shrink_registers<40>();
         if (tid != 0) return;
         int it = 0;
         for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-            int m0, n0;
-            wg::tile_origin<BM, BN, GROUP>(t, tiles_m, tiles_n, m0, n0);
+            int b, m0, n0;
+            wg::tile_origin<BM, BN, GROUP>(t, tiles_m, tiles_n, b, m0, n0);
             for (int k = 0; k < slices; k++, it++) {
                 int s = it % STAGES;
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
-                tma::expect_bytes(&full[s], (BM + BN) * BK * sizeof(T));
+                tma::expect_bytes(&full[s], (BM + BN) * BK * sizeof(TA));
 #pragma unroll
                 for (int r = 0; r < BM / 64; r++)
-                    tma::load(&ma, sa + (s * BM + r * 64) * BK, &full[s], k * BK, m0 + r * 64);
+                    wg::load_box<A_MN, BK>(&ma, sa + (s * BM + r * 64) * BK, &full[s], m0 + r * 64,
+                                           k, b);
 #pragma unroll
                 for (int r = 0; r < BN / 64; r++)
-                    tma::load(&mb, sb + (s * BN + r * 64) * BK, &full[s], k * BK, n0 + r * 64);
+                    wg::load_box<B_MN, BK>(&mb, sb + (s * BN + r * 64) * BK, &full[s], n0 + r * 64,
+                                           k, b);
             }
         }
         return;
@@ -226,21 +305,21 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         it = consumer * slices;
     }
     for (int t = first, n = 0; t < tiles; t += step, n++) {
-        int m0, n0;
-        wg::tile_origin<BM, BN, GROUP>(t, tiles_m, tiles_n, m0, n0);
+        int b, m0, n0;
+        wg::tile_origin<BM, BN, GROUP>(t, tiles_m, tiles_n, b, m0, n0);
         if (PINGPONG && (consumer > 0 || n > 0)) tma::wait(&turn[consumer], (n - (consumer == 0)) & 1);
         for (int k = 0; k < slices; k++, it++) {
             int s = it % STAGES;
             tma::wait(&full[s], (it / STAGES) & 1);
-            const T *a = sa + s * BM * BK + (PINGPONG ? 0 : consumer * WM * BK);
-            const T *b = sb + s * BN * BK;
+            const TA *a = sa + s * BM * BK + (PINGPONG ? 0 : consumer * WM * BK);
+            const TB *bs = sb + s * BN * BK;
             wg::fence();
 #pragma unroll
-            for (int kk = 0; kk < BK / 16; kk++)
+            for (int kk = 0; kk < STEPS; kk++)
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
-                    mma<0, 0>(Shape{}, d[mt], wg::desc_k128(a + mt * 64 * BK + kk * 16),
-                              wg::desc_k128(b + kk * 16), k > 0 || kk > 0);
+                    mma<A_MN, B_MN>(Shape{}, d[mt], wg::desc<TA, A_MN, BK>(a + mt * 64 * BK, kk),
+                                    wg::desc<TB, B_MN, BK>(bs, kk), k > 0 || kk > 0);
             wg::commit();
             wg::wait<1>(); // the previous slice's group is done: its stage is free
             if (k > 0 && tid == 0) tma::arrive(&empty[(it - 1) % STAGES]);
@@ -250,8 +329,9 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         if (tid == 0) tma::arrive(&empty[(it - 1) % STAGES]);
         if (PINGPONG) it += (CONSUMERS - 1) * slices; // the other consumers' tiles
         int row0 = m0 + (PINGPONG ? 0 : consumer * WM);
+        GEMM_OUT *c = C + (size_t)b * M * N;
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
-            wg::store<T, BN>(d[mt], C, row0 + mt * 64, n0, M, N, alpha, beta);
+            wg::store<GEMM_OUT, BN>(d[mt], c, row0 + mt * 64, n0, M, N, alpha, beta);
     }
 }

@@ -6,9 +6,9 @@
 //
 //   __global__ void k(const __grid_constant__ gb_tensormap a, ...)
 //
-// and loads a box of a 2-D map with tma::load(&a, dst, bar, x, y), where the
-// coordinates run innermost first (TMA's order; a script's box and dims run
-// outermost first).
+// and loads a box of a 2-D map with tma::load(&a, dst, bar, x, y) (of a 3-D one,
+// tma::load(&a, dst, bar, x, y, z)), where the coordinates run innermost first
+// (TMA's order; a script's box and dims run outermost first).
 // The load completes on an mbarrier: the waiting side arms it with the bytes it
 // expects (tma::expect_bytes) and waits on its phase (tma::wait).
 #pragma once
@@ -82,6 +82,16 @@ __device__ __forceinline__ void load(const gb_tensormap *map, void *dst, unsigne
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem(dst)),
                  "l"(generic(map)), "r"(smem(bar)), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+// The same for a 3-D map (a batch of matrices: c2 picks the matrix).
+__device__ __forceinline__ void load(const gb_tensormap *map, void *dst, unsigned long long *bar,
+                                     int c0, int c1, int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(smem(dst)),
+                 "l"(generic(map)), "r"(smem(bar)), "r"(c0), "r"(c1), "r"(c2)
                  : "memory");
 }
 

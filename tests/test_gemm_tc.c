@@ -1,8 +1,9 @@
 /* The Hopper tensor-core GEMM without a GPU: examples/gemm_tc.lua compiles its
- * whole valid space for sm_90a in both 16-bit types, and the PTX of a variant
- * holds what the template is built from (TMA loads on mbarriers, wgmma, register
- * hand-over). The GPU side (HGMMA in the SASS, correctness, the tune) is
- * scripts/gpu-validate.sh's. */
+ * whole valid space for sm_90a in bf16, f16, fp8 e4m3 and tf32 (and a part of
+ * it for e5m2 and the transposed layouts), and the PTX of a variant holds what
+ * the template is built from (TMA loads on mbarriers, wgmma of each type,
+ * transposed operands, register hand-over). The GPU side (HGMMA in the SASS,
+ * correctness, the tune) is scripts/gpu-validate.sh's. */
 #include "engine/nvrtc.h"
 #include "suite_fixture.h"
 
@@ -28,26 +29,39 @@ static void script_path(char *out, size_t n)
     strncat(out, "/examples/gemm_tc.lua", n - strlen(out) - 1);
 }
 
-static void expect_whole_space(suite_fixture *f, const char *dtype)
+/* Compiles the space for the script arguments given (a type, a layout, fixed
+ * parameters) and expects `compiled` variants, none failed. */
+static void expect_compiled(suite_fixture *f, const char *compiled, const char *a, const char *b,
+                            const char *c)
 {
     char script[4096];
     script_path(script, sizeof script);
     suite_tune(f, script, "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache", f->cache,
-               "--", dtype, (char *)NULL);
+               "--", a, b, c, (char *)NULL);
     if (f->status != 0) fprintf(stderr, "%s\n%s\n", f->out, f->err);
     assert_int_equal(f->status, 0);
-    if (!strstr(f->out, "32 compiled") || !strstr(f->out, " 0 failed"))
-        fail_msg("%s: expected 32 variants compiled and none failed:\n%s", dtype, f->out);
+    if (!strstr(f->out, compiled) || !strstr(f->out, " 0 failed"))
+        fail_msg("%s %s %s: expected %s and none failed:\n%s", a, b, c, compiled, f->out);
 }
 
-static void test_every_configuration_compiles_in_bf16_and_f16(void **state)
+static void test_every_configuration_compiles_in_each_type(void **state)
 {
-    expect_whole_space(*state, "bf16");
-    expect_whole_space(*state, "f16");
+    static const char *const types[] = {"bf16", "f16", "e4m3", "tf32"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        expect_compiled(*state, "  32 compiled", types[i], "NT", "4096");
 }
 
-/* The PTX of one variant, compiled for compute_90a with templates/ on the path. */
-static char *ptx_of(const char *name_expr, const char *type_define)
+static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
+{
+    expect_compiled(*state, "  8 compiled", "e5m2", "BN=128", "STAGES=4");
+    static const char *const layouts[] = {"NN", "TN", "TT"};
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+        expect_compiled(*state, "  8 compiled", layouts[i], "BN=128", "STAGES=4");
+}
+
+/* The PTX of one variant, compiled for compute_90a with templates/ on the path;
+ * defines: the -D options of its types. */
+static char *ptx_of(const char *name_expr, const char *defines[3])
 {
     char templates[4096], include[4200], cuda[4200];
     source_dir(templates, sizeof templates);
@@ -55,16 +69,18 @@ static char *ptx_of(const char *name_expr, const char *type_define)
     snprintf(include, sizeof include, "-I%s", templates);
     snprintf(cuda, sizeof cuda, "-I%s", gb_nvrtc_cuda_include());
     const char *source = "#include \"gemm_wgmma.cuh\"\n";
-    const char *options[] = {"--gpu-architecture=compute_90a", "--std=c++17", include, cuda,
-                             type_define};
+    const char *options[7] = {"--gpu-architecture=compute_90a", "--std=c++17", include, cuda};
+    int n = 4;
+    for (int i = 0; i < 3 && defines[i]; i++)
+        options[n++] = defines[i];
     nvrtcProgram prog;
     assert_int_equal(nvrtcCreateProgram(&prog, source, "gemm_tc.cu", 0, NULL, NULL), NVRTC_SUCCESS);
     assert_int_equal(nvrtcAddNameExpression(prog, name_expr), NVRTC_SUCCESS);
-    nvrtcResult rc = nvrtcCompileProgram(prog, 5, options);
+    nvrtcResult rc = nvrtcCompileProgram(prog, n, options);
     if (rc != NVRTC_SUCCESS) {
-        size_t n = 0;
-        nvrtcGetProgramLogSize(prog, &n);
-        char *log = malloc(n + 1);
+        size_t bytes = 0;
+        nvrtcGetProgramLogSize(prog, &bytes);
+        char *log = malloc(bytes + 1);
         nvrtcGetProgramLog(prog, log);
         fail_msg("%s", log);
     }
@@ -76,32 +92,65 @@ static char *ptx_of(const char *name_expr, const char *type_define)
     return ptx;
 }
 
+static void expect_in_ptx(const char *name_expr, const char *defines[3], const char *const *needles,
+                          size_t n)
+{
+    char *ptx = ptx_of(name_expr, defines);
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(ptx, needles[i])) fail_msg("%s: the PTX has no %s", name_expr, needles[i]);
+    free(ptx);
+}
+
+#define EXPECT_IN_PTX(expr, defines, ...)                                                          \
+    do {                                                                                           \
+        static const char *const needles[] = {__VA_ARGS__};                                        \
+        expect_in_ptx(expr, defines, needles, sizeof needles / sizeof needles[0]);                 \
+    } while (0)
+
 static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
 {
     (void)state;
-    char *ptx = ptx_of("gemm_wgmma<128,256,64,4,2,8,0>", "-DGEMM_T=__nv_bfloat16");
-    static const char *const needles[] = {
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
-        "wgmma.commit_group.sync.aligned",
+    const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
+    EXPECT_IN_PTX(
+        "gemm_wgmma<128,256,64,4,2,8,0,0,0>", bf16,
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "wgmma.commit_group.sync.aligned",
         "wgmma.wait_group.sync.aligned",
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-        "mbarrier.try_wait.parity",
-        "setmaxnreg.inc.sync.aligned.u32 232",
-        "setmaxnreg.dec.sync.aligned.u32 40",
-    };
-    for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
-        if (!strstr(ptx, needles[i])) fail_msg("the PTX has no %s", needles[i]);
-    free(ptx);
-    ptx = ptx_of("gemm_wgmma<128,128,64,4,2,8,1>", "-DGEMM_T=__half");
-    assert_non_null(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"));
-    free(ptx);
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "mbarrier.try_wait.parity", "setmaxnreg.inc.sync.aligned.u32 232",
+        "setmaxnreg.dec.sync.aligned.u32 40");
+    const char *f16[3] = {"-DGEMM_T=__half"};
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,1,0,0>", f16,
+                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
+}
+
+/* fp8 (e4m3 and the e5m2 x e4m3 mix, to bf16) takes k32 wgmmas over 128-element
+ * slices; tf32 k8 over 32; a transposed operand sets wgmma's transpose bit (the
+ * last two operands: A's, B's). */
+static void test_each_type_and_layout_takes_its_own_wgmma(void **state)
+{
+    (void)state;
+    const char *e4m3[3] = {"-DGEMM_T=__nv_fp8_e4m3", "-DGEMM_OUT=__nv_bfloat16"};
+    EXPECT_IN_PTX("gemm_wgmma<128,256,128,4,2,8,0,0,0>", e4m3,
+                  "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3");
+    const char *e5m2[3] = {"-DGEMM_T=__nv_fp8_e5m2", "-DGEMM_TB=__nv_fp8_e4m3",
+                           "-DGEMM_OUT=__nv_bfloat16"};
+    EXPECT_IN_PTX("gemm_wgmma<128,128,128,4,2,8,0,0,0>", e5m2,
+                  "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3");
+    const char *tf32[3] = {"-DGEMM_T=float"};
+    EXPECT_IN_PTX("gemm_wgmma<128,192,32,4,2,8,0,0,0>", tf32,
+                  "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32");
+    const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,1,0>", bf16, "p, 1, 1, 1, 0;");
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,1>", bf16, "p, 1, 1, 0, 1;");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_configuration_compiles_in_bf16_and_f16),
+        cmocka_unit_test(test_every_configuration_compiles_in_each_type),
+        cmocka_unit_test(test_mixed_fp8_and_the_transposed_layouts_compile),
         cmocka_unit_test(test_the_ptx_holds_wgmma_tma_and_register_hand_over),
+        cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
     };
     return cmocka_run_group_tests(tests, setup, suite_teardown);
 }
