@@ -115,7 +115,7 @@ end
 local function params()
   local p = {
     BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
-    CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 },
+    CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 }, CLUSTER = { 1, 2 },
   }
   for name, value in pairs(run.fixed) do
     if not p[name] then error("no parameter " .. name .. " to fix", 0) end
@@ -138,7 +138,7 @@ local function kernel(dtype, layout)
   return gb.kernel {
     name   = "gemm_tc_" .. dtype .. "_" .. layout:lower(),
     source = gb.template "gemm_wgmma.cuh",
-    entry  = string.format("gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d>",
+    entry  = string.format("gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER}>",
                            bk, a_mn, b_mn),
     params = params(),
     constraints = {
@@ -159,10 +159,13 @@ local function kernel(dtype, layout)
       gb.tensormap { tensor = 2, box = box(b_mn), swizzle = "128B", l2_promotion = "256B" },
       gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.i32(s.batch), gb.f32(1), gb.f32(0),
     } end,
+    -- persistent: at most a block an SM, whole clusters, each on CLUSTER row tiles
     grid  = function(c, s)
-      local tiles = gb.cdiv(s.M, c.BM) * gb.cdiv(s.N, c.BN) * s.batch
-      return { math.min(tiles, sms()) }
+      local units = gb.cdiv(gb.cdiv(s.M, c.BM), c.CLUSTER) * gb.cdiv(s.N, c.BN) * s.batch
+      local sm = sms()
+      return { math.min(units, sm // c.CLUSTER) * c.CLUSTER }
     end,
+    cluster = function(c) return { c.CLUSTER } end,
     block = function(c) return { 128 * (c.CONSUMERS + 1) } end,
     smem  = smem,
     -- a spill or a serialised wgmma costs far more than any parameter gains

@@ -33,7 +33,12 @@
 //     another computes;
 //   - the epilogue scales the accumulators and stores them straight from
 //     registers, two columns at a time, while the producer is already loading
-//     the next tile.
+//     the next tile;
+//   - CLUSTER 2: blocks run in pairs (a thread block cluster) on two row tiles of
+//     one column, and each loads half of B's slice into both (TMA multicast), so
+//     B is read from L2 once per pair. A stage is free only when both blocks'
+//     consumers are done with it, so they arrive on each other's `empty`
+//     barriers. The grid must be launched with cluster dimensions (CLUSTER, 1, 1).
 //
 // A slice is 128 bytes deep in K (BK = 128 / sizeof(element): 64 16-bit, 128
 // fp8, 32 fp32 elements), one swizzle span, read by wgmmas of 32 bytes of K each.
@@ -219,10 +224,46 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
         }
 }
 
+// Loads stage s's slice k of tile (b, m0, n0): A's BM/64 boxes into this block;
+// B's BN/64 boxes shared by the CLUSTER blocks of a cluster (which take
+// neighbouring row tiles of one column), each block loading every CLUSTER-th box
+// into all of them.
+template <int BM, int BN, int BK, int A_MN, int B_MN, int CLUSTER, class TA, class TB>
+__device__ __forceinline__ void load_slice(const gb_tensormap *ma, const gb_tensormap *mb, TA *sa,
+                                           TB *sb, unsigned long long *full, int k, int b, int m0,
+                                           int n0, unsigned rank)
+{
+#pragma unroll
+    for (int r = 0; r < BM / 64; r++)
+        load_box<A_MN, BK>(ma, sa + r * 64 * BK, full, m0 + r * 64, k, b);
+#pragma unroll
+    for (int r = 0; r < BN / 64; r++) {
+        TB *dst = sb + r * 64 * BK;
+        if (CLUSTER == 1)
+            load_box<B_MN, BK>(mb, dst, full, n0 + r * 64, k, b);
+        else if (r % CLUSTER == (int)rank)
+            tma::load_multicast(mb, dst, full, B_MN ? n0 + r * 64 : k * BK,
+                                B_MN ? k * BK : n0 + r * 64, b, (1u << CLUSTER) - 1);
+    }
+}
+
+// A consumer is done with a stage: one arrival on its `empty` barrier in every
+// block of the cluster, since each block's producer writes B into all of them.
+template <int CLUSTER> __device__ __forceinline__ void release(unsigned long long *empty)
+{
+    if (CLUSTER == 1) {
+        tma::arrive(empty);
+    } else {
+#pragma unroll
+        for (int r = 0; r < CLUSTER; r++)
+            tma::arrive_in(empty, r);
+    }
+}
+
 } // namespace wg
 
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP, int PINGPONG, int A_MN,
-          int B_MN>
+          int B_MN, int CLUSTER>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma(const GEMM_T *A, const GEMM_TB *B, GEMM_OUT *C,
                const __grid_constant__ gb_tensormap ma, const __grid_constant__ gb_tensormap mb,
@@ -238,6 +279,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     static_assert(BK * sizeof(TA) == 128, "a slice is one 128-byte swizzle span deep");
     static_assert(WM % 64 == 0, "each consumer owns whole m64 row blocks");
     static_assert(BN % 64 == 0 && BN <= 256, "B's slice is whole 64-row boxes, wgmma's N <= 256");
+    static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 blocks");
 
     extern __shared__ unsigned char smem_raw[];
     // 128-byte swizzled tiles must start on 1024-byte boundaries
@@ -253,38 +295,47 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         tma::prefetch(&mb);
         for (int s = 0; s < STAGES; s++) {
             tma::init(&full[s], 1);
-            tma::init(&empty[s], PINGPONG ? 1 : CONSUMERS);
+            tma::init(&empty[s], (PINGPONG ? 1 : CONSUMERS) * CLUSTER);
         }
         for (int c = 0; c < CONSUMERS; c++)
             tma::init(&turn[c], 1);
         tma::fence_init();
     }
-    __syncthreads();
+    // a block's barriers must be ready before the other's loads and arrivals reach them
+    if (CLUSTER > 1)
+        tma::cluster_sync();
+    else
+        __syncthreads();
 
+    // The blocks of a cluster walk the same units of work, a unit being CLUSTER
+    // row tiles of one column: block `rank` takes the rank-th.
+    unsigned rank = CLUSTER > 1 ? tma::cluster_rank() : 0;
+    int unit0 = blockIdx.x / CLUSTER, units = gridDim.x / CLUSTER;
     int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    int tiles = batch * tiles_m * tiles_n, slices = (K + BK - 1) / BK;
+    int unit_rows = (tiles_m + CLUSTER - 1) / CLUSTER;
+    int work = batch * unit_rows * tiles_n, slices = (K + BK - 1) / BK;
 
     if (wg_index == 0) { // the producer
         wg::shrink_registers<40>();
         if (tid != 0) return;
         int it = 0;
-        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        for (int t = unit0; t < work; t += units) {
             int b, m0, n0;
-            wg::tile_origin<BM, BN, GROUP>(t, tiles_m, tiles_n, b, m0, n0);
+            wg::tile_origin<BM * CLUSTER, BN, GROUP>(t, unit_rows, tiles_n, b, m0, n0);
+            m0 += rank * BM;
             for (int k = 0; k < slices; k++, it++) {
                 int s = it % STAGES;
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
                 tma::expect_bytes(&full[s], (BM + BN) * BK * sizeof(TA));
-#pragma unroll
-                for (int r = 0; r < BM / 64; r++)
-                    wg::load_box<A_MN, BK>(&ma, sa + (s * BM + r * 64) * BK, &full[s], m0 + r * 64,
-                                           k, b);
-#pragma unroll
-                for (int r = 0; r < BN / 64; r++)
-                    wg::load_box<B_MN, BK>(&mb, sb + (s * BN + r * 64) * BK, &full[s], n0 + r * 64,
-                                           k, b);
+                wg::load_slice<BM, BN, BK, A_MN, B_MN, CLUSTER>(&ma, &mb, sa + s * BM * BK,
+                                                                 sb + s * BN * BK, &full[s], k, b,
+                                                                 m0, n0, rank);
             }
         }
+        // In a cluster, the other block's consumers still arrive on this block's
+        // barriers: it may end only once every stage has been released.
+        for (int i = 0; CLUSTER > 1 && i < STAGES; i++, it++)
+            tma::wait(&empty[it % STAGES], ((it / STAGES) & 1) ^ 1);
         return;
     }
 
@@ -298,15 +349,16 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     // phase ahead of the barrier (a wait two phases ahead would pass at once): a
     // consumer starts a tile's slices only after the one before it has passed
     // all of its own.
-    int first = blockIdx.x, step = gridDim.x, it = 0;
+    int first = unit0, step = units, it = 0;
     if (PINGPONG) {
-        first += consumer * gridDim.x;
+        first += consumer * units;
         step *= CONSUMERS;
         it = consumer * slices;
     }
-    for (int t = first, n = 0; t < tiles; t += step, n++) {
+    for (int t = first, n = 0; t < work; t += step, n++) {
         int b, m0, n0;
-        wg::tile_origin<BM, BN, GROUP>(t, tiles_m, tiles_n, b, m0, n0);
+        wg::tile_origin<BM * CLUSTER, BN, GROUP>(t, unit_rows, tiles_n, b, m0, n0);
+        m0 += rank * BM;
         if (PINGPONG && (consumer > 0 || n > 0)) tma::wait(&turn[consumer], (n - (consumer == 0)) & 1);
         for (int k = 0; k < slices; k++, it++) {
             int s = it % STAGES;
@@ -322,11 +374,11 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                                     wg::desc<TB, B_MN, BK>(bs, kk), k > 0 || kk > 0);
             wg::commit();
             wg::wait<1>(); // the previous slice's group is done: its stage is free
-            if (k > 0 && tid == 0) tma::arrive(&empty[(it - 1) % STAGES]);
+            if (k > 0 && tid == 0) wg::release<CLUSTER>(&empty[(it - 1) % STAGES]);
         }
         if (PINGPONG && tid == 0) tma::arrive(&turn[(consumer + 1) % CONSUMERS]);
         wg::wait<0>();
-        if (tid == 0) tma::arrive(&empty[(it - 1) % STAGES]);
+        if (tid == 0) wg::release<CLUSTER>(&empty[(it - 1) % STAGES]);
         if (PINGPONG) it += (CONSUMERS - 1) * slices; // the other consumers' tiles
         int row0 = m0 + (PINGPONG ? 0 : consumer * WM);
         GEMM_OUT *c = C + (size_t)b * M * N;

@@ -95,7 +95,37 @@ __device__ __forceinline__ void load(const gb_tensormap *map, void *dst, unsigne
                  : "memory");
 }
 
+// The same box into shared memory at dst's offset in each block of the cluster
+// whose bit is set in `blocks`, completing on the barrier at bar's offset in each.
+__device__ __forceinline__ void load_multicast(const gb_tensormap *map, void *dst,
+                                               unsigned long long *bar, int c0, int c1, int c2,
+                                               unsigned short blocks)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smem(dst)),
+                 "l"(generic(map)), "r"(smem(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(blocks)
+                 : "memory");
+}
+
 // ---- clusters -----------------------------------------------------------------
+
+// This block's rank in its cluster.
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+// One arrival on the barrier at bar's offset in block `rank` of the cluster.
+__device__ __forceinline__ void arrive_in(unsigned long long *bar, unsigned rank)
+{
+    asm volatile("{\n .reg .b32 remote;\n"
+                 " mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" ::"r"(smem(bar)),
+                 "r"(rank)
+                 : "memory");
+}
 
 __device__ __forceinline__ unsigned cluster_blocks()
 {
