@@ -27,18 +27,18 @@
 local gb = require "gpubench"
 
 -- per type: gpubench's and C++'s names of A's, B's and C's elements, the bytes
--- of A's and B's, the roofline's math and cuBLAS's compute
+-- of A's and B's and of C's, the roofline's math and cuBLAS's compute
 local TYPES = {
   bf16 = { a = "bf16", b = "bf16", c = "bf16", cxx = { "__nv_bfloat16", "__nv_bfloat16", "__nv_bfloat16" },
-           bytes = 2, math = "bf16", compute = "fp32" },
+           bytes = 2, c_bytes = 2, math = "bf16", compute = "fp32" },
   f16  = { a = "f16", b = "f16", c = "f16", cxx = { "__half", "__half", "__half" },
-           bytes = 2, math = "fp16", compute = "fp32" },
+           bytes = 2, c_bytes = 2, math = "fp16", compute = "fp32" },
   e4m3 = { a = "fp8_e4m3", b = "fp8_e4m3", c = "bf16", cxx = { "__nv_fp8_e4m3", "__nv_fp8_e4m3", "__nv_bfloat16" },
-           bytes = 1, math = "fp8", compute = "fp32" },
+           bytes = 1, c_bytes = 2, math = "fp8", compute = "fp32" },
   e5m2 = { a = "fp8_e5m2", b = "fp8_e4m3", c = "bf16", cxx = { "__nv_fp8_e5m2", "__nv_fp8_e4m3", "__nv_bfloat16" },
-           bytes = 1, math = "fp8", compute = "fp32" },
+           bytes = 1, c_bytes = 2, math = "fp8", compute = "fp32" },
   tf32 = { a = "f32", b = "f32", c = "f32", cxx = { "float", "float", "float" },
-           bytes = 4, math = "tf32", compute = "tf32" },
+           bytes = 4, c_bytes = 4, math = "tf32", compute = "tf32" },
 }
 
 -- per layout: whether A and B are MN-major (stored [K, M] and [K, N])
@@ -100,12 +100,18 @@ local function batched(shapes, batches)
   return out
 end
 
--- Shared memory: STAGES slices of A and B (128 bytes deep whatever the type), 1
--- KiB to align them, two barriers a stage and one a consumer.
-local function smem(c) return c.STAGES * (c.BM + c.BN) * 128 + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS end
-
 -- Rows of a tile one consumer warpgroup computes.
 local function rows(c) return c.PINGPONG == 1 and c.BM or c.BM // c.CONSUMERS end
+
+-- Shared memory: STAGES slices of A and B (128 bytes deep whatever the type),
+-- with STORE each consumer's rows of C staged for TMA stores, 1 KiB to align
+-- them, two barriers a stage and one a consumer.
+local function smem_of(c_bytes)
+  return function(c)
+    return c.STAGES * (c.BM + c.BN) * 128 + c.STORE * c.CONSUMERS * rows(c) * c.BN * c_bytes
+      + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS
+  end
+end
 
 local function sms()
   local d = gb.device()
@@ -116,6 +122,7 @@ local function params()
   local p = {
     BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
     CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 }, CLUSTER = { 1, 2 },
+    STORE = { 0, 1 },
   }
   for name, value in pairs(run.fixed) do
     if not p[name] then error("no parameter " .. name .. " to fix", 0) end
@@ -135,11 +142,22 @@ local function kernel(dtype, layout)
   local function a_dims(s) return a_mn == 1 and { s.batch, s.K, s.M } or { s.batch, s.M, s.K } end
   local function b_dims(s) return b_mn == 1 and { s.batch, s.K, s.N } or { s.batch, s.N, s.K } end
   local function box(is_mn) return is_mn == 1 and { 1, bk, 64 } or { 1, 64, bk } end
+  local smem = smem_of(t.c_bytes)
+  -- C's map, for STORE's TMA stores: boxes of 64 rows of 128 bytes; TMA needs
+  -- rows of 16-byte multiples, and for other N the kernel stores from registers
+  -- and gets a stand-in (16 bytes of C)
+  local function c_map(s)
+    if s.N * t.c_bytes % 16 == 0 then
+      return gb.tensormap { tensor = 3, box = { 1, 64, 128 // t.c_bytes }, swizzle = "128B" }
+    end
+    return gb.tensormap { tensor = 3, dims = { 16 // t.c_bytes }, box = { 16 // t.c_bytes } }
+  end
   return gb.kernel {
     name   = "gemm_tc_" .. dtype .. "_" .. layout:lower(),
     source = gb.template "gemm_wgmma.cuh",
-    entry  = string.format("gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER}>",
-                           bk, a_mn, b_mn),
+    entry  = string.format(
+      "gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER},${STORE}>",
+      bk, a_mn, b_mn),
     params = params(),
     constraints = {
       -- ping-pong takes turns between consumers: it needs two
@@ -157,6 +175,7 @@ local function kernel(dtype, layout)
       gb.tensor(t.c, { s.batch, s.M, s.N }, "output"),               -- 3: C
       gb.tensormap { tensor = 1, box = box(a_mn), swizzle = "128B", l2_promotion = "256B" },
       gb.tensormap { tensor = 2, box = box(b_mn), swizzle = "128B", l2_promotion = "256B" },
+      c_map(s),
       gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.i32(s.batch), gb.f32(1), gb.f32(0),
     } end,
     -- persistent: at most a block an SM, whole clusters, each on CLUSTER row tiles

@@ -31,8 +31,11 @@
 //   - PINGPONG 0: the consumers share each tile (BM/CONSUMERS rows each) and
 //     store it together; 1: each takes whole tiles in turn, so one stores while
 //     another computes;
-//   - the epilogue scales the accumulators and stores them straight from
-//     registers, two columns at a time, while the producer is already loading
+//   - the epilogue scales the accumulators and, with STORE 0, stores them
+//     straight from registers, two columns at a time; with STORE 1 it writes
+//     them to a staging area in shared memory (swizzled as the C map's boxes)
+//     and one thread hands them to TMA stores, so the consumer goes on to its
+//     next tile while they drain. Either way the producer is already loading
 //     the next tile;
 //   - CLUSTER 2: blocks run in pairs (a thread block cluster) on two row tiles of
 //     one column, and each loads half of B's slice into both (TMA multicast), so
@@ -52,8 +55,10 @@
 // Arguments: A, B, C (pointers; A and B are read through their tensormaps),
 // the tensormaps of A and B (3-D: the batch outermost; boxes of 1 x 64 x BK for
 // a K-major operand, 1 x BK x 64 for an MN-major one, 128B-swizzled: a stage is
-// BM/64 and BN/64 such loads, so the maps do not depend on the tile), M, N, K,
-// the batch, alpha, beta.
+// BM/64 and BN/64 such loads, so the maps do not depend on the tile), C's
+// (boxes of 1 x 64 x 128 / sizeof(GEMM_OUT), 128B-swizzled; used only with
+// STORE 1 and rows of C a multiple of 16 bytes), M, N, K, the batch, alpha,
+// beta.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -224,6 +229,44 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
         }
 }
 
+// The C map's boxes: 64 rows of 128 bytes (CB = 128 / sizeof(T) columns),
+// 128B-swizzled, 8 KiB each.
+template <class T> constexpr int box_columns = 128 / sizeof(T);
+constexpr int box_bytes_c = 64 * 128;
+
+// Writes one consumer's m64 x BN block (rows from row0 of C) into the BN / CB
+// boxes at `boxes`, as the C map stores them: the 16-byte chunk of a row moves
+// by the row's number mod 8, so a warp's eight rows land in different banks.
+template <class T, int BN>
+__device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *boxes, const T *C,
+                                      int row0, int n0, int M, int N, float alpha, float beta)
+{
+    constexpr int CB = box_columns<T>;
+    int w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
+#pragma unroll
+    for (int g = 0; g < BN / 8; g++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int r = w * 16 + l / 4 + 8 * h, c = g * 8 + 2 * (l % 4);
+            float x0 = alpha * d[4 * g + 2 * h], x1 = alpha * d[4 * g + 2 * h + 1];
+            int gr = row0 + r, gc = n0 + c;
+            if (beta != 0.0f && gr < M) {
+                if (gc < N) x0 += beta * (float)C[(size_t)gr * N + gc];
+                if (gc + 1 < N) x1 += beta * (float)C[(size_t)gr * N + gc + 1];
+            }
+            int byte = c % CB * (int)sizeof(T);
+            unsigned char *p =
+                boxes + c / CB * box_bytes_c + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
+            *reinterpret_cast<duo<T> *>(p) = duo<T>{{from_float<T>(x0), from_float<T>(x1)}};
+        }
+}
+
+// The 128 threads of consumer warpgroup c (named barrier 1 + c).
+__device__ __forceinline__ void sync_consumer(int c)
+{
+    asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+}
+
 // Loads stage s's slice k of tile (b, m0, n0): A's BM/64 boxes into this block;
 // B's BN/64 boxes shared by the CLUSTER blocks of a cluster (which take
 // neighbouring row tiles of one column), each block loading every CLUSTER-th box
@@ -263,14 +306,16 @@ template <int CLUSTER> __device__ __forceinline__ void release(unsigned long lon
 } // namespace wg
 
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP, int PINGPONG, int A_MN,
-          int B_MN, int CLUSTER>
+          int B_MN, int CLUSTER, int STORE>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma(const GEMM_T *A, const GEMM_TB *B, GEMM_OUT *C,
                const __grid_constant__ gb_tensormap ma, const __grid_constant__ gb_tensormap mb,
-               int M, int N, int K, int batch, float alpha, float beta)
+               const __grid_constant__ gb_tensormap mc, int M, int N, int K, int batch,
+               float alpha, float beta)
 {
     using TA = GEMM_T;
     using TB = GEMM_TB;
+    using TC = GEMM_OUT;
     using Shape = wgmma_shape<typename wg::kind<TA, TB>::type, BN>;
     constexpr int WM = PINGPONG ? BM : BM / CONSUMERS; // rows of a tile per consumer
     constexpr int MT = WM / 64;                        // its m64 row blocks
@@ -285,7 +330,11 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     // 128-byte swizzled tiles must start on 1024-byte boundaries
     TA *sa = reinterpret_cast<TA *>(((size_t)smem_raw + 1023) & ~(size_t)1023);
     TB *sb = reinterpret_cast<TB *>(sa + STAGES * BM * BK);
-    unsigned long long *full = reinterpret_cast<unsigned long long *>(sb + STAGES * BN * BK);
+    // STORE: each consumer's tile rows of C, staged for TMA stores
+    constexpr int STAGED = STORE ? WM * BN * (int)sizeof(TC) : 0; // bytes per consumer
+    unsigned char *staging = reinterpret_cast<unsigned char *>(sb + STAGES * BN * BK);
+    unsigned long long *full =
+        reinterpret_cast<unsigned long long *>(staging + CONSUMERS * STAGED);
     unsigned long long *empty = full + STAGES;
     unsigned long long *turn = empty + STAGES; // ping-pong: consumer c may start a tile
 
@@ -381,9 +430,32 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         if (tid == 0) wg::release<CLUSTER>(&empty[(it - 1) % STAGES]);
         if (PINGPONG) it += (CONSUMERS - 1) * slices; // the other consumers' tiles
         int row0 = m0 + (PINGPONG ? 0 : consumer * WM);
-        GEMM_OUT *c = C + (size_t)b * M * N;
+        TC *c = C + (size_t)b * M * N;
+        // TMA stores rows of 16-byte multiples; other widths take the direct path
+        // (the script then passes a stand-in map)
+        if (STORE && N * sizeof(TC) % 16 == 0) {
+            constexpr int CB = wg::box_columns<TC>, BOXES = BN / CB;
+            unsigned char *mine = staging + consumer * STAGED;
+            if (tid == 0) tma::store_wait(); // the last tile's stores have read it
+            wg::sync_consumer(consumer);
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-            wg::store<GEMM_OUT, BN>(d[mt], c, row0 + mt * 64, n0, M, N, alpha, beta);
+            for (int mt = 0; mt < MT; mt++)
+                wg::stage<TC, BN>(d[mt], mine + mt * BOXES * wg::box_bytes_c, c, row0 + mt * 64,
+                                  n0, M, N, alpha, beta);
+            tma::fence_shared_for_tma();
+            wg::sync_consumer(consumer);
+            if (tid == 0) {
+                for (int mt = 0; mt < MT; mt++)
+                    for (int j = 0; j < BOXES; j++)
+                        tma::store(&mc, mine + (mt * BOXES + j) * wg::box_bytes_c, n0 + j * CB,
+                                   row0 + mt * 64, b);
+                tma::store_commit();
+            }
+        } else {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                wg::store<TC, BN>(d[mt], c, row0 + mt * 64, n0, M, N, alpha, beta);
+        }
     }
+    if (STORE && tid == 0) tma::store_wait<true>(); // the staging must outlive the stores
 }

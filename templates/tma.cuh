@@ -107,6 +107,42 @@ __device__ __forceinline__ void load_multicast(const gb_tensormap *map, void *ds
                  : "memory");
 }
 
+// ---- stores -------------------------------------------------------------------
+
+// Makes this thread's shared-memory writes visible to TMA (the async proxy):
+// before the barrier after which one thread stores them.
+__device__ __forceinline__ void fence_shared_for_tma()
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// Stores the box at src (laid out as the map says) to coordinates c of a 3-D
+// map; TMA leaves out what falls outside the tensor. Stores issued by a thread
+// form a group at store_commit().
+__device__ __forceinline__ void store(const gb_tensormap *map, const void *src, int c0, int c1,
+                                      int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::
+                     "l"(generic(map)),
+                 "r"(smem(src)), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+
+__device__ __forceinline__ void store_commit()
+{
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+// Waits until this thread's store groups have read their shared memory (it may
+// be written again); with WHOLE, until they have completed.
+template <bool WHOLE = false> __device__ __forceinline__ void store_wait()
+{
+    if (WHOLE)
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    else
+        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
 // ---- clusters -----------------------------------------------------------------
 
 // This block's rank in its cluster.

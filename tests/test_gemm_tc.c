@@ -1,9 +1,9 @@
 /* The Hopper tensor-core GEMM without a GPU: examples/gemm_tc.lua compiles its
- * whole valid space for sm_90a in bf16 (f16, fp8 e4m3 and tf32 without
- * clusters, and a part of it for e5m2 and the transposed layouts), and the PTX
+ * whole valid space for sm_90a in bf16 (and a part of it in f16, fp8 e4m3,
+ * tf32, e5m2 x e4m3 and the transposed layouts), and the PTX
  * of a variant holds what the template is built from (TMA loads on mbarriers,
  * wgmma of each type, transposed operands, register hand-over, multicast in a
- * cluster). The GPU side (HGMMA in the SASS,
+ * cluster, TMA stores). The GPU side (HGMMA in the SASS,
  * correctness, the tune) is scripts/gpu-validate.sh's. */
 #include "engine/nvrtc.h"
 #include "suite_fixture.h"
@@ -30,35 +30,42 @@ static void script_path(char *out, size_t n)
     strncat(out, "/examples/gemm_tc.lua", n - strlen(out) - 1);
 }
 
-/* Compiles the space for the script arguments given (a type, a layout, fixed
- * parameters) and expects `compiled` variants, none failed. */
-static void expect_compiled(suite_fixture *f, const char *compiled, const char *a, const char *b,
-                            const char *c)
+/* Compiles the space for the script arguments given (a type or layout, and
+ * parameters fixed to one value, "-" for none) and expects `compiled`
+ * variants, none failed. */
+static void expect_compiled(suite_fixture *f, const char *compiled, const char *what,
+                            const char *fix1, const char *fix2, const char *fix3)
 {
     char script[4096];
     script_path(script, sizeof script);
+    const char *fixes[3] = {fix1, fix2, fix3};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(fixes[i], "-") == 0) fixes[i] = "4096"; /* the default shape again */
     suite_tune(f, script, "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache", f->cache,
-               "--", a, b, c, (char *)NULL);
+               "--", what, fixes[0], fixes[1], fixes[2], (char *)NULL);
     if (f->status != 0) fprintf(stderr, "%s\n%s\n", f->out, f->err);
     assert_int_equal(f->status, 0);
     if (!strstr(f->out, compiled) || !strstr(f->out, " 0 failed"))
-        fail_msg("%s %s %s: expected %s and none failed:\n%s", a, b, c, compiled, f->out);
+        fail_msg("%s %s %s %s: expected %s and none failed:\n%s", what, fix1, fix2, fix3,
+                 compiled, f->out);
 }
 
+/* bf16's whole space; the other types' without clusters and with one tile
+ * order (tf32's 4-byte C leaves room for fewer staged epilogues). */
 static void test_every_configuration_compiles_in_each_type(void **state)
 {
-    expect_compiled(*state, "  64 compiled", "bf16", "NT", "4096");
-    static const char *const types[] = {"f16", "e4m3", "tf32"}; /* without clusters */
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        expect_compiled(*state, "  32 compiled", types[i], "NT", "CLUSTER=1");
+    expect_compiled(*state, "  116 compiled", "bf16", "-", "-", "-");
+    expect_compiled(*state, "  29 compiled", "f16", "CLUSTER=1", "GROUP=8", "-");
+    expect_compiled(*state, "  29 compiled", "e4m3", "CLUSTER=1", "GROUP=8", "-");
+    expect_compiled(*state, "  24 compiled", "tf32", "CLUSTER=1", "GROUP=8", "-");
 }
 
 static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
 {
-    expect_compiled(*state, "  16 compiled", "e5m2", "BN=128", "STAGES=4");
+    expect_compiled(*state, "  14 compiled", "e5m2", "BN=128", "STAGES=4", "GROUP=8");
     static const char *const layouts[] = {"NN", "TN", "TT"};
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
-        expect_compiled(*state, "  16 compiled", layouts[i], "BN=128", "STAGES=4");
+        expect_compiled(*state, "  14 compiled", layouts[i], "BN=128", "STAGES=4", "GROUP=8");
 }
 
 /* The PTX of one variant, compiled for compute_90a with templates/ on the path;
@@ -114,21 +121,25 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
     (void)state;
     const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
     EXPECT_IN_PTX(
-        "gemm_wgmma<128,256,64,4,2,8,0,0,0,1>", bf16,
+        "gemm_wgmma<128,256,64,4,2,8,0,0,0,1,0>", bf16,
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "wgmma.commit_group.sync.aligned",
         "wgmma.wait_group.sync.aligned",
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
         "mbarrier.try_wait.parity", "setmaxnreg.inc.sync.aligned.u32 232",
         "setmaxnreg.dec.sync.aligned.u32 40");
     const char *f16[3] = {"-DGEMM_T=__half"};
-    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,1,0,0,1>", f16,
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,1,0,0,1,0>", f16,
                   "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
     /* a pair of blocks: B multicast into both, releases on both blocks' barriers */
-    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,0,2>", bf16,
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,0,2,0>", bf16,
                   "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                   ".multicast::cluster",
                   "mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64",
                   "barrier.cluster.arrive");
+    /* the epilogue through shared memory and TMA stores */
+    EXPECT_IN_PTX("gemm_wgmma<128,256,64,3,2,8,0,0,0,1,1>", bf16, "fence.proxy.async.shared::cta",
+                  "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group",
+                  "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 0");
 }
 
 /* fp8 (e4m3 and the e5m2 x e4m3 mix, to bf16) takes k32 wgmmas over 128-element
@@ -138,18 +149,18 @@ static void test_each_type_and_layout_takes_its_own_wgmma(void **state)
 {
     (void)state;
     const char *e4m3[3] = {"-DGEMM_T=__nv_fp8_e4m3", "-DGEMM_OUT=__nv_bfloat16"};
-    EXPECT_IN_PTX("gemm_wgmma<128,256,128,4,2,8,0,0,0,1>", e4m3,
+    EXPECT_IN_PTX("gemm_wgmma<128,256,128,4,2,8,0,0,0,1,0>", e4m3,
                   "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3");
     const char *e5m2[3] = {"-DGEMM_T=__nv_fp8_e5m2", "-DGEMM_TB=__nv_fp8_e4m3",
                            "-DGEMM_OUT=__nv_bfloat16"};
-    EXPECT_IN_PTX("gemm_wgmma<128,128,128,4,2,8,0,0,0,1>", e5m2,
+    EXPECT_IN_PTX("gemm_wgmma<128,128,128,4,2,8,0,0,0,1,0>", e5m2,
                   "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3");
     const char *tf32[3] = {"-DGEMM_T=float"};
-    EXPECT_IN_PTX("gemm_wgmma<128,192,32,4,2,8,0,0,0,1>", tf32,
+    EXPECT_IN_PTX("gemm_wgmma<128,192,32,4,2,8,0,0,0,1,0>", tf32,
                   "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32");
     const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
-    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,1,0,1>", bf16, "p, 1, 1, 1, 0;");
-    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,1,1>", bf16, "p, 1, 1, 0, 1;");
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,1,0,1,0>", bf16, "p, 1, 1, 1, 0;");
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,1,1,0>", bf16, "p, 1, 1, 0, 1;");
 }
 
 int main(void)
