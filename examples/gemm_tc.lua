@@ -104,12 +104,13 @@ end
 local function rows(c) return c.PINGPONG == 1 and c.BM or c.BM // c.CONSUMERS end
 
 -- Shared memory: STAGES slices of A and B (128 bytes deep whatever the type),
--- with STORE each consumer's rows of C staged for TMA stores, 1 KiB to align
--- them, two barriers a stage and one a consumer.
+-- with STORE each consumer's rows of C (1/STORE of the columns at a time)
+-- staged for TMA stores, 1 KiB to align them, two barriers a stage and one a
+-- consumer.
 local function smem_of(c_bytes)
   return function(c)
-    return c.STAGES * (c.BM + c.BN) * 128 + c.STORE * c.CONSUMERS * rows(c) * c.BN * c_bytes
-      + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS
+    local staged = c.STORE > 0 and c.CONSUMERS * rows(c) * c.BN // c.STORE * c_bytes or 0
+    return c.STAGES * (c.BM + c.BN) * 128 + staged + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS
   end
 end
 
@@ -122,7 +123,7 @@ local function params()
   local p = {
     BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
     CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 }, CLUSTER = { 1, 2 },
-    STORE = { 0, 1 },
+    STORE = { 0, 1, 2 },
   }
   for name, value in pairs(run.fixed) do
     if not p[name] then error("no parameter " .. name .. " to fix", 0) end
@@ -167,6 +168,8 @@ local function kernel(dtype, layout)
       -- ... and holds their BN/2 accumulators a row block in at most 128 registers
       function(c) return rows(c) // 64 * c.BN // 2 <= 128 end,
       function(c) return smem(c) <= 227 * 1024 end,
+      -- STORE 2's halves are whole boxes of C (128 bytes of columns)
+      function(c) return c.STORE < 2 or c.BN // 2 * t.c_bytes % 128 == 0 end,
     },
     defines = function() return { GEMM_T = t.cxx[1], GEMM_TB = t.cxx[2], GEMM_OUT = t.cxx[3] } end,
     args = function(s) return {

@@ -35,8 +35,9 @@
 //     straight from registers, two columns at a time; with STORE 1 it writes
 //     them to a staging area in shared memory (swizzled as the C map's boxes)
 //     and one thread hands them to TMA stores, so the consumer goes on to its
-//     next tile while they drain. Either way the producer is already loading
-//     the next tile;
+//     next tile while they drain; STORE 2 does so in two halves of the columns
+//     through a staging area half as large (room for another stage). Either
+//     way the producer is already loading the next tile;
 //   - CLUSTER 2: blocks run in pairs (a thread block cluster) on two row tiles of
 //     one column, and each loads half of B's slice into both (TMA multicast), so
 //     B is read from L2 once per pair. A stage is free only when both blocks'
@@ -234,29 +235,30 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
 template <class T> constexpr int box_columns = 128 / sizeof(T);
 constexpr int box_bytes_c = 64 * 128;
 
-// Writes one consumer's m64 x BN block (rows from row0 of C) into the BN / CB
-// boxes at `boxes`, as the C map stores them: the 16-byte chunk of a row moves
-// by the row's number mod 8, so a warp's eight rows land in different banks.
-template <class T, int BN>
+// Writes part PART of PARTS (a range of columns) of one consumer's m64 x BN
+// block (rows from row0 of C) into the boxes at `boxes`, as the C map stores
+// them: the 16-byte chunk of a row moves by the row's number mod 8, so a
+// warp's eight rows land in different banks.
+template <class T, int BN, int PARTS, int PART>
 __device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *boxes, const T *C,
                                       int row0, int n0, int M, int N, float alpha, float beta)
 {
-    constexpr int CB = box_columns<T>;
+    constexpr int CB = box_columns<T>, GROUPS = BN / 8 / PARTS;
     int w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
 #pragma unroll
-    for (int g = 0; g < BN / 8; g++)
+    for (int g = PART * GROUPS; g < (PART + 1) * GROUPS; g++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            int r = w * 16 + l / 4 + 8 * h, c = g * 8 + 2 * (l % 4);
+            int r = w * 16 + l / 4 + 8 * h, c = g * 8 + 2 * (l % 4), in_part = c - PART * GROUPS * 8;
             float x0 = alpha * d[4 * g + 2 * h], x1 = alpha * d[4 * g + 2 * h + 1];
             int gr = row0 + r, gc = n0 + c;
             if (beta != 0.0f && gr < M) {
                 if (gc < N) x0 += beta * (float)C[(size_t)gr * N + gc];
                 if (gc + 1 < N) x1 += beta * (float)C[(size_t)gr * N + gc + 1];
             }
-            int byte = c % CB * (int)sizeof(T);
-            unsigned char *p =
-                boxes + c / CB * box_bytes_c + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
+            int byte = in_part % CB * (int)sizeof(T);
+            unsigned char *p = boxes + in_part / CB * box_bytes_c + r * 128 +
+                               ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
             *reinterpret_cast<duo<T> *>(p) = duo<T>{{from_float<T>(x0), from_float<T>(x1)}};
         }
 }
@@ -265,6 +267,35 @@ __device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *b
 __device__ __forceinline__ void sync_consumer(int c)
 {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+}
+
+// Stores part PART of PARTS of a consumer's rows of C (from row0, MT m64
+// blocks) through its staging area `mine`: waits until the last stores have
+// read the area, stages, and one thread hands the boxes to TMA.
+template <class T, int BN, int MT, int PARTS, int PART>
+__device__ __forceinline__ void store_part(const float (&d)[MT][BN / 2], unsigned char *mine,
+                                           const gb_tensormap *mc, const T *C, int row0, int n0,
+                                           int b, int M, int N, float alpha, float beta,
+                                           int consumer)
+{
+    constexpr int CB = box_columns<T>, COLS = BN / PARTS, BOXES = COLS / CB;
+    static_assert(COLS % CB == 0, "a part is whole boxes of C");
+    bool leader = threadIdx.x % 128 == 0;
+    if (leader) tma::store_wait();
+    sync_consumer(consumer);
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+        stage<T, BN, PARTS, PART>(d[mt], mine + mt * BOXES * box_bytes_c, C, row0 + mt * 64, n0, M,
+                                  N, alpha, beta);
+    tma::fence_shared_for_tma();
+    sync_consumer(consumer);
+    if (leader) {
+        for (int mt = 0; mt < MT; mt++)
+            for (int j = 0; j < BOXES; j++)
+                tma::store(mc, mine + (mt * BOXES + j) * box_bytes_c, n0 + PART * COLS + j * CB,
+                           row0 + mt * 64, b);
+        tma::store_commit();
+    }
 }
 
 // Loads stage s's slice k of tile (b, m0, n0): A's BM/64 boxes into this block;
@@ -325,13 +356,15 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     static_assert(WM % 64 == 0, "each consumer owns whole m64 row blocks");
     static_assert(BN % 64 == 0 && BN <= 256, "B's slice is whole 64-row boxes, wgmma's N <= 256");
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 blocks");
+    static_assert(STORE >= 0 && STORE <= 2, "STORE: 0 registers, 1 TMA, 2 TMA in halves");
 
     extern __shared__ unsigned char smem_raw[];
     // 128-byte swizzled tiles must start on 1024-byte boundaries
     TA *sa = reinterpret_cast<TA *>(((size_t)smem_raw + 1023) & ~(size_t)1023);
     TB *sb = reinterpret_cast<TB *>(sa + STAGES * BM * BK);
-    // STORE: each consumer's tile rows of C, staged for TMA stores
-    constexpr int STAGED = STORE ? WM * BN * (int)sizeof(TC) : 0; // bytes per consumer
+    // STORE: each consumer's tile rows of C, staged for TMA stores (a 1/STORE
+    // share of the columns at a time)
+    constexpr int STAGED = STORE ? WM * BN / STORE * (int)sizeof(TC) : 0; // bytes per consumer
     unsigned char *staging = reinterpret_cast<unsigned char *>(sb + STAGES * BN * BK);
     unsigned long long *full =
         reinterpret_cast<unsigned long long *>(staging + CONSUMERS * STAGED);
@@ -434,23 +467,13 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         // TMA stores rows of 16-byte multiples; other widths take the direct path
         // (the script then passes a stand-in map)
         if (STORE && N * sizeof(TC) % 16 == 0) {
-            constexpr int CB = wg::box_columns<TC>, BOXES = BN / CB;
+            constexpr int PARTS = STORE ? STORE : 1;
             unsigned char *mine = staging + consumer * STAGED;
-            if (tid == 0) tma::store_wait(); // the last tile's stores have read it
-            wg::sync_consumer(consumer);
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-                wg::stage<TC, BN>(d[mt], mine + mt * BOXES * wg::box_bytes_c, c, row0 + mt * 64,
-                                  n0, M, N, alpha, beta);
-            tma::fence_shared_for_tma();
-            wg::sync_consumer(consumer);
-            if (tid == 0) {
-                for (int mt = 0; mt < MT; mt++)
-                    for (int j = 0; j < BOXES; j++)
-                        tma::store(&mc, mine + (mt * BOXES + j) * wg::box_bytes_c, n0 + j * CB,
-                                   row0 + mt * 64, b);
-                tma::store_commit();
-            }
+            wg::store_part<TC, BN, MT, PARTS, 0>(d, mine, &mc, c, row0, n0, b, M, N, alpha, beta,
+                                                 consumer);
+            if constexpr (PARTS == 2)
+                wg::store_part<TC, BN, MT, PARTS, 1>(d, mine, &mc, c, row0, n0, b, M, N, alpha,
+                                                     beta, consumer);
         } else {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
