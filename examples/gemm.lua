@@ -1,4 +1,4 @@
--- Tune a register-tiled fp32 GEMM (templates/sgemm.cuh) over a few square sizes
+-- Tune a warp-tiled fp32 GEMM (templates/sgemm.cuh) over a few square sizes
 -- and one awkward size that is a multiple of no tile, checking every variant
 -- against a reference that accumulates in double.
 --
@@ -56,14 +56,23 @@ local gemm = gb.kernel {
   source = gb.template "sgemm.cuh",
   entry  = "sgemm<${BM},${BN},${BK},${TM},${TN}>",
   params = {
-    BM = { 64, 128 }, BN = { 64, 128 }, BK = { 8, 16, 32 },
-    TM = { 4, 8 },    TN = { 4, 8 },
+    BM = { 64, 128 }, BN = { 64, 128, 256 }, BK = { 8, 16 },
+    TM = { 4, 8 },    TN = { 4, 8, 16 },
   },
   constraints = {
-    -- a block of 64 to 1024 threads
-    function(c) local t = (c.BM // c.TM) * (c.BN // c.TN); return t >= 64 and t <= 1024 end,
-    -- both tiles fit the 48 KiB of static shared memory
-    function(c) return 4 * c.BK * (c.BM + c.BN) <= 48 * 1024 end,
+    -- 128 or 256 threads: two blocks of 256 share an SM at 128 registers a thread,
+    -- and more threads would cap the registers lower
+    function(c) local t = (c.BM // c.TM) * (c.BN // c.TN); return t >= 128 and t <= 256 end,
+    -- warps tile the block: a warp is 8 threads wide (4 where BN/TN is 4) and 32 / that tall
+    function(c)
+      local wide = math.min(8, c.BN // c.TN)
+      return (c.BN // c.TN) % wide == 0 and (c.BM // c.TM) % (32 // wide) == 0
+    end,
+    -- a thread's tile at most twice as tall as wide or as wide as tall: lopsided
+    -- tiles read more shared memory per FMA
+    function(c) return c.TM <= 2 * c.TN and c.TN <= 2 * c.TM end,
+    -- both slices of both tiles fit the 48 KiB of static shared memory
+    function(c) return 2 * 4 * c.BK * (c.BM + c.BN) <= 48 * 1024 end,
   },
   args = function(s) return {
     gb.tensor("f32", { s.M, s.K }, "randn"),
