@@ -2,6 +2,8 @@
 # On a GPU host with no network: builds gpubench from the offline bundle (.deps,
 # see scripts/deps-bundle.sh), runs every test (GPU tests included), then
 #   - tunes examples/gemm.lua twice (the second run comes from the cache),
+#   - tunes the tensor-core GEMMs (examples/gemm_tc.lua: the default, every type,
+#     irregular and batched shapes, the four layouts; examples/gemm_mma.lua),
 #   - tunes tests/faults/faults.lua (variants that trap, fault, hang, ...),
 #   - interrupts a tuning run with Ctrl-C and kills another with SIGKILL, and
 #     runs each again to show what was kept,
@@ -42,6 +44,16 @@ section "examples/gemm.lua, twice"
 timed $tune examples/gemm.lua --cache "$cache"
 timed $tune examples/gemm.lua --cache "$cache"
 build-gpu/cli/gpubench cache ls --cache "$cache" >> "$runs" 2>&1
+
+section "examples/gemm_tc.lua: the default tune, then each type on irregular and batched shapes, and the layouts"
+timed $tune examples/gemm_tc.lua --cache "$cache/tc"
+timed $tune examples/gemm_tc.lua --cache "$cache/tc" -- bf16 f16 e4m3 e5m2 tf32 1000x1000x1008 \
+    batch=1,3 CLUSTER=1 STAGES=4
+timed $tune examples/gemm_tc.lua --cache "$cache/tc" -- layouts 1000x1000x1008 1104x1000x1000 \
+    BN=128 STAGES=4
+
+section "examples/gemm_mma.lua"
+timed $tune examples/gemm_mma.lua --cache "$cache/mma" -- 4096 1000x1000x1000
 
 section "tests/faults/faults.lua"
 timed $tune tests/faults/faults.lua --cache "$cache/faults" --trial-timeout 20 -v

@@ -3,8 +3,9 @@
  * tf32, e5m2 x e4m3 and the transposed layouts), and the PTX
  * of a variant holds what the template is built from (TMA loads on mbarriers,
  * wgmma of each type, transposed operands, register hand-over, multicast in a
- * cluster, TMA stores). The GPU side (HGMMA in the SASS,
- * correctness, the tune) is scripts/gpu-validate.sh's. */
+ * cluster, TMA stores); where the toolkit has cuobjdump (a GPU machine's), the
+ * SASS holds HGMMA. Correctness and the default tune on a GPU are
+ * scripts/gpu-validate.sh's. */
 #include "engine/nvrtc.h"
 #include "suite_fixture.h"
 
@@ -14,8 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -46,8 +49,8 @@ static void expect_compiled(suite_fixture *f, const char *compiled, const char *
     if (f->status != 0) fprintf(stderr, "%s\n%s\n", f->out, f->err);
     assert_int_equal(f->status, 0);
     if (!strstr(f->out, compiled) || !strstr(f->out, " 0 failed"))
-        fail_msg("%s %s %s %s: expected %s and none failed:\n%s", what, fix1, fix2, fix3,
-                 compiled, f->out);
+        fail_msg("%s %s %s %s: expected %s and none failed:\n%s", what, fix1, fix2, fix3, compiled,
+                 f->out);
 }
 
 /* bf16's whole space; the other types' without clusters, with one depth and
@@ -68,9 +71,10 @@ static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
         expect_compiled(*state, "  22 compiled", layouts[i], "BN=128", "STAGES=4", "GROUP=8");
 }
 
-/* The PTX of one variant, compiled for compute_90a with templates/ on the path;
- * defines: the -D options of its types. */
-static char *ptx_of(const char *name_expr, const char *defines[3])
+/* One variant compiled with templates/ on the path for `arch`: its PTX for a
+ * compute_ target, its cubin (*bytes long) for an sm_ one; defines: the -D
+ * options of its types. */
+static char *compile(const char *name_expr, const char *defines[3], const char *arch, size_t *bytes)
 {
     char templates[4096], include[4200], cuda[4200];
     source_dir(templates, sizeof templates);
@@ -78,7 +82,7 @@ static char *ptx_of(const char *name_expr, const char *defines[3])
     snprintf(include, sizeof include, "-I%s", templates);
     snprintf(cuda, sizeof cuda, "-I%s", gb_nvrtc_cuda_include());
     const char *source = "#include \"gemm_wgmma.cuh\"\n";
-    const char *options[7] = {"--gpu-architecture=compute_90a", "--std=c++17", include, cuda};
+    const char *options[7] = {arch, "--std=c++17", include, cuda};
     int n = 4;
     for (int i = 0; i < 3 && defines[i]; i++)
         options[n++] = defines[i];
@@ -87,24 +91,26 @@ static char *ptx_of(const char *name_expr, const char *defines[3])
     assert_int_equal(nvrtcAddNameExpression(prog, name_expr), NVRTC_SUCCESS);
     nvrtcResult rc = nvrtcCompileProgram(prog, n, options);
     if (rc != NVRTC_SUCCESS) {
-        size_t bytes = 0;
-        nvrtcGetProgramLogSize(prog, &bytes);
-        char *log = malloc(bytes + 1);
+        size_t log_bytes = 0;
+        nvrtcGetProgramLogSize(prog, &log_bytes);
+        char *log = malloc(log_bytes + 1);
         nvrtcGetProgramLog(prog, log);
         fail_msg("%s", log);
     }
-    size_t bytes = 0;
-    assert_int_equal(nvrtcGetPTXSize(prog, &bytes), NVRTC_SUCCESS);
-    char *ptx = malloc(bytes);
-    assert_int_equal(nvrtcGetPTX(prog, ptx), NVRTC_SUCCESS);
+    bool cubin = strstr(arch, "=sm_") != NULL;
+    assert_int_equal(cubin ? nvrtcGetCUBINSize(prog, bytes) : nvrtcGetPTXSize(prog, bytes),
+                     NVRTC_SUCCESS);
+    char *out = malloc(*bytes);
+    assert_int_equal(cubin ? nvrtcGetCUBIN(prog, out) : nvrtcGetPTX(prog, out), NVRTC_SUCCESS);
     nvrtcDestroyProgram(&prog);
-    return ptx;
+    return out;
 }
 
 static void expect_in_ptx(const char *name_expr, const char *defines[3], const char *const *needles,
                           size_t n)
 {
-    char *ptx = ptx_of(name_expr, defines);
+    size_t bytes;
+    char *ptx = compile(name_expr, defines, "--gpu-architecture=compute_90a", &bytes);
     for (size_t i = 0; i < n; i++)
         if (!strstr(ptx, needles[i])) fail_msg("%s: the PTX has no %s", name_expr, needles[i]);
     free(ptx);
@@ -163,6 +169,51 @@ static void test_each_type_and_layout_takes_its_own_wgmma(void **state)
     EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,1,1,0>", bf16, "p, 1, 1, 0, 1;");
 }
 
+/* The toolkit's cuobjdump: beside the include folder NVRTC is given
+ * (include/ or targets/<arch>/include/), else on PATH. */
+static bool find_cuobjdump(char *out, size_t n)
+{
+    const char *include = gb_nvrtc_cuda_include();
+    snprintf(out, n, "%s/../bin/cuobjdump", include);
+    if (access(out, X_OK) == 0) return true;
+    snprintf(out, n, "%s/../../../bin/cuobjdump", include);
+    if (access(out, X_OK) == 0) return true;
+    const char *path = getenv("PATH");
+    for (const char *dir = path; dir && *dir;) {
+        size_t len = strcspn(dir, ":");
+        snprintf(out, n, "%.*s/cuobjdump", (int)len, dir);
+        if (len > 0 && access(out, X_OK) == 0) return true;
+        dir += len + (dir[len] == ':');
+    }
+    return false;
+}
+
+/* The cubin's SASS, as the toolkit's cuobjdump shows it, runs the products on
+ * HGMMA. cuobjdump comes with a GPU machine's toolkit; where it is missing (CI)
+ * the test skips. */
+static void test_the_sass_holds_hgmma(void **state)
+{
+    suite_fixture *f = *state;
+    char tool[4200], cubin[256], sass[256];
+    if (!find_cuobjdump(tool, sizeof tool)) skip();
+    const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
+    size_t bytes;
+    char *image = compile("gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2>", bf16,
+                          "--gpu-architecture=sm_90a", &bytes);
+    snprintf(cubin, sizeof cubin, "%s/gemm.cubin", f->dir);
+    snprintf(sass, sizeof sass, "%s/gemm.sass", f->dir);
+    FILE *out = fopen(cubin, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(image, 1, bytes, out), bytes);
+    assert_int_equal(fclose(out), 0);
+    free(image);
+    char *argv[] = {tool, "-sass", cubin, NULL};
+    assert_int_equal(scratch_spawn(argv, sass, "/dev/null", 0), 0);
+    static char text[1 << 22];
+    scratch_read(sass, text, sizeof text);
+    if (!strstr(text, "HGMMA.")) fail_msg("no HGMMA in the SASS:\n%.2000s", text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -170,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_mixed_fp8_and_the_transposed_layouts_compile),
         cmocka_unit_test(test_the_ptx_holds_wgmma_tma_and_register_hand_over),
         cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
+        cmocka_unit_test(test_the_sass_holds_hgmma),
     };
     return cmocka_run_group_tests(tests, setup, suite_teardown);
 }
