@@ -34,6 +34,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "tile_order.cuh"
+
 #ifndef GEMM_T
 #error "gemm_mma: compile with -DGEMM_T=__nv_bfloat16 or __half"
 #endif
@@ -136,17 +138,14 @@ __device__ __forceinline__ void load_slice(T *slice, const T *X, int row0, int r
     }
 }
 
-// Tile t's first row and column: GROUP rows of tiles at a time, down each column
-// of the group before moving right.
+// Tile t's first row and column, in grouped order (tile_order.cuh).
 template <int BM, int BN>
 __device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &m0, int &n0)
 {
-    int per_group = GROUP * tiles_n;
-    int first = t / per_group * GROUP;
-    int rows = min(tiles_m - first, GROUP);
-    int in_group = t % per_group;
-    m0 = (first + in_group % rows) * BM;
-    n0 = in_group / rows * BN;
+    int row, col;
+    grouped_tile(t, tiles_m, tiles_n, GROUP, row, col);
+    m0 = row * BM;
+    n0 = col * BN;
 }
 
 // One warp's share of a 16-deep step of a slice: its A fragments (16 rows each,

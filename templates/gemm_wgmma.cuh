@@ -66,6 +66,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "tile_order.cuh"
 #include "tma.cuh"
 #include "wgmma_ops.cuh"
 
@@ -164,21 +165,17 @@ template <int REGS> __device__ __forceinline__ void shrink_registers()
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(REGS));
 }
 
-// Tile t's matrix, first row and column: matrix by matrix, and within one GROUP
-// rows of tiles at a time, column by column within the group.
+// Tile t's matrix, first row and column: matrix by matrix, and within one in
+// grouped order (tile_order.cuh).
 template <int BM, int BN, int GROUP>
 __device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &b, int &m0,
                                             int &n0)
 {
-    int per_matrix = tiles_m * tiles_n;
+    int per_matrix = tiles_m * tiles_n, row, col;
     b = t / per_matrix;
-    t %= per_matrix;
-    int per_group = GROUP * tiles_n;
-    int first = t / per_group * GROUP;
-    int rows = min(tiles_m - first, GROUP);
-    int in_group = t % per_group;
-    m0 = (first + in_group % rows) * BM;
-    n0 = in_group / rows * BN;
+    grouped_tile(t % per_matrix, tiles_m, tiles_n, GROUP, row, col);
+    m0 = row * BM;
+    n0 = col * BN;
 }
 
 template <class T> __device__ __forceinline__ T from_float(float x);

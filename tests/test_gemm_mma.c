@@ -3,10 +3,9 @@
  * PTX of a variant holds what the template is built from (cp.async into shared
  * memory, ldmatrix, mma.sync m16n8k16). Correctness and the tune against cuBLAS
  * need a GPU. */
-#include "engine/nvrtc.h"
 #include "suite_fixture.h"
+#include "template_compile.h"
 
-#include <nvrtc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,35 +53,13 @@ static void test_every_configuration_compiles_for_sm_89(void **state)
     expect_whole_space(*state, "sm_89", "f16");
 }
 
-/* The PTX of one variant, compiled for compute_80 with templates/ on the path. */
+/* The PTX of one variant, compiled for compute_80. */
 static char *ptx_of(const char *name_expr, const char *type_define)
 {
-    char templates[4096], include[4200], cuda[4200];
-    source_dir(templates, sizeof templates);
-    strncat(templates, "/templates", sizeof templates - strlen(templates) - 1);
-    snprintf(include, sizeof include, "-I%s", templates);
-    snprintf(cuda, sizeof cuda, "-I%s", gb_nvrtc_cuda_include());
-    const char *source = "#include \"gemm_mma.cuh\"\n";
-    const char *options[] = {"--gpu-architecture=compute_80", "--std=c++17", include, cuda,
-                             type_define};
-    nvrtcProgram prog;
-    assert_int_equal(nvrtcCreateProgram(&prog, source, "gemm_mma.cu", 0, NULL, NULL),
-                     NVRTC_SUCCESS);
-    assert_int_equal(nvrtcAddNameExpression(prog, name_expr), NVRTC_SUCCESS);
-    nvrtcResult rc = nvrtcCompileProgram(prog, 5, options);
-    if (rc != NVRTC_SUCCESS) {
-        size_t n = 0;
-        nvrtcGetProgramLogSize(prog, &n);
-        char *log = malloc(n + 1);
-        nvrtcGetProgramLog(prog, log);
-        fail_msg("%s", log);
-    }
-    size_t bytes = 0;
-    assert_int_equal(nvrtcGetPTXSize(prog, &bytes), NVRTC_SUCCESS);
-    char *ptx = malloc(bytes);
-    assert_int_equal(nvrtcGetPTX(prog, ptx), NVRTC_SUCCESS);
-    nvrtcDestroyProgram(&prog);
-    return ptx;
+    const char *defines[3] = {type_define};
+    size_t bytes;
+    return template_compile("gemm_mma.cuh", name_expr, "--gpu-architecture=compute_80", defines,
+                            &bytes);
 }
 
 static void test_the_ptx_holds_cp_async_ldmatrix_and_mma_sync(void **state)

@@ -8,8 +8,8 @@
  * scripts/gpu-validate.sh's. */
 #include "engine/nvrtc.h"
 #include "suite_fixture.h"
+#include "template_compile.h"
 
-#include <nvrtc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -71,46 +71,12 @@ static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
         expect_compiled(*state, "  22 compiled", layouts[i], "BN=128", "STAGES=4", "GROUP=8");
 }
 
-/* One variant compiled with templates/ on the path for `arch`: its PTX for a
- * compute_ target, its cubin (*bytes long) for an sm_ one; defines: the -D
- * options of its types. */
-static char *compile(const char *name_expr, const char *defines[3], const char *arch, size_t *bytes)
-{
-    char templates[4096], include[4200], cuda[4200];
-    source_dir(templates, sizeof templates);
-    strncat(templates, "/templates", sizeof templates - strlen(templates) - 1);
-    snprintf(include, sizeof include, "-I%s", templates);
-    snprintf(cuda, sizeof cuda, "-I%s", gb_nvrtc_cuda_include());
-    const char *source = "#include \"gemm_wgmma.cuh\"\n";
-    const char *options[7] = {arch, "--std=c++17", include, cuda};
-    int n = 4;
-    for (int i = 0; i < 3 && defines[i]; i++)
-        options[n++] = defines[i];
-    nvrtcProgram prog;
-    assert_int_equal(nvrtcCreateProgram(&prog, source, "gemm_tc.cu", 0, NULL, NULL), NVRTC_SUCCESS);
-    assert_int_equal(nvrtcAddNameExpression(prog, name_expr), NVRTC_SUCCESS);
-    nvrtcResult rc = nvrtcCompileProgram(prog, n, options);
-    if (rc != NVRTC_SUCCESS) {
-        size_t log_bytes = 0;
-        nvrtcGetProgramLogSize(prog, &log_bytes);
-        char *log = malloc(log_bytes + 1);
-        nvrtcGetProgramLog(prog, log);
-        fail_msg("%s", log);
-    }
-    bool cubin = strstr(arch, "=sm_") != NULL;
-    assert_int_equal(cubin ? nvrtcGetCUBINSize(prog, bytes) : nvrtcGetPTXSize(prog, bytes),
-                     NVRTC_SUCCESS);
-    char *out = malloc(*bytes);
-    assert_int_equal(cubin ? nvrtcGetCUBIN(prog, out) : nvrtcGetPTX(prog, out), NVRTC_SUCCESS);
-    nvrtcDestroyProgram(&prog);
-    return out;
-}
-
 static void expect_in_ptx(const char *name_expr, const char *defines[3], const char *const *needles,
                           size_t n)
 {
     size_t bytes;
-    char *ptx = compile(name_expr, defines, "--gpu-architecture=compute_90a", &bytes);
+    char *ptx = template_compile("gemm_wgmma.cuh", name_expr, "--gpu-architecture=compute_90a",
+                                 defines, &bytes);
     for (size_t i = 0; i < n; i++)
         if (!strstr(ptx, needles[i])) fail_msg("%s: the PTX has no %s", name_expr, needles[i]);
     free(ptx);
@@ -198,8 +164,8 @@ static void test_the_sass_holds_hgmma(void **state)
     if (!find_cuobjdump(tool, sizeof tool)) skip();
     const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
     size_t bytes;
-    char *image = compile("gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2>", bf16,
-                          "--gpu-architecture=sm_90a", &bytes);
+    char *image = template_compile("gemm_wgmma.cuh", "gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2>",
+                                   "--gpu-architecture=sm_90a", bf16, &bytes);
     snprintf(cubin, sizeof cubin, "%s/gemm.cubin", f->dir);
     snprintf(sass, sizeof sass, "%s/gemm.sass", f->dir);
     FILE *out = fopen(cubin, "wb");
