@@ -123,7 +123,7 @@ local function params()
   local p = {
     BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
     CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 }, CLUSTER = { 1, 2 },
-    STORE = { 0, 1, 2 },
+    STORE = { 0, 1, 2 }, RASTER = { 0, 1 },
   }
   for name, value in pairs(run.fixed) do
     if not p[name] then error("no parameter " .. name .. " to fix", 0) end
@@ -157,7 +157,7 @@ local function kernel(dtype, layout)
     name   = "gemm_tc_" .. dtype .. "_" .. layout:lower(),
     source = gb.template "gemm_wgmma.cuh",
     entry  = string.format(
-      "gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER},${STORE}>",
+      "gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER},${STORE},${RASTER}>",
       bk, a_mn, b_mn),
     params = params(),
     constraints = {

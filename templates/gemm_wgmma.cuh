@@ -15,8 +15,9 @@
 //
 // Shape of the kernel:
 //   - a persistent grid: block b takes tiles b, b + gridDim.x, ... of BM x BN,
-//     matrix by matrix, in an order that walks GROUP rows of tiles at a time, so
-//     the A rows and B columns that neighbouring blocks need are in L2 together;
+//     matrix by matrix, in an order that walks GROUP rows (RASTER 0) or columns
+//     (RASTER 1) of tiles at a time, so the A rows and B columns that
+//     neighbouring blocks need are in L2 together;
 //   - warp specialisation: warpgroup 0 is the producer, whose one thread issues a
 //     TMA load of A's and B's BK-deep slices into a ring of STAGES buffers
 //     (128-byte swizzled, as wgmma reads them); warpgroups 1..CONSUMERS each own
@@ -166,14 +167,14 @@ template <int REGS> __device__ __forceinline__ void shrink_registers()
 }
 
 // Tile t's matrix, first row and column: matrix by matrix, and within one in
-// grouped order (tile_order.cuh).
-template <int BM, int BN, int GROUP>
+// grouped order along M or N (tile_order.cuh).
+template <int BM, int BN, int GROUP, int RASTER>
 __device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &b, int &m0,
                                             int &n0)
 {
     int per_matrix = tiles_m * tiles_n, row, col;
     b = t / per_matrix;
-    grouped_tile(t % per_matrix, tiles_m, tiles_n, GROUP, row, col);
+    rastered_tile<RASTER>(t % per_matrix, tiles_m, tiles_n, GROUP, row, col);
     m0 = row * BM;
     n0 = col * BN;
 }
@@ -334,7 +335,7 @@ template <int CLUSTER> __device__ __forceinline__ void release(unsigned long lon
 } // namespace wg
 
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP, int PINGPONG, int A_MN,
-          int B_MN, int CLUSTER, int STORE>
+          int B_MN, int CLUSTER, int STORE, int RASTER>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma(const GEMM_T *A, const GEMM_TB *B, GEMM_OUT *C,
                const __grid_constant__ gb_tensormap ma, const __grid_constant__ gb_tensormap mb,
@@ -400,7 +401,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         int it = 0;
         for (int t = unit0; t < work; t += units) {
             int b, m0, n0;
-            wg::tile_origin<BM * CLUSTER, BN, GROUP>(t, unit_rows, tiles_n, b, m0, n0);
+            wg::tile_origin<BM * CLUSTER, BN, GROUP, RASTER>(t, unit_rows, tiles_n, b, m0, n0);
             m0 += rank * BM;
             for (int k = 0; k < slices; k++, it++) {
                 int s = it % STAGES;
@@ -436,7 +437,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     }
     for (int t = first, n = 0; t < work; t += step, n++) {
         int b, m0, n0;
-        wg::tile_origin<BM * CLUSTER, BN, GROUP>(t, unit_rows, tiles_n, b, m0, n0);
+        wg::tile_origin<BM * CLUSTER, BN, GROUP, RASTER>(t, unit_rows, tiles_n, b, m0, n0);
         m0 += rank * BM;
         if (PINGPONG && (consumer > 0 || n > 0)) tma::wait(&turn[consumer], (n - (consumer == 0)) & 1);
         for (int k = 0; k < slices; k++, it++) {

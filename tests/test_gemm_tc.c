@@ -53,22 +53,24 @@ static void expect_compiled(suite_fixture *f, const char *compiled, const char *
                  f->out);
 }
 
-/* bf16's whole space; the other types' without clusters, with one depth and
- * one tile order (tf32's 4-byte C leaves room for fewer staged epilogues). */
+/* bf16's whole space along M (RASTER only changes the tile walk's arithmetic;
+ * the PTX test compiles it along N); the other types' without clusters, with
+ * one depth and one group size (tf32's 4-byte C leaves room for fewer staged
+ * epilogues). */
 static void test_every_configuration_compiles_in_each_type(void **state)
 {
-    expect_compiled(*state, "  168 compiled", "bf16", "-", "-", "-");
-    expect_compiled(*state, "  15 compiled", "f16", "CLUSTER=1", "STAGES=4", "GROUP=8");
-    expect_compiled(*state, "  15 compiled", "e4m3", "CLUSTER=1", "STAGES=4", "GROUP=8");
-    expect_compiled(*state, "  12 compiled", "tf32", "CLUSTER=1", "STAGES=4", "GROUP=8");
+    expect_compiled(*state, "  168 compiled", "bf16", "RASTER=0", "-", "-");
+    expect_compiled(*state, "  30 compiled", "f16", "CLUSTER=1", "STAGES=4", "GROUP=8");
+    expect_compiled(*state, "  30 compiled", "e4m3", "CLUSTER=1", "STAGES=4", "GROUP=8");
+    expect_compiled(*state, "  24 compiled", "tf32", "CLUSTER=1", "STAGES=4", "GROUP=8");
 }
 
 static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
 {
-    expect_compiled(*state, "  22 compiled", "e5m2", "BN=128", "STAGES=4", "GROUP=8");
+    expect_compiled(*state, "  44 compiled", "e5m2", "BN=128", "STAGES=4", "GROUP=8");
     static const char *const layouts[] = {"NN", "TN", "TT"};
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
-        expect_compiled(*state, "  22 compiled", layouts[i], "BN=128", "STAGES=4", "GROUP=8");
+        expect_compiled(*state, "  44 compiled", layouts[i], "BN=128", "STAGES=4", "GROUP=8");
 }
 
 static void expect_in_ptx(const char *name_expr, const char *defines[3], const char *const *needles,
@@ -93,23 +95,26 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
     (void)state;
     const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
     EXPECT_IN_PTX(
-        "gemm_wgmma<128,256,64,4,2,8,0,0,0,1,0>", bf16,
+        "gemm_wgmma<128,256,64,4,2,8,0,0,0,1,0,0>", bf16,
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "wgmma.commit_group.sync.aligned",
         "wgmma.wait_group.sync.aligned",
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
         "mbarrier.try_wait.parity", "setmaxnreg.inc.sync.aligned.u32 232",
         "setmaxnreg.dec.sync.aligned.u32 40");
     const char *f16[3] = {"-DGEMM_T=__half"};
-    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,1,0,0,1,0>", f16,
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,1,0,0,1,0,0>", f16,
                   "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
     /* a pair of blocks: B multicast into both, releases on both blocks' barriers */
-    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,0,2,0>", bf16,
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,0,2,0,0>", bf16,
                   "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                   ".multicast::cluster",
                   "mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64",
                   "barrier.cluster.arrive");
+    /* tiles walked along N */
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,0,1,0,1>", bf16,
+                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
     /* the epilogue through shared memory and TMA stores (in two halves) */
-    EXPECT_IN_PTX("gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2>", bf16, "fence.proxy.async.shared::cta",
+    EXPECT_IN_PTX("gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2,0>", bf16, "fence.proxy.async.shared::cta",
                   "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group",
                   "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 0");
 }
@@ -121,18 +126,18 @@ static void test_each_type_and_layout_takes_its_own_wgmma(void **state)
 {
     (void)state;
     const char *e4m3[3] = {"-DGEMM_T=__nv_fp8_e4m3", "-DGEMM_OUT=__nv_bfloat16"};
-    EXPECT_IN_PTX("gemm_wgmma<128,256,128,4,2,8,0,0,0,1,0>", e4m3,
+    EXPECT_IN_PTX("gemm_wgmma<128,256,128,4,2,8,0,0,0,1,0,0>", e4m3,
                   "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3");
     const char *e5m2[3] = {"-DGEMM_T=__nv_fp8_e5m2", "-DGEMM_TB=__nv_fp8_e4m3",
                            "-DGEMM_OUT=__nv_bfloat16"};
-    EXPECT_IN_PTX("gemm_wgmma<128,128,128,4,2,8,0,0,0,1,0>", e5m2,
+    EXPECT_IN_PTX("gemm_wgmma<128,128,128,4,2,8,0,0,0,1,0,0>", e5m2,
                   "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3");
     const char *tf32[3] = {"-DGEMM_T=float"};
-    EXPECT_IN_PTX("gemm_wgmma<128,192,32,4,2,8,0,0,0,1,0>", tf32,
+    EXPECT_IN_PTX("gemm_wgmma<128,192,32,4,2,8,0,0,0,1,0,0>", tf32,
                   "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32");
     const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
-    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,1,0,1,0>", bf16, "p, 1, 1, 1, 0;");
-    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,1,1,0>", bf16, "p, 1, 1, 0, 1;");
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,1,0,1,0,0>", bf16, "p, 1, 1, 1, 0;");
+    EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,1,1,0,0>", bf16, "p, 1, 1, 0, 1;");
 }
 
 /* The toolkit's cuobjdump: beside the include folder NVRTC is given
@@ -164,7 +169,7 @@ static void test_the_sass_holds_hgmma(void **state)
     if (!find_cuobjdump(tool, sizeof tool)) skip();
     const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
     size_t bytes;
-    char *image = template_compile("gemm_wgmma.cuh", "gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2>",
+    char *image = template_compile("gemm_wgmma.cuh", "gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2,0>",
                                    "--gpu-architecture=sm_90a", bf16, &bytes);
     snprintf(cubin, sizeof cubin, "%s/gemm.cubin", f->dir);
     snprintf(sass, sizeof sass, "%s/gemm.sass", f->dir);
