@@ -34,6 +34,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "gemm_epilogue.cuh"
 #include "tile_order.cuh"
 
 #ifndef GEMM_T
@@ -180,41 +181,6 @@ __device__ __forceinline__ void warp_step(float (&acc)[MI][NI][4], const T *sa, 
             mma16816<T>(acc[mi][ni], a[mi], b[ni]);
 }
 
-template <class T> __device__ __forceinline__ T from_float(float x);
-template <> __device__ __forceinline__ __nv_bfloat16 from_float(float x)
-{
-    return __float2bfloat16_rn(x);
-}
-template <> __device__ __forceinline__ __half from_float(float x)
-{
-    return __float2half_rn(x);
-}
-
-// Stores two adjacent elements of C at (r, c), c even, scaled: one 4-byte store
-// when N is even (then r * N + c is even and c + 1 < N), else one or two 2-byte
-// ones.
-template <class T>
-__device__ __forceinline__ void store2(T *C, int r, int c, int M, int N, float x0, float x1,
-                                       float alpha, float beta)
-{
-    if (r >= M || c >= N) return;
-    T *p = C + (size_t)r * N + c;
-    bool second = c + 1 < N;
-    x0 *= alpha;
-    x1 *= alpha;
-    if (beta != 0.0f) {
-        x0 += beta * (float)p[0];
-        if (second) x1 += beta * (float)p[1];
-    }
-    if (N % 2 == 0) {
-        T two[2] = {from_float<T>(x0), from_float<T>(x1)};
-        *reinterpret_cast<unsigned *>(p) = *reinterpret_cast<unsigned *>(two);
-    } else {
-        p[0] = from_float<T>(x0);
-        if (second) p[1] = from_float<T>(x1);
-    }
-}
-
 // A warp's accumulators to C: fragment (mi, ni) holds, in lane l, rows mi*16 +
 // l/4 (d[0], d[1]) and +8 (d[2], d[3]), columns ni*8 + 2*(l%4) and +1.
 template <class T, int MI, int NI>
@@ -229,7 +195,7 @@ __device__ __forceinline__ void store_warp(const float (&acc)[MI][NI][4], T *C, 
             for (int h = 0; h < 2; h++) {
                 const float *d = acc[mi][ni] + 2 * h;
                 int r = row0 + mi * 16 + lane / 4 + 8 * h, c = col0 + ni * 8 + 2 * (lane % 4);
-                store2(C, r, c, M, N, d[0], d[1], alpha, beta);
+                gemm::store_pair(C, r, c, M, N, d[0], d[1], alpha, beta);
             }
 }
 

@@ -67,6 +67,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "gemm_epilogue.cuh"
 #include "tile_order.cuh"
 #include "tma.cuh"
 #include "wgmma_ops.cuh"
@@ -179,25 +180,6 @@ __device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int
     n0 = col * BN;
 }
 
-template <class T> __device__ __forceinline__ T from_float(float x);
-template <> __device__ __forceinline__ __nv_bfloat16 from_float(float x)
-{
-    return __float2bfloat16_rn(x);
-}
-template <> __device__ __forceinline__ __half from_float(float x)
-{
-    return __float2half_rn(x);
-}
-template <> __device__ __forceinline__ float from_float(float x)
-{
-    return x;
-}
-
-// Two neighbouring elements of C, stored as one 4- or 8-byte word.
-template <class T> struct alignas(2 * sizeof(T)) duo {
-    T v[2];
-};
-
 // Stores one consumer's m64 x BN block (rows from row0): thread (warp w, lane l)
 // holds, for each 8-column group g, rows w*16 + l/4 (+8) and columns g*8 + 2*(l%4)
 // (+1) in d[4g .. 4g+3].
@@ -206,26 +188,12 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
                                       int N, float alpha, float beta)
 {
     int w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
-    bool pairs = N % 2 == 0;
 #pragma unroll
     for (int g = 0; g < BN / 8; g++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int r = row0 + w * 16 + l / 4 + 8 * h, c = n0 + g * 8 + 2 * (l % 4);
-            if (r >= M || c >= N) continue;
-            float x0 = alpha * d[4 * g + 2 * h], x1 = alpha * d[4 * g + 2 * h + 1];
-            T *p = C + (size_t)r * N + c;
-            if (beta != 0.0f) {
-                x0 += beta * (float)p[0];
-                if (c + 1 < N) x1 += beta * (float)p[1];
-            }
-            if (pairs) { // c is even, so is the offset: one aligned word
-                *reinterpret_cast<duo<T> *>(p) = duo<T>{{from_float<T>(x0), from_float<T>(x1)}};
-            } else {
-                p[0] = from_float<T>(x0);
-                if (c + 1 < N) p[1] = from_float<T>(x1);
-            }
-        }
+        for (int h = 0; h < 2; h++)
+            gemm::store_pair(C, row0 + w * 16 + l / 4 + 8 * h, n0 + g * 8 + 2 * (l % 4), M, N,
+                             d[4 * g + 2 * h], d[4 * g + 2 * h + 1], alpha, beta);
 }
 
 // The C map's boxes: 64 rows of 128 bytes (CB = 128 / sizeof(T) columns),
@@ -248,16 +216,12 @@ __device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *b
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             int r = w * 16 + l / 4 + 8 * h, c = g * 8 + 2 * (l % 4), in_part = c - PART * GROUPS * 8;
-            float x0 = alpha * d[4 * g + 2 * h], x1 = alpha * d[4 * g + 2 * h + 1];
-            int gr = row0 + r, gc = n0 + c;
-            if (beta != 0.0f && gr < M) {
-                if (gc < N) x0 += beta * (float)C[(size_t)gr * N + gc];
-                if (gc + 1 < N) x1 += beta * (float)C[(size_t)gr * N + gc + 1];
-            }
+            float x0 = d[4 * g + 2 * h], x1 = d[4 * g + 2 * h + 1];
+            gemm::scale_pair(C, row0 + r, n0 + c, M, N, alpha, beta, x0, x1);
             int byte = in_part % CB * (int)sizeof(T);
             unsigned char *p = boxes + in_part / CB * box_bytes_c + r * 128 +
                                ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
-            *reinterpret_cast<duo<T> *>(p) = duo<T>{{from_float<T>(x0), from_float<T>(x1)}};
+            *reinterpret_cast<gemm::duo<T> *>(p) = gemm::to_duo<T>(x0, x1);
         }
 }
 
