@@ -1,9 +1,9 @@
 /* The GPU session on a real device: buffers, launches, the check, timing, faults,
  * and a whole tuning run through the Lua binding. Every test skips when there is
  * no CUDA driver or no device, so the suite passes on machines without a GPU. */
+#include "gpu_present.h"
 #include "scratch.h"
 #include "cache/cache.h"
-#include "engine/driver.h"
 #include "engine/exec.h"
 #include "engine/gpu.h"
 #include "engine/nvrtc.h"
@@ -44,13 +44,6 @@ typedef struct fixture {
     gb_check_spec check;
     gb_launch launch;
 } fixture;
-
-static bool have_gpu(void)
-{
-    int count = 0;
-    return gb_driver_load(NULL) == GB_OK && gb_cu.cuDeviceGetCount(&count) == CUDA_SUCCESS &&
-           count > 0;
-}
 
 static void compile_kernels(const char *arch, gb_compile_out *out)
 {
@@ -95,7 +88,7 @@ static void set_copy_problem(gb_gpu *gpu, uint64_t seed)
 
 static int setup(void **state)
 {
-    if (!have_gpu()) {
+    if (!gpu_present()) {
         *state = NULL;
         return 0;
     }
@@ -451,7 +444,7 @@ static const char TUNE_SCRIPT[] =
 
 static void test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache(void **state)
 {
-    if (!have_gpu()) skip();
+    if (!gpu_present()) skip();
     char dir[] = "/tmp/gb-test-gpu-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char script[4096];
@@ -482,7 +475,7 @@ static void test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache(vo
 
 static void test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins(void **state)
 {
-    if (!have_gpu()) skip();
+    if (!gpu_present()) skip();
     char dir[] = "/tmp/gb-test-faults-XXXXXX", script[4096], cache_dir[64];
     assert_non_null(mkdtemp(dir));
     snprintf(script, sizeof script, "%s/tests/faults/faults.lua", getenv("GB_SOURCE_DIR"));
@@ -499,7 +492,7 @@ static void test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins(v
  * NaN and infinities, a norm check, and a pebibyte tensor (refused up front). */
 static void test_inout_planted_norm_and_oversized_tensors_through_a_script(void **state)
 {
-    if (!have_gpu()) skip();
+    if (!gpu_present()) skip();
     char dir[] = "/tmp/gb-test-checks-XXXXXX", script[4096], cache_dir[64];
     assert_non_null(mkdtemp(dir));
     snprintf(script, sizeof script, "%s/tests/checks/checks.lua", getenv("GB_SOURCE_DIR"));
@@ -537,7 +530,7 @@ static int run_suite(const char *dir, const char *set)
  * makes any wrong, crashed or refused variant an error. */
 static void test_the_suite_is_right_on_odd_sizes_and_nan_and_its_quick_run_completes(void **state)
 {
-    if (!have_gpu()) skip();
+    if (!gpu_present()) skip();
     char dir[] = "/tmp/gb-test-suite-XXXXXX";
     assert_non_null(mkdtemp(dir));
     assert_int_equal(run_suite(dir, "--irregular"), 0);

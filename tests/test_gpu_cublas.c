@@ -4,9 +4,9 @@
  * like a kernel; cuBLASLt's measured rates; and whole runs through the worker
  * with gb.cublas.gemm as reference and baseline. Every test skips when there is
  * no CUDA driver or no device (or, for fp8, no GPU of compute capability 8.9). */
+#include "gpu_present.h"
 #include "scratch.h"
 #include "cache/cache.h"
-#include "engine/driver.h"
 #include "engine/exec.h"
 #include "engine/gpu.h"
 #include "engine/nvrtc.h"
@@ -65,17 +65,10 @@ typedef struct fixture {
     int cc; /* 90 for 9.0 */
 } fixture;
 
-static bool have_gpu(void)
-{
-    int count = 0;
-    return gb_driver_load(NULL) == GB_OK && gb_cu.cuDeviceGetCount(&count) == CUDA_SUCCESS &&
-           count > 0;
-}
-
 static int setup(void **state)
 {
     *state = NULL;
-    if (!have_gpu()) return 0;
+    if (!gpu_present()) return 0;
     fixture *f = calloc(1, sizeof *f);
     gb_err err;
     if (gb_gpu_open(0, &f->gpu, &err) != GB_OK) {
@@ -366,7 +359,7 @@ static int open_worker(void *ctx, gb_exec **out, gb_err *err)
 static void test_the_worker_measures_a_cublas_rate(void **state)
 {
     (void)state;
-    if (!have_gpu()) skip();
+    if (!gpu_present()) skip();
     gb_exec *exec = NULL;
     gb_err err;
     double tflops = 0;
@@ -408,7 +401,7 @@ static const char TUNE_SCRIPT[] =
 static void test_a_tuning_run_checks_and_times_against_cublas(void **state)
 {
     (void)state;
-    if (!have_gpu()) skip();
+    if (!gpu_present()) skip();
     char dir[] = "/tmp/gb-test-gpu-cublas-XXXXXX", cache_dir[64];
     assert_non_null(mkdtemp(dir));
     assert_int_equal(scratch_write(dir, "tune.lua", TUNE_SCRIPT), 0);

@@ -3,6 +3,7 @@
  * own), which writes down every range the tuner and its GPU worker open. Compiling
  * needs NVRTC only; the check, measure and race ranges need a GPU and are skipped
  * without one. */
+#include "gpu_present.h"
 #include "scratch.h"
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +11,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "engine/driver.h"
 #include "engine/nvtx.h"
 
 #include <stdio.h>
@@ -96,13 +96,6 @@ static void assert_balanced(const char *record)
     assert_null(strstr(record, "foreign-domain"));
 }
 
-static bool have_gpu(void)
-{
-    int count = 0;
-    return gb_driver_load(NULL) == GB_OK && gb_cu.cuDeviceGetCount(&count) == CUDA_SUCCESS &&
-           count > 0;
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
@@ -169,7 +162,7 @@ static void test_without_a_tool_the_run_works_and_nothing_is_recorded(void **sta
 static void test_a_tuning_run_names_each_check_measurement_and_the_race(void **state)
 {
     fixture *f = *state;
-    if (!have_gpu()) skip();
+    if (!gpu_present()) skip();
     tune(f, true, "--no-cache", "--jobs", "2", "--samples", "5", "--max-ms", "50", NULL);
     if (f->status != 0) fprintf(stderr, "%s", f->err);
     assert_int_equal(f->status, 0);
