@@ -113,6 +113,21 @@ static int check_sources(const gb_best_record *rec, gb_err *err)
     return GB_OK;
 }
 
+/* A sharded run's best lists at least one of its shards, each below the count,
+ * in order, once. */
+static int check_shards(const gb_best_record *rec, gb_err *err)
+{
+    if (rec->shard_count <= 1 && rec->n_shards == 0) return GB_OK;
+    if (rec->shard_count <= 1 || rec->n_shards == 0)
+        return gb_err_set(err, GB_EINVAL, "shards and shard_count disagree");
+    for (int i = 0; i < rec->n_shards; i++)
+        if (rec->shards[i] >= rec->shard_count || (i > 0 && rec->shards[i] <= rec->shards[i - 1]))
+            return gb_err_set(err, GB_EINVAL,
+                              "shards are not increasing shard numbers below shard_count %d",
+                              rec->shard_count);
+    return GB_OK;
+}
+
 int gb_transfer_check_best(const gb_best_record *rec, gb_err *err)
 {
     int rc = gb_transfer_check_id(&rec->id, err);
@@ -124,6 +139,7 @@ int gb_transfer_check_best(const gb_best_record *rec, gb_err *err)
     if (rec->n_samples > MAX_SAMPLES)
         return gb_err_set(err, GB_EINVAL, "more than %d samples", MAX_SAMPLES);
     if (rec->n_tie > MAX_TIE) return gb_err_set(err, GB_EINVAL, "more than %d tied", MAX_TIE);
+    if ((rc = check_shards(rec, err))) return rc;
     for (int i = 0; i < rec->n_tie; i++)
         if (!clean_text(rec->tie[i], 4096, false))
             return gb_err_set(err, GB_EINVAL, "tie %d is over 4096 bytes or has control characters",
@@ -162,7 +178,8 @@ int gb_transfer_check_trial(const gb_trial_record *rec, gb_err *err)
 
 static bool clean(const gb_best_record *r)
 {
-    return r->complete && !r->capped && !r->contended && r->n_throttled == 0;
+    return r->complete && gb_best_record_whole(r) && !r->capped && !r->contended &&
+           r->n_throttled == 0;
 }
 
 bool gb_transfer_best_wins(const gb_best_record *in, const gb_best_record *old)
@@ -181,14 +198,34 @@ bool gb_transfer_trial_wins(const gb_trial_record *in, const gb_trial_record *ol
 
 /* ---- storing -------------------------------------------------------------- */
 
-enum outcome { IMPORTED, REPLACED, KEPT };
+enum outcome { IMPORTED, REPLACED, KEPT, COMBINED };
 
 typedef struct decision {
     const gb_best_record *best; /* one of these two */
     const gb_trial_record *trial;
-    const char *payload;
+    bool tuner;          /* a best a tuning run stores: it replaces what it cannot fold with */
+    const char *payload; /* the incoming record */
+    char *combined;      /* a best folded with another shard's (malloc'd) */
     enum outcome outcome;
 } decision;
+
+/* Another shard's best of the same run is there: the key gets both folded. */
+static int combine(decision *d, const gb_best_record *old, const void **out_new,
+                   size_t *out_new_len)
+{
+    gb_best_record both;
+    int rc = gb_best_record_combine(d->best, old, &both);
+    json_t *json = rc == GB_OK ? gb_best_record_to_json(&both) : NULL;
+    gb_best_record_free(&both);
+    free(d->combined);
+    d->combined = json ? json_dumps(json, JSON_COMPACT) : NULL;
+    json_decref(json);
+    if (!d->combined) return GB_ENOMEM;
+    *out_new = d->combined;
+    *out_new_len = strlen(d->combined);
+    d->outcome = COMBINED;
+    return GB_OK;
+}
 
 /* Runs inside the write transaction: no cache calls, no printing. */
 static int decide(void *ctx, const void *old, size_t old_len, const void **out_new,
@@ -202,8 +239,12 @@ static int decide(void *ctx, const void *old, size_t old_len, const void **out_n
         gb_best_record rec;
         int rc = gb_cache_read_best(old, old_len, &rec, &ignored);
         if (rc == GB_ENOMEM) return rc;
-        if (rc == GB_OK) wins = gb_transfer_best_wins(d->best, &rec);
+        if (rc == GB_OK && gb_best_record_combinable(d->best, &rec))
+            rc = combine(d, &rec, out_new, out_new_len);
+        else if (rc == GB_OK)
+            wins = d->tuner || gb_transfer_best_wins(d->best, &rec);
         gb_best_record_free(&rec);
+        if (rc == GB_ENOMEM || d->outcome == COMBINED) return rc;
     } else if (old) {
         gb_trial_record rec;
         int rc = gb_cache_read_trial(old, old_len, &rec, &ignored);
@@ -225,6 +266,8 @@ static void count(gb_transfer_counts *c, enum outcome o)
         c->imported++;
     else if (o == REPLACED)
         c->replaced++;
+    else if (o == COMBINED)
+        c->combined++;
     else
         c->kept++;
 }
@@ -239,6 +282,7 @@ static int store(gb_cache *cache, gb_cache_db db, const gb_key *key, json_t *jso
     int rc = gb_cache_update(cache, db, key, decide, d, err);
     if (rc == GB_ENOMEM) gb_err_set(err, rc, "out of memory");
     free(text);
+    free(d->combined);
     return rc;
 }
 
@@ -256,6 +300,15 @@ int gb_transfer_put_best(gb_cache *cache, const gb_best_record *rec, gb_transfer
     if ((rc = store(cache, GB_DB_BEST, &key, gb_best_record_to_json(rec), &d, err))) return rc;
     count(&sum->best, d.outcome);
     return GB_OK;
+}
+
+int gb_transfer_store_best(gb_cache *cache, const gb_best_record *rec, gb_err *err)
+{
+    gb_key key;
+    decision d = {.best = rec, .tuner = true};
+    int rc = gb_record_best_key(&rec->id, &key);
+    if (rc) return gb_err_set(err, rc, "out of memory");
+    return store(cache, GB_DB_BEST, &key, gb_best_record_to_json(rec), &d, err);
 }
 
 int gb_transfer_put_trial(gb_cache *cache, const gb_trial_record *rec, gb_transfer_summary *sum,

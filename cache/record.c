@@ -178,3 +178,94 @@ void gb_trial_record_free(gb_trial_record *rec)
 {
     if (rec) gb_wire_free(&gb_wire_trial_record, rec);
 }
+
+/* ---- the bests of a sharded run ---------------------------------------------- */
+
+bool gb_best_record_whole(const gb_best_record *rec)
+{
+    return rec->shard_count <= 1 || rec->n_shards >= rec->shard_count;
+}
+
+bool gb_best_record_combinable(const gb_best_record *a, const gb_best_record *b)
+{
+    if (a->shard_count <= 1 || a->shard_count != b->shard_count || a->n_shards == 0 ||
+        b->n_shards == 0 || strcmp(a->space_fp ? a->space_fp : "", b->space_fp ? b->space_fp : ""))
+        return false;
+    for (int i = 0, j = 0; i < a->n_shards && j < b->n_shards;) {
+        if (a->shards[i] == b->shards[j]) return false;
+        a->shards[i] < b->shards[j] ? i++ : j++;
+    }
+    return true;
+}
+
+static bool measured_cleanly(const gb_best_record *r)
+{
+    return !r->capped && !r->contended && r->n_throttled == 0;
+}
+
+/* A deep copy, through the record's own encoding. */
+static int copy_best(const gb_best_record *src, gb_best_record *out)
+{
+    gb_err ignored;
+    json_t *json = gb_best_record_to_json(src);
+    int rc = json ? gb_best_record_from_json(json, out, &ignored) : GB_ENOMEM;
+    json_decref(json);
+    return rc == GB_OK ? GB_OK : GB_ENOMEM;
+}
+
+/* The two sorted, disjoint shard lists as one sorted list. */
+static int *merge_shards(const gb_best_record *a, const gb_best_record *b)
+{
+    int *out = malloc((size_t)(a->n_shards + b->n_shards) * sizeof *out);
+    int i = 0, j = 0, n = 0;
+    while (out && (i < a->n_shards || j < b->n_shards))
+        out[n++] = j >= b->n_shards || (i < a->n_shards && a->shards[i] < b->shards[j])
+                       ? a->shards[i++]
+                       : b->shards[j++];
+    return out;
+}
+
+/* Whether a's configuration's canonical text ("BM=64,BN=128") sorts before b's:
+ * what decides between equal medians, so that a merge gives the same best in
+ * whatever order the shards come in. */
+static bool config_first(const gb_best_record *a, const gb_best_record *b)
+{
+    gb_strbuf ta = GB_STRBUF_INIT, tb = GB_STRBUF_INIT;
+    gb_fields_append_canonical(&ta, &a->config, NULL, 0);
+    gb_fields_append_canonical(&tb, &b->config, NULL, 0);
+    bool first = strcmp(gb_sb_str(&ta), gb_sb_str(&tb)) <= 0;
+    gb_sb_free(&ta);
+    gb_sb_free(&tb);
+    return first;
+}
+
+/* Which of two shards' bests is the fastest: one measured cleanly, then the
+ * lower median. */
+static bool first_wins(const gb_best_record *a, const gb_best_record *b)
+{
+    if (measured_cleanly(a) != measured_cleanly(b)) return measured_cleanly(a);
+    if (a->stats.median != b->stats.median) return a->stats.median < b->stats.median;
+    return config_first(a, b);
+}
+
+int gb_best_record_combine(const gb_best_record *a, const gb_best_record *b, gb_best_record *out)
+{
+    *out = (gb_best_record){0};
+    const gb_best_record *win = first_wins(a, b) ? a : b;
+    int *shards = merge_shards(a, b);
+    if (!shards || copy_best(win, out) != GB_OK) {
+        free(shards);
+        gb_best_record_free(out);
+        return GB_ENOMEM;
+    }
+    free(out->shards);
+    out->shards = shards;
+    out->n_shards = a->n_shards + b->n_shards;
+    out->complete = a->complete && b->complete;
+    out->n_rejected = a->n_rejected + b->n_rejected;
+    out->n_timed = a->n_timed + b->n_timed;
+    out->n_failed = a->n_failed + b->n_failed;
+    out->budget_evals = a->budget_evals + b->budget_evals;
+    out->when = a->when > b->when ? a->when : b->when;
+    return GB_OK;
+}

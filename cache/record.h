@@ -49,6 +49,7 @@ typedef struct gb_record_id {
 #define GB_RECORD_MAX_TEXT    ((size_t)1 << 16) /* a trial's reason */
 #define GB_RECORD_MAX_PATH    4096              /* a source file's path */
 #define GB_RECORD_MAX_SOURCES 4096              /* files in a best's source closure */
+#define GB_RECORD_MAX_SHARDS  4096              /* parts of a sharded run (tuner/shard.h) */
 
 int gb_record_id_copy(const gb_record_id *src, gb_record_id *out);
 void gb_record_id_free(gb_record_id *id);
@@ -106,6 +107,12 @@ typedef struct gb_best_record {
     int driver_version;
     gb_record_source *sources; /* the source closure's files (NULL, 0 when unknown) */
     int n_sources;
+    /* A sharded run (tuner/shard.h) was split into shard_count parts (0: it was
+     * not), and this best is the fastest of the parts listed in shards (sorted,
+     * distinct): one shard's as its run stored it, more once merged. */
+    int shard_count;
+    int *shards;
+    int n_shards;
 } gb_best_record;
 
 /* The fields added after the first release are optional: a record without them
@@ -147,6 +154,11 @@ typedef struct gb_best_record {
     X(driver_version, INT, "driver", GB_RECORD_COUNT)                                              \
     X(sources, STRUCT, "sources", .type = &gb_wire_record_source, .arity = GB_WIRE_OWNED,          \
       .count = offsetof(gb_best_record, n_sources), .max_items = GB_RECORD_MAX_SOURCES,            \
+      .flags = GB_WIRE_OPTIONAL)                                                                   \
+    X(shard_count, INT, "shard_count", GB_WIRE_RANGE(0, GB_RECORD_MAX_SHARDS),                     \
+      .flags = GB_WIRE_OPTIONAL)                                                                   \
+    X(shards, INT, "shards", .arity = GB_WIRE_OWNED, .count = offsetof(gb_best_record, n_shards),  \
+      .max_items = GB_RECORD_MAX_SHARDS, GB_WIRE_RANGE(0, GB_RECORD_MAX_SHARDS - 1),               \
       .flags = GB_WIRE_OPTIONAL)
 
 /* An optional count: an integer >= 0, 0 when absent. */
@@ -159,6 +171,20 @@ extern const gb_wire_type gb_wire_trial_record;  /* gb_trial_record */
 
 /* The record as JSON; NULL on ENOMEM. */
 json_t *gb_best_record_to_json(const gb_best_record *rec);
+
+/* Whether the best was chosen from its whole space: its run was not sharded, or
+ * the bests of all its shards were folded into it. */
+bool gb_best_record_whole(const gb_best_record *rec);
+
+/* Whether the shards' bests a and b are of one sharded run, which
+ * gb_best_record_combine can fold: the same count and space, and no shard in both. */
+bool gb_best_record_combinable(const gb_best_record *a, const gb_best_record *b);
+
+/* Folds two combinable bests into out: the faster one (a clean measurement, then
+ * the lower median), over both's shards, with their counts of configurations
+ * rejected, timed and failed and their budgets added up; complete when both were.
+ * GB_ENOMEM; out is zeroed first and freed with gb_best_record_free. */
+int gb_best_record_combine(const gb_best_record *a, const gb_best_record *b, gb_best_record *out);
 /* Reads a record (out zeroed first; free it with gb_best_record_free). GB_ECACHE
  * with err naming the field ("best_record.stats.median_ms: expected a number >= 0
  * or null") when it does not read or does not make sense; GB_ENOMEM. */

@@ -38,6 +38,7 @@ typedef struct gb_transfer_counts {
     size_t imported; /* the key was free */
     size_t replaced; /* the key held a record that lost to this one */
     size_t kept;     /* the key held a record that won (or the same cubin) */
+    size_t combined; /* the key held another shard's best of the same run: now both's */
     size_t skipped;  /* did not decode, failed a check, or (cubins) differed */
 } gb_transfer_counts;
 
@@ -82,8 +83,10 @@ int gb_cache_merge(gb_cache *cache, gb_cache *src, const gb_transfer_opts *opts,
                    gb_transfer_summary *sum, gb_err *err);
 
 /* The rule for a key both sides hold; true when incoming replaces existing.
- * best: a clean record (complete search, not capped, no throttled sample) beats one
- * that is not; then the one with more timed configurations; then the newer.
+ * best: two bests of different shards of one run are folded into one
+ * (gb_best_record_combinable, cache/record.h); otherwise a clean record (complete
+ * search of the whole space, not capped, no throttled sample) beats one that is
+ * not; then the one with more timed configurations; then the newer.
  * trials: a finished record beats one in flight; then the newer. In flight
  * incoming never wins. On a full tie the existing record stays. */
 bool gb_transfer_best_wins(const gb_best_record *incoming, const gb_best_record *existing);
@@ -104,6 +107,11 @@ int gb_transfer_put_best(gb_cache *cache, const gb_best_record *rec, gb_transfer
                          gb_err *err);
 int gb_transfer_put_trial(gb_cache *cache, const gb_trial_record *rec, gb_transfer_summary *sum,
                           gb_err *err);
+
+/* What a tuning run stores as a shape's best: folded with another shard's best of
+ * the same run that the key holds (two shards may share one cache), in place of
+ * anything else there. One transaction. */
+int gb_transfer_store_best(gb_cache *cache, const gb_best_record *rec, gb_err *err);
 
 /* Stores a cubin from elsewhere under key: it must be an ELF file within the bounds,
  * and its JSON half is rebuilt from the fields gpubench reads (lowered, log,

@@ -166,6 +166,16 @@ int gb_cache_cmd_ls(cache_args *a)
 
 /* ---- show ----------------------------------------------------------------- */
 
+/* A sharded run's best: which of its shards it was chosen from. */
+static void print_shards(const gb_best_record *r)
+{
+    printf("  shards      %d of %d", r->n_shards, r->shard_count);
+    for (int i = 0; i < r->n_shards && i < 16; i++)
+        printf("%s%d", i ? ", " : ": ", r->shards[i]);
+    printf("%s%s\n", r->n_shards > 16 ? ", ..." : "",
+           gb_best_record_whole(r) ? "" : " (merge the other shards' caches for the whole space)");
+}
+
 static void print_best(const cache_args *a, const gb_cache_entry *e)
 {
     const gb_best_record *r = &e->rec;
@@ -206,6 +216,7 @@ static void print_best(const cache_args *a, const gb_cache_entry *e)
     printf("\n  search      %d configuration(s), %d rejected, %d timed, %d failed: %s\n",
            r->n_configs, r->n_rejected, r->n_timed, r->n_failed,
            r->complete ? "complete" : "cut short by a budget");
+    if (r->shard_count > 1) print_shards(r);
     gb_cache_cli_when(r->when, when, sizeof when);
     printf("  recorded    %s by gpubench %s, NVRTC %s, driver ", when,
            r->engine_version[0] ? gb_cache_cli_text(r->engine_version, text, sizeof text) : "?",

@@ -70,11 +70,12 @@ static const char USAGE[] =
     "gpubench or NVRTC than this one wrote it, or an older CUDA driver than the newest\n"
     "recorded for its device measured it (no driver is loaded to check).\n"
     "\n"
-    "Equal keys in import and merge: a clean best (complete search, not capped, no\n"
-    "throttled samples, no other process on the GPU) beats one that is not, then\n"
-    "more timed configurations win,\n"
-    "then the newer; a finished trial beats one in flight, then the newer. A trial in\n"
-    "flight elsewhere comes in as crashed. A cubin must match the one already there.\n"
+    "Equal keys in import and merge: the bests of two shards of one run (gpubench-tune\n"
+    "--shard) are folded into one, the faster; otherwise a clean best (complete search\n"
+    "of the whole space, not capped, no throttled samples, no other process on the\n"
+    "GPU) beats one that is not, then more timed configurations win, then the newer.\n"
+    "A finished trial beats one in flight, then the newer. A trial in flight\n"
+    "elsewhere comes in as crashed. A cubin must match the one already there.\n"
     "\n"
     "exit status: 0 ok; 1 verify found problems, import or merge skipped records, or\n"
     "show found nothing; 2 usage or cache error.\n";
@@ -338,7 +339,7 @@ int gb_cache_cli_print_json(json_t *json)
 
 json_t *gb_cache_cli_counts_json(const gb_transfer_counts *c)
 {
-    return json_pack("{s:I, s:I, s:I, s:I}", "imported", (json_int_t)c->imported, "replaced",
-                     (json_int_t)c->replaced, "kept", (json_int_t)c->kept, "skipped",
-                     (json_int_t)c->skipped);
+    return json_pack("{s:I, s:I, s:I, s:I, s:I}", "imported", (json_int_t)c->imported, "replaced",
+                     (json_int_t)c->replaced, "kept", (json_int_t)c->kept, "combined",
+                     (json_int_t)c->combined, "skipped", (json_int_t)c->skipped);
 }

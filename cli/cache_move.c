@@ -82,8 +82,9 @@ static int write_output(const char *path, const char *text, gb_err *err)
 
 static void print_counts(const char *what, const gb_transfer_counts *c)
 {
-    printf("  %-7s %zu new, %zu replaced, %zu kept, %zu skipped\n", what, c->imported, c->replaced,
-           c->kept, c->skipped);
+    printf("  %-7s %zu new, %zu replaced, %zu kept, ", what, c->imported, c->replaced, c->kept);
+    if (c->combined) printf("%zu combined with another shard's, ", c->combined);
+    printf("%zu skipped\n", c->skipped);
 }
 
 static int report(const cache_args *a, const char *from, const gb_transfer_summary *s)

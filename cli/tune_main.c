@@ -64,6 +64,11 @@ static const char USAGE[] =
     "  --auto-evals N   ... with a budget of N evaluations (default 200); also the\n"
     "                   budget of a named strategy other than exhaustive without one\n"
     "  --no-spills      skip variants whose compile spills registers to local memory\n"
+    "  --shard I/N      tune only shard I (from 0) of N: a fixed part of every space,\n"
+    "                   the same in every process that runs the script; 'auto' takes\n"
+    "                   I and N from a Slurm array, an MPI launcher, srun or a\n"
+    "                   Kubernetes indexed Job. Merge the shards' caches with\n"
+    "                   `gpubench cache merge` (docs/cluster.md)\n"
     "  --mode MODE      cold (default: L2 flushed before each sample) or hot (a CUDA\n"
     "                   graph of back-to-back launches); over a kernel's measure.mode\n"
     "  --noise X        stop once the median's 95%% interval is within +/-X (default\n"
@@ -106,6 +111,7 @@ typedef struct tune_args {
     const char *script;
     const char *cache_dir;
     const char *export_header;
+    const char *shard; /* --shard as given: "i/n" or "auto" */
     bool no_cache, quiet;
     gb_cli_outputs outputs;
     char *command_line; /* as typed: getopt permutes argv */
@@ -194,6 +200,7 @@ enum {
     OPT_EXHAUSTIVE_MAX,
     OPT_AUTO_EVALS,
     OPT_NO_SPILLS,
+    OPT_SHARD,
     OPT_VERSION
 };
 
@@ -219,6 +226,7 @@ static const struct option long_options[] = {
     {"exhaustive-max", required_argument, NULL, OPT_EXHAUSTIVE_MAX},
     {"auto-evals", required_argument, NULL, OPT_AUTO_EVALS},
     {"no-spills", no_argument, NULL, OPT_NO_SPILLS},
+    {"shard", required_argument, NULL, OPT_SHARD},
     GB_CLI_OUTPUT_LONG_OPTIONS,
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
@@ -322,6 +330,9 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_NO_SPILLS:
         h->tuner.no_spills = true;
         return -1;
+    case OPT_SHARD:
+        a->shard = optarg;
+        return -1;
     case OPT_MODE:
     case OPT_NOISE:
     case OPT_MAX_MS:
@@ -348,6 +359,24 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     }
 }
 
+/* --shard i/n, or auto: the scheduler's variables (tuner/shard.h). */
+static int parse_shard(const char *prog, const tune_args *a, gb_lua_host *h)
+{
+    gb_err err = {0};
+    const char *source = NULL;
+    int rc = strcmp(a->shard, "auto") == 0
+                 ? gb_shard_from_env(getenv, &h->tuner.shard, &source, &err)
+                 : gb_shard_parse(a->shard, &h->tuner.shard, &err);
+    if (rc) { /* the environment's sentences name --shard auto themselves */
+        fprintf(stderr, "%s: %s%s\n", prog, strcmp(a->shard, "auto") ? "--shard: " : "", err.msg);
+        return 2;
+    }
+    if (source && !a->quiet)
+        fprintf(stderr, "%s: shard %d of %d (from %s)\n", prog, h->tuner.shard.index,
+                h->tuner.shard.count, source);
+    return 0;
+}
+
 /* Options may come before or after SCRIPT; everything after SCRIPT that is not
  * an option, and everything after "--", goes to the script as arg[1..]. */
 static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
@@ -367,6 +396,14 @@ static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
     a->script = argv[optind++];
     a->script_args = argv + optind;
     a->n_script_args = argc - optind;
+    if (a->shard && parse_shard(prog, a, h)) return 2;
+    if (a->export_header && h->tuner.shard.count > 1) {
+        fprintf(stderr,
+                "%s: --export-header with --shard would export one shard's part: merge the "
+                "shards' caches (gpubench cache merge), then export (gpubench export)\n",
+                prog);
+        return 2;
+    }
     if (a->export_header && a->no_cache) {
         fprintf(stderr,
                 "%s: --export-header exports from the cache: it cannot go with --no-cache\n", prog);

@@ -134,6 +134,66 @@ static void test_the_compile_only_table_ends_with_its_summary_line(void **state)
     assert_non_null(strstr(f->out, "2 compiled (2 from the cache), 0 failed"));
 }
 
+/* The compiles a --compile-only run reports ("7 compiled, ..."). */
+static int n_compiled(const fixture *f)
+{
+    const char *line = strstr(f->out, " compiled, ");
+    while (line > f->out && line[-1] >= '0' && line[-1] <= '9')
+        line--;
+    return line ? atoi(line) : -1;
+}
+
+static void test_compile_only_shards_compile_every_variant_once(void **state)
+{
+    fixture *f = *state;
+    static const char MANY[] =
+        "local gb = require 'gpubench'\n"
+        "local k = gb.kernel { name = 'many', entry = 'scale<${S}>',\n"
+        "  source = [[template <int S> __global__ void scale(float *x) { x[0] *= S; }]],\n"
+        "  params = { S = {2, 3, 4, 5, 6, 7, 8, 9} },\n"
+        "  constraints = { function(c) return c.S ~= 4 end },\n"
+        "  args = function(s) return { gb.tensor('f32', {4}) } end, grid = 1, block = 1 }\n"
+        "gb.tune(k, { shapes = { {N = 4} } })\n";
+    char outs[2][1 << 14];
+    int total = 0;
+    write_script(f, "many.lua", MANY);
+    for (int i = 0; i < 2; i++) {
+        tune(f, "many.lua", "--compile-only", "--arch", "sm_90a", "--no-cache", "--shard",
+             i ? "1/2" : "0/2", NULL);
+        assert_int_equal(f->status, 0);
+        total += n_compiled(f);
+        snprintf(outs[i], sizeof outs[i], "%.16000s", f->out);
+    }
+    assert_int_equal(total, 7);
+    for (int v = 2; v <= 9; v++) {
+        char row[8];
+        snprintf(row, sizeof row, "S=%d", v);
+        int where = (strstr(outs[0], row) != NULL) + (strstr(outs[1], row) != NULL);
+        assert_int_equal(where, v == 4 ? 0 : 1);
+    }
+}
+
+static void test_a_shard_that_does_not_make_sense_exits_2(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "tiny.lua", TINY);
+    tune(f, "tiny.lua", "--compile-only", "--shard", "2/2", NULL);
+    assert_int_equal(f->status, 2);
+    assert_non_null(strstr(f->err, "--shard: 2/2: shard 2 is not below the count 2"));
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("PMI_RANK");
+    unsetenv("MV2_COMM_WORLD_RANK");
+    unsetenv("SLURM_PROCID");
+    unsetenv("JOB_COMPLETION_INDEX");
+    tune(f, "tiny.lua", "--compile-only", "--shard", "auto", NULL);
+    assert_int_equal(f->status, 2);
+    assert_non_null(strstr(f->err, "--shard auto: no scheduler's variables are set"));
+    tune(f, "tiny.lua", "--shard", "0/2", "--export-header", "t.h", NULL);
+    assert_int_equal(f->status, 2);
+    assert_non_null(strstr(f->err, "merge the shards' caches"));
+}
+
 static void test_each_compile_error_is_listed_once_below_the_table(void **state)
 {
     fixture *f = *state;
@@ -185,6 +245,8 @@ int main(void)
         T(test_the_compile_only_table_ends_with_its_summary_line),
         T(test_each_compile_error_is_listed_once_below_the_table),
         T(test_compile_only_compiles_the_reference_and_checks_limits),
+        T(test_compile_only_shards_compile_every_variant_once),
+        T(test_a_shard_that_does_not_make_sense_exits_2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,11 +79,12 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
     gb_strategy *all = NULL;
     gb_config asked[GB_WINDOW_MAX];
     int n_args = 0, head = 0, count = 0, window = gb_run_window(r);
-    int64_t limit = r->req->max_evals, started = 0;
+    int64_t limit = gb_run_shard_share(r, r->req->max_evals), started = 0;
     uint64_t valid = 0;
     int rc = gb_run_shape_args(r, shape, res, args, &n_args);
     if (rc == GB_OK)
         rc = gb_search_init(&r->search, &r->k->space, gb_tune_accept, (void *)r->k, 0, r->err);
+    gb_search_set_shard(&r->search, &r->opts->shard);
     if (rc == GB_OK) rc = gb_strategy_exhaustive(&r->search, &all, r->err);
     if (rc == GB_OK && r->search.size <= (UINT64_C(1) << 20) &&
         (rc = gb_search_count_valid(r, r->search.size, &valid)) == GB_OK)

@@ -2,6 +2,7 @@
 #include "tuner/run.h"
 
 #include "cache/inspect.h"
+#include "cache/transfer.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -295,9 +296,26 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
     gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
     gb_strlcpy(rec.strategy, res->strategy, sizeof rec.strategy);
     gb_nvrtc_version(rec.nvrtc_version);
-    gb_key key;
-    if (r->opts->cache && gb_record_best_key(id, &key) == GB_OK)
-        put(r, GB_DB_BEST, &key, gb_best_record_to_json(&rec));
+    int shard = r->opts->shard.index;
+    if (r->opts->shard.count > 1) {
+        rec.shard_count = r->opts->shard.count;
+        rec.shards = &shard;
+        rec.n_shards = 1;
+    }
+    gb_err e = {0};
+    if (r->opts->cache) gb_transfer_store_best(r->opts->cache, &rec, &e);
+    gb_history_warn(r, &e);
+}
+
+/* Whether a best answers this run: one of the whole space answers any run; one of
+ * some shards answers a run of one of them. */
+static bool covers(const run *r, const gb_best_record *rec)
+{
+    if (gb_best_record_whole(rec)) return true;
+    if (rec->shard_count != r->opts->shard.count) return false;
+    for (int i = 0; i < rec->n_shards; i++)
+        if (rec->shards[i] == r->opts->shard.index) return true;
+    return false;
 }
 
 static int read_best(run *r, const gb_record_id *id, gb_best_record *out)
@@ -340,7 +358,7 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
     bool covered = rec.complete || (within((double)res->budget_evals, (double)rec.budget_evals) &&
                                     within(res->budget_seconds, rec.budget_seconds) &&
                                     (res->budget_evals > 0 || res->budget_seconds > 0));
-    hit = strcmp(rec.space_fp, r->space_fp) == 0 && covered && !rec.contended &&
+    hit = strcmp(rec.space_fp, r->space_fp) == 0 && covered && covers(r, &rec) && !rec.contended &&
           strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0 && /* cold is not hot */
           gb_fields_copy(&rec.config, &res->best_config) == GB_OK;
     if (hit) {

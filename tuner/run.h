@@ -188,8 +188,13 @@ int gb_search_plan(run *r, gb_shape_result *res);
  * (bench_run.c). */
 int gb_bench_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res);
 
-/* The valid configurations, counted up to limit (more: *out is limit + 1). */
+/* The valid configurations of this shard (of the space, unsharded), counted up to
+ * limit (more: *out is limit + 1). */
 int gb_search_count_valid(run *r, uint64_t limit, uint64_t *out);
+
+/* A shard's part of a budget of evals: the run's budget is shared out among its
+ * shards (rounded up); 0 (none) stays 0. */
+int64_t gb_run_shard_share(const run *r, int64_t evals);
 
 /* Compiles every accepted configuration, and the reference (compile_run.c). */
 int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res);

@@ -140,11 +140,21 @@ void gb_search_config(const gb_search *s, uint64_t ordinal, gb_config *out)
 
 /* ---- the constraints --------------------------------------------------------- */
 
-/* Asks the constraints about a configuration not asked about before. */
+void gb_search_set_shard(gb_search *s, const gb_shard *shard)
+{
+    s->shard = *shard;
+}
+
+/* Asks the constraints about a configuration not asked about before; one another
+ * shard owns is not the search's to ask about. */
 static int ask_filter(gb_search *s, uint64_t ordinal, bool *ok, gb_err *err)
 {
     gb_config c;
-    *ok = true;
+    *ok = gb_shard_owns(&s->shard, ordinal);
+    if (!*ok) {
+        s->n_elsewhere++;
+        return GB_OK;
+    }
     gb_config_at(s->space, ordinal, &c);
     double t0 = gb_now_ms();
     int rc = s->accept ? s->accept(s->accept_ctx, &c, ok, err) : GB_OK;
@@ -200,8 +210,8 @@ int gb_search_claim(gb_search *s, uint64_t ordinal, bool *out_new, gb_err *err)
  * one configuration in a few hundred, scaled by what they accepted so far. */
 static uint64_t reject_tries(const gb_search *s)
 {
-    uint64_t valid = s->n_checked - s->n_rejected;
-    uint64_t per_hit = valid ? (s->n_checked + valid - 1) / valid : 1000;
+    uint64_t valid = s->n_checked - s->n_rejected, looked = s->n_checked + s->n_elsewhere;
+    uint64_t per_hit = valid ? (looked + valid - 1) / valid : 1000;
     uint64_t tries = 64 * per_hit;
     return tries < 2000 ? 2000 : tries > REJECT_GIVE_UP ? REJECT_GIVE_UP : tries;
 }

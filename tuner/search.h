@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "tuner/ordmap.h"
+#include "tuner/shard.h"
 #include "tuner/space.h"
 
 #include <stdbool.h>
@@ -41,12 +42,15 @@ typedef struct gb_search {
     gb_config_filter accept;
     void *accept_ctx;
     gb_rng rng;
+    gb_shard shard; /* the part of the space this process searches (all of it when unsharded) */
     /* What is known of each configuration looked at: checked, valid, seen. */
-    gb_ordmap slots;     /* of gb_search_slot */
-    uint64_t n_checked;  /* configurations the constraints were asked about */
-    uint64_t n_rejected; /* ... and rejected */
-    uint64_t n_seen;     /* proposed or recorded */
-    double check_s;      /* time spent in the constraints */
+    gb_ordmap slots;      /* of gb_search_slot */
+    uint64_t n_checked;   /* configurations the constraints were asked about */
+    uint64_t n_rejected;  /* ... and rejected */
+    uint64_t n_elsewhere; /* configurations looked at that another shard owns (the constraints
+                             are not asked about them) */
+    uint64_t n_seen;      /* proposed or recorded */
+    double check_s;       /* time spent in the constraints */
     /* The valid configurations, once listed (only when sampling by rejection stops
      * finding unseen ones): ordinals, the unseen ones first. */
     uint64_t *valid;
@@ -61,8 +65,13 @@ int gb_search_init(gb_search *s, const gb_space *space, gb_config_filter accept,
                    uint64_t seed, gb_err *err);
 void gb_search_free(gb_search *s);
 
-/* Whether the constraints accept the configuration at ordinal (asked once, then
- * remembered). The filter's error (a script error) otherwise. */
+/* Searches only the shard's part of the space: the others' configurations count
+ * as invalid (and in n_elsewhere, not n_rejected). Call it before the first look. */
+void gb_search_set_shard(gb_search *s, const gb_shard *shard);
+
+/* Whether the configuration at ordinal is in the search's shard and accepted by
+ * the constraints (asked once, then remembered). The filter's error (a script
+ * error) otherwise. */
 int gb_search_valid(gb_search *s, uint64_t ordinal, bool *out_ok, gb_err *err);
 bool gb_search_seen(const gb_search *s, uint64_t ordinal);
 

@@ -37,6 +37,34 @@ int gb_search_count_valid(run *r, uint64_t limit, uint64_t *out)
     return GB_OK;
 }
 
+/* The valid configurations of the whole space, every shard's, up to limit: the
+ * default rule decides on them, so that every shard picks the same strategy as an
+ * unsharded run. The constraints' answers for other shards are not kept. */
+static int count_space_valid(run *r, uint64_t limit, uint64_t *out)
+{
+    *out = 0;
+    for (uint64_t o = 0; o < r->search.size && *out <= limit; o++) {
+        bool ok;
+        gb_config c;
+        int rc;
+        if (gb_shard_owns(&r->search.shard, o)) {
+            rc = gb_search_valid(&r->search, o, &ok, r->err);
+        } else {
+            gb_search_config(&r->search, o, &c);
+            rc = gb_tune_accept((void *)r->k, &c, &ok, r->err);
+        }
+        if (rc) return rc;
+        *out += ok;
+    }
+    return GB_OK;
+}
+
+int64_t gb_run_shard_share(const run *r, int64_t evals)
+{
+    int64_t n = r->opts->shard.count;
+    return n > 1 && evals > 0 ? (evals + n - 1) / n : evals;
+}
+
 int gb_search_plan(run *r, gb_shape_result *res)
 {
     const gb_tune_request *q = r->req;
@@ -45,6 +73,7 @@ int gb_search_plan(run *r, gb_shape_result *res)
     int rc =
         gb_search_init(&r->search, &r->k->space, gb_tune_accept, (void *)r->k, res->seed, r->err);
     if (rc) return rc;
+    gb_search_set_shard(&r->search, &o->shard);
     r->kind = NULL;
     r->custom = o->strategy ? NULL : q->custom;
     const char *name = o->strategy ? o->strategy : q->custom ? q->custom->name : q->strategy;
@@ -55,7 +84,7 @@ int gb_search_plan(run *r, gb_shape_result *res)
              small = (uint64_t)(o->exhaustive_max > 0 ? o->exhaustive_max : DEFAULT_EXHAUSTIVE_MAX);
     int64_t auto_evals = o->auto_evals > 0 ? o->auto_evals : DEFAULT_AUTO_EVALS;
     if (!name) { /* the default rule */
-        if ((rc = gb_search_count_valid(r, small, &valid))) return rc;
+        if ((rc = count_space_valid(r, small, &valid))) return rc;
         name = valid <= small ? "exhaustive" : "auto";
     }
     if (!r->custom && !(r->kind = gb_strategy_find(name))) {
@@ -70,10 +99,11 @@ int gb_search_plan(run *r, gb_shape_result *res)
     /* Every strategy but exhaustive gets a budget: without one it would run until
      * the space is used up, which is exhaustive's job. */
     if (!budgeted && strcmp(name, "exhaustive") != 0) res->budget_evals = auto_evals;
+    res->budget_evals = gb_run_shard_share(r, res->budget_evals); /* the run's, shared out */
     r->planned = -1;
     if (res->budget_evals > 0)
         r->planned = res->budget_evals;
-    else if (strcmp(name, "exhaustive") == 0 && valid > 0 && valid <= small)
+    else if (strcmp(name, "exhaustive") == 0 && valid > 0 && valid <= small && o->shard.count <= 1)
         r->planned = (int64_t)valid; /* the default rule counted them all */
     else if (strcmp(name, "exhaustive") == 0 && r->search.size <= COUNT_ALL_MAX &&
              (rc = gb_search_count_valid(r, r->search.size, &valid)) == GB_OK)

@@ -29,6 +29,7 @@
 #include "engine/roofs.h"
 #include "engine/spec.h"
 #include "engine/stats.h"
+#include "tuner/shard.h"
 #include "tuner/space.h"
 #include "tuner/strategy.h"
 
@@ -147,6 +148,7 @@ typedef struct gb_tuner_opts {
     const char *arch;         /* compile target when there is no device ("sm_90a") */
     int jobs;                 /* compile threads (0: compile on the tuner's thread) */
     bool force;               /* re-tune shapes that have a cached best */
+    gb_shard shard;           /* this process's part of every space (tuner/shard.h) */
     bool compile_only;        /* compile every variant, time nothing */
     bool verbose;             /* a line per trial on log */
     bool retry_crashed;       /* run again trials an earlier run recorded as crashed or timeout */
