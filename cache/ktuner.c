@@ -191,7 +191,7 @@ static int store_trial(kt_run *r, gb_trial_record *t)
 
 static int read_entry(kt_run *r, const char *key, const json_t *entry, kt_best *best)
 {
-    gb_trial_record t = {.id = r->id, .registers = -1, .reason = ""};
+    gb_trial_record t = {.id = r->id, .registers = -1, .gpu = -1, .reason = ""};
     gb_ktuner_entry e;
     gb_err why = {0};
     char reason[320];

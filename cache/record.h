@@ -213,6 +213,7 @@ typedef struct gb_trial_record {
     int registers;
     char cubin[33]; /* hex of the cubin's cache key; "" when unknown or none */
     char *log;      /* compile_error: NVRTC's log (at most 16 KiB of it); NULL otherwise */
+    int gpu;        /* the ordinal of the GPU it ran on; -1 when it did not run or is unknown */
     int64_t when;
 } gb_trial_record;
 
@@ -240,6 +241,7 @@ typedef struct gb_trial_record {
       .dflt = -1)                                                                                  \
     X(cubin, CHARS, "cubin", .when = trial_has_cubin)                                              \
     X(log, STRING, "log", .max_len = GB_RECORD_MAX_LOG, .flags = GB_WIRE_OPTIONAL)                 \
+    X(gpu, INT, "gpu", GB_WIRE_RANGE(-1, INT_MAX), .flags = GB_WIRE_OPTIONAL, .dflt = -1)          \
     X(when, INT64, "when", .flags = GB_WIRE_OPTIONAL)
 
 /* As for the best record; GB_ECACHE for a record that does not read. */

@@ -53,6 +53,10 @@ static const char USAGE[] =
     "                   --compile-only or without a GPU)\n"
     "  --require-gpu    exit with status 3 when there is no usable GPU\n"
     "  --device N       the GPU to use (default 0)\n"
+    "  --gpus LIST      run trials on several GPUs at once: 'all', or ordinals such\n"
+    "                   as 0,1 (one worker per GPU, each holding its GPU's lease;\n"
+    "                   the leaders race and the baseline runs on the first). The\n"
+    "                   GPUs must be of one kind\n"
     "  --jobs N         compile threads (default: the number of CPUs)\n"
     "  --seed N         seed of the argument buffers and of the search strategies\n"
     "                   (default 1; a gb.tune{ seed = } wins for its strategy)\n"
@@ -201,6 +205,7 @@ enum {
     OPT_AUTO_EVALS,
     OPT_NO_SPILLS,
     OPT_SHARD,
+    OPT_GPUS,
     OPT_VERSION
 };
 
@@ -227,6 +232,7 @@ static const struct option long_options[] = {
     {"auto-evals", required_argument, NULL, OPT_AUTO_EVALS},
     {"no-spills", no_argument, NULL, OPT_NO_SPILLS},
     {"shard", required_argument, NULL, OPT_SHARD},
+    {"gpus", required_argument, NULL, OPT_GPUS},
     GB_CLI_OUTPUT_LONG_OPTIONS,
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
@@ -283,6 +289,37 @@ static int measure_option(int c, const char *prog, gb_lua_host *h)
     }
 }
 
+/* --gpus all, or a list of distinct ordinals ("0,1,3"); the first is the one
+ * --device would name. */
+static int parse_gpus(const char *prog, const char *text, tune_args *a, gb_lua_host *h)
+{
+    if (strcmp(text, "all") == 0) {
+        h->n_gpus = -1;
+        a->device = 0;
+        return 0;
+    }
+    int n = 0;
+    for (const char *p = text; *p; n++) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        bool ok = end != p && *p >= '0' && *p <= '9' && v <= 1 << 20 && (*end == ',' || !*end);
+        for (int i = 0; ok && i < n; i++)
+            ok = h->gpus[i] != (int)v;
+        if (!ok || n == GB_POOL_MAX) {
+            fprintf(stderr,
+                    "%s: --gpus is 'all' or distinct GPU ordinals separated by commas (at most "
+                    "%d), not '%s'\n",
+                    prog, GB_POOL_MAX, text);
+            return 2;
+        }
+        h->gpus[n] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    h->n_gpus = n;
+    a->device = h->gpus[0];
+    return 0;
+}
+
 /* Returns -1 to go on, or an exit status. */
 static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
 {
@@ -333,6 +370,8 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_SHARD:
         a->shard = optarg;
         return -1;
+    case OPT_GPUS:
+        return parse_gpus(prog, optarg, a, h) ? 2 : -1;
     case OPT_MODE:
     case OPT_NOISE:
     case OPT_MAX_MS:
@@ -396,6 +435,10 @@ static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
     a->script = argv[optind++];
     a->script_args = argv + optind;
     a->n_script_args = argc - optind;
+    if (h->n_gpus != 0 && a->device != (h->n_gpus > 0 ? h->gpus[0] : 0)) {
+        fprintf(stderr, "%s: --device and --gpus name different GPUs: give one of them\n", prog);
+        return 2;
+    }
     if (a->shard && parse_shard(prog, a, h)) return 2;
     if (a->export_header && h->tuner.shard.count > 1) {
         fprintf(stderr,
@@ -424,12 +467,18 @@ static int check_arch(const char *prog, const char *arch)
 }
 
 /* The GPU is this same program, started again as a worker (engine/worker.h). */
-static int open_worker(void *ctx, gb_exec **out, gb_err *err)
+static int open_worker_on(void *ctx, int ordinal, gb_exec **out, gb_err *err)
 {
+    (void)ctx;
     char exe[4096];
     int rc = gb_worker_self_exe(exe, sizeof exe, err);
-    gb_worker_opts opts = {.exe = exe, .ordinal = *(int *)ctx};
+    gb_worker_opts opts = {.exe = exe, .ordinal = ordinal};
     return rc ? rc : gb_exec_worker(&opts, out, err);
+}
+
+static int open_worker(void *ctx, gb_exec **out, gb_err *err)
+{
+    return open_worker_on(ctx, *(int *)ctx, out, err);
 }
 
 /* Ctrl-C: the tuner finishes cleanly (engine/interrupt.h); a script busy in Lua
@@ -633,6 +682,7 @@ int gb_cli_tune(int argc, char **argv)
         return status;
     }
     h.open_exec = open_worker;
+    h.open_exec_on = open_worker_on;
     h.open_exec_ctx = &a.device;
 
     const char *dirs[MAX_TEMPLATE_DIRS];

@@ -32,6 +32,8 @@ typedef struct gb_device_info {
     char uuid[48];        /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi prints it
                              (cuDeviceGetUuid); "" when unknown. Names the GPU's lease. */
     char pci_bus_id[32];  /* "0000:3B:00.0" (cuDeviceGetPCIBusId); "" when unknown */
+    int device_count;     /* GPUs the driver sees, this one included (cuDeviceGetCount), for
+                             --gpus all; 0 when unknown */
 } gb_device_info;
 
 /* The wire description (base/wire.h; gb_wire_device_info): the worker's DEVICE
@@ -56,7 +58,8 @@ typedef struct gb_device_info {
     X(arch, CHARS, "arch")                                                                         \
     X(clock_source, CHARS, "clock_source")                                                         \
     X(uuid, CHARS, "uuid", .flags = GB_WIRE_OPTIONAL)                                              \
-    X(pci_bus_id, CHARS, "pci_bus_id", .flags = GB_WIRE_OPTIONAL)
+    X(pci_bus_id, CHARS, "pci_bus_id", .flags = GB_WIRE_OPTIONAL)                                  \
+    X(device_count, INT, "device_count", GB_WIRE_RANGE(0, INT_MAX), .flags = GB_WIRE_OPTIONAL)
 
 /* Reads the properties of device ordinal. The driver must be loaded. */
 int gb_device_query(int ordinal, gb_device_info *out, gb_err *err);

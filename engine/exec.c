@@ -192,6 +192,7 @@ int gb_exec_trial(gb_exec *exec, const gb_variant *v, const gb_check_spec *check
     double start_ms = gb_now_ms();
     rc = exec->ops->trial(exec->backend, v, check, opts, timeout_s, out, &trial_err);
     out->phases.total_ms = gb_now_ms() - start_ms;
+    out->gpu = exec->info.ordinal;
     if (rc == GB_OK) return GB_OK;
     if (rc == GB_EINTR) close_backend(exec); /* the worker was ended mid-trial */
     if (!backend_lost(rc)) return gb_err_copy(err, &trial_err);

@@ -93,6 +93,7 @@ typedef struct gb_trial_result {
     gb_check_result check;
     gb_measurement measurement; /* only for ok trials */
     gb_trial_phases phases;     /* for every trial, whatever its status */
+    int gpu; /* the ordinal of the GPU it ran on (set by the executor; not on the wire) */
 } gb_trial_result;
 
 /* The wire description (base/wire.h; gb_wire_trial_result): the measurement is

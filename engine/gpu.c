@@ -64,6 +64,7 @@ static int open_context(gb_gpu *gpu, int ordinal, gb_err *err)
     GB_CU_CHECK(rc, err, cuDevicePrimaryCtxRetain, (&gpu->ctx, gpu->dev));
     GB_CU_CHECK(rc, err, cuCtxSetCurrent, (gpu->ctx));
     if ((rc = gb_device_query(ordinal, &gpu->info, err))) return rc;
+    gpu->info.device_count = count;
     GB_CU_CHECK(rc, err, cuStreamCreate, (&gpu->stream, CU_STREAM_NON_BLOCKING));
     GB_CU_CHECK(rc, err, cuEventCreate, (&gpu->start, CU_EVENT_DEFAULT));
     GB_CU_CHECK(rc, err, cuEventCreate, (&gpu->stop, CU_EVENT_DEFAULT));

@@ -234,6 +234,30 @@ static void note_device(gb_lua_host *host, const gb_device_info *info)
     if (host->has_ceilings) gb_ceilings_to_roofs(&host->ceilings, &ctx->roofs);
 }
 
+/* --gpus: the other GPUs' executors, once the first is open (its device says how
+ * many the driver sees, for "all"). */
+static int open_more_gpus(gb_lua_host *host, const gb_device_info *first, gb_err *err)
+{
+    if (host->n_gpus == -1) {
+        host->n_gpus = first->device_count < GB_POOL_MAX ? first->device_count : GB_POOL_MAX;
+        for (int i = 0; i < host->n_gpus; i++)
+            host->gpus[i] = i;
+    }
+    if (host->n_gpus <= 1 || host->tuner.n_execs > 1) return GB_OK;
+    host->execs[0] = host->tuner.exec;
+    for (int i = 1; i < host->n_gpus; i++) {
+        if (host->gpus[i] >= first->device_count)
+            return gb_err_set(err, GB_ENOGPU, "--gpus: no GPU with ordinal %d (the driver sees %d)",
+                              host->gpus[i], first->device_count);
+        int rc = host->open_exec_on(host->open_exec_ctx, host->gpus[i], &host->execs[i], err);
+        if (rc) return rc;
+        host->tuner.n_execs = i + 1;
+    }
+    host->tuner.execs = host->execs;
+    host->tuner.gpus = host->gpus;
+    return GB_OK;
+}
+
 /* Opens the executor the first time; without a GPU, switches the host to
  * compiling only (or fails, with --require-gpu). */
 static int ensure_gpu(gb_lua_host *host, gb_device_info *info, gb_err *err)
@@ -243,6 +267,7 @@ static int ensure_gpu(gb_lua_host *host, gb_device_info *info, gb_err *err)
     if (!host->tuner.exec) rc = host->open_exec(host->open_exec_ctx, &host->tuner.exec, err);
     gb_device_info scratch;
     if (rc == GB_OK) rc = gb_exec_device(host->tuner.exec, info ? info : &scratch, err);
+    if (rc == GB_OK) rc = open_more_gpus(host, info ? info : &scratch, err);
     if (rc == GB_OK) note_device(host, info ? info : &scratch);
     if ((rc == GB_ENODRIVER || rc == GB_ENOGPU) && !host->require_gpu) {
         host->gpu_missing = true;
@@ -669,6 +694,9 @@ void gb_lua_close(lua_State *L, gb_lua_host *host)
     if (host) {
         gb_exec_destroy(host->tuner.exec);
         host->tuner.exec = NULL;
+        for (int i = 1; i < host->tuner.n_execs; i++)
+            gb_exec_destroy(host->execs[i]);
+        host->tuner.n_execs = 0;
         for (int i = 0; i < host->n_tuned_kernels; i++)
             free(host->tuned[i].kernel);
         free(host->tuned);

@@ -17,6 +17,8 @@
 #include "engine/ceilings.h"
 #include "tuner/tune.h"
 
+#include "engine/exec_pool.h"
+
 #include <lua.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,7 +43,15 @@ typedef struct gb_lua_host {
     /* Starts the executor the first time the GPU is needed. */
     int (*open_exec)(void *ctx, gb_exec **out, gb_err *err);
     void *open_exec_ctx;
-    bool require_gpu; /* no GPU is an error, not a switch to compiling only */
+    /* --gpus: trials run on these GPUs at once, gpus[0] being the one open_exec
+     * opens; open_exec_on (same ctx) opens the others when the first is opened.
+     * n_gpus -1: every GPU the driver sees, from gpus[0] = 0; 0 or 1: open_exec's
+     * alone. */
+    int n_gpus;
+    int gpus[GB_POOL_MAX];
+    int (*open_exec_on)(void *ctx, int ordinal, gb_exec **out, gb_err *err);
+    gb_exec *execs[GB_POOL_MAX]; /* the opened executors, execs[0] being tuner.exec */
+    bool require_gpu;            /* no GPU is an error, not a switch to compiling only */
     const char *const *template_path;
     int n_template_path;
     /* Where each gb.tune and gb.bench call's results go (report/output.h; the front

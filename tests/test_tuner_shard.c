@@ -47,8 +47,8 @@ static void test_shard_text_is_i_of_n_from_zero(void **state)
     assert_int_equal(gb_shard_parse("3/8", &s, &err), GB_OK);
     assert_int_equal(s.index, 3);
     assert_int_equal(s.count, 8);
-    static const char *const bad[] = {"8/8", "1/0", "-1/2", "1/", "/2", "12", "1/2x", " 1/2",
-                                      "0/5000"};
+    static const char *const bad[] = {"8/8", "1/0",  "-1/2", "1/",    "/2",
+                                      "12",  "1/2x", " 1/2", "0/5000"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(gb_shard_parse(bad[i], &s, &err), GB_EINVAL);
         assert_non_null(strstr(err.msg, bad[i]));
@@ -88,24 +88,23 @@ static void test_auto_reads_each_scheduler_s_variables(void **state)
 {
     (void)state;
     assert_shard((const char *[]){"SLURM_ARRAY_TASK_ID", "5", "SLURM_ARRAY_TASK_COUNT", "8",
-                                  "SLURM_ARRAY_TASK_MIN", "0", "SLURM_PROCID", "0",
-                                  "SLURM_NTASKS", "1", NULL},
+                                  "SLURM_ARRAY_TASK_MIN", "0", "SLURM_PROCID", "0", "SLURM_NTASKS",
+                                  "1", NULL},
                  5, 8, "SLURM_ARRAY_TASK_ID");
     /* --array=1-8 and --array=0-14:2 number their tasks from 0 here */
     assert_shard((const char *[]){"SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "8",
                                   "SLURM_ARRAY_TASK_MIN", "1", NULL},
                  0, 8, "SLURM_ARRAY_TASK_ID");
     assert_shard((const char *[]){"SLURM_ARRAY_TASK_ID", "14", "SLURM_ARRAY_TASK_COUNT", "8",
-                                  "SLURM_ARRAY_TASK_MIN", "0", "SLURM_ARRAY_TASK_STEP", "2",
-                                  NULL},
+                                  "SLURM_ARRAY_TASK_MIN", "0", "SLURM_ARRAY_TASK_STEP", "2", NULL},
                  7, 8, "SLURM_ARRAY_TASK_ID");
     /* an MPI launcher inside a Slurm allocation: the launcher's rank, not srun's */
     assert_shard((const char *[]){"OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_SIZE", "4",
                                   "SLURM_PROCID", "0", "SLURM_NTASKS", "1", NULL},
                  3, 4, "OMPI_COMM_WORLD_RANK");
     assert_shard((const char *[]){"PMI_RANK", "2", "PMI_SIZE", "3", NULL}, 2, 3, "PMI_RANK");
-    assert_shard((const char *[]){"MV2_COMM_WORLD_RANK", "1", "MV2_COMM_WORLD_SIZE", "2", NULL},
-                 1, 2, "MV2_COMM_WORLD_RANK");
+    assert_shard((const char *[]){"MV2_COMM_WORLD_RANK", "1", "MV2_COMM_WORLD_SIZE", "2", NULL}, 1,
+                 2, "MV2_COMM_WORLD_RANK");
     assert_shard((const char *[]){"SLURM_PROCID", "6", "SLURM_NTASKS", "16", NULL}, 6, 16,
                  "SLURM_PROCID");
     assert_shard((const char *[]){"JOB_COMPLETION_INDEX", "4", "GPUBENCH_SHARD_COUNT", "10", NULL},
@@ -129,8 +128,7 @@ static void test_auto_refuses_what_does_not_make_a_shard(void **state)
                    "GPUBENCH_SHARD_COUNT, the count, is not");
     assert_refused((const char *[]){"PMI_RANK", "two", "PMI_SIZE", "3", NULL},
                    "PMI_RANK is 'two', not a whole number");
-    assert_refused((const char *[]){"OMPI_COMM_WORLD_RANK", "4", "OMPI_COMM_WORLD_SIZE", "4",
-                                    NULL},
+    assert_refused((const char *[]){"OMPI_COMM_WORLD_RANK", "4", "OMPI_COMM_WORLD_SIZE", "4", NULL},
                    "shard 4 is not below the count 4");
     /* --array=1,4,9 has no step to count by */
     assert_refused((const char *[]){"SLURM_ARRAY_TASK_ID", "4", "SLURM_ARRAY_TASK_COUNT", "3",
@@ -280,8 +278,8 @@ static void test_two_shards_on_one_cache_fold_their_bests(void **state)
 static void test_a_budget_is_shared_out_among_the_shards(void **state)
 {
     fixture *f = *state;
-    gb_tune_request req = {.shapes = f->shapes, .n_shapes = 1, .max_evals = 5,
-                           .strategy = "random"};
+    gb_tune_request req = {
+        .shapes = f->shapes, .n_shapes = 1, .max_evals = 5, .strategy = "random"};
     f->opts.shard = (gb_shard){1, 2};
     assert_int_equal(gb_tune(&f->opts, &f->kernel, &req, &f->result, &f->err), GB_OK);
     assert_int_equal(f->result.shapes[0].budget_evals, 3);

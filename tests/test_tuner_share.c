@@ -423,6 +423,78 @@ static void test_two_tuners_on_two_gpus_share_one_cache_and_lose_nothing(void **
     assert_true(r[0].waited_s == 0 && r[1].waited_s == 0);
 }
 
+/* ---- several GPUs in one run (--gpus) ---------------------------------------- */
+
+/* A second fake GPU beside the fixture's, its executor in *out_exec. */
+static fake *second_gpu(fixture *f, gb_exec **out_exec, gb_exec **execs, int *gpus)
+{
+    fake *g = malloc(sizeof *g);
+    *g = f->fake;
+    g->ordinal = 1;
+    assert_int_equal(gb_exec_create(&fake_ops, g, out_exec, NULL), GB_OK);
+    execs[0] = f->exec, execs[1] = *out_exec;
+    gpus[0] = 0, gpus[1] = 1;
+    f->opts.execs = execs;
+    f->opts.gpus = gpus;
+    f->opts.n_execs = 2;
+    return g;
+}
+
+/* The GPU each trial record of the first shape names, counted by ordinal. */
+static void count_trial_gpus(fixture *f, int *out)
+{
+    for (int v = 1; v <= 8; v++) {
+        gb_trial_record rec;
+        if (read_trial_of(f, v, &rec) != GB_OK) continue;
+        if (rec.gpu >= 0 && rec.gpu < 2) out[rec.gpu]++;
+        if (rec.status == GB_TRIAL_OK || rec.status == GB_TRIAL_WRONG)
+            assert_true(rec.gpu == 0 || rec.gpu == 1);
+        else
+            assert_true(rec.gpu == -1 || rec.status == GB_TRIAL_LAUNCH_ERROR);
+        gb_trial_record_free(&rec);
+    }
+}
+
+static void test_two_gpus_run_trials_at_once_and_each_record_names_its_gpu(void **state)
+{
+    fixture *f = *state;
+    gb_exec *execs[2], *exec2;
+    int gpus[2], per_gpu[2] = {0};
+    f->fake.trial_ms = 40;
+    fake_most_running = 0;
+    fake *g = second_gpu(f, &exec2, execs, gpus);
+    assert_int_equal(tune(f, 1), GB_OK);
+    assert_int_equal(fake_most_running, 2);
+    assert_true(f->fake.trials > 0 && g->trials > 0);
+    for (int v = 1; v <= 8; v++) /* each configuration once, on one GPU or the other */
+        assert_int_equal(f->fake.ran[v] + g->ran[v], v == 5 || v == 7 ? 0 : 1);
+    assert_int_equal(g->problems, 1); /* every GPU has the problem and the reference */
+    assert_int_equal(g->references, 1);
+    assert_true(f->result.shapes[0].has_best);
+    assert_int_equal(gb_fields_get(&f->result.shapes[0].best_config, "V")->i, 2);
+    count_trial_gpus(f, per_gpu);
+    assert_true(per_gpu[0] > 0 && per_gpu[1] > 0);
+    assert_int_equal(f->fake.races, 1); /* the leaders race on the first GPU */
+    assert_int_equal(g->races, 0);
+    gb_exec_destroy(exec2);
+    free(g);
+}
+
+static void test_gpus_of_different_kinds_are_refused(void **state)
+{
+    fixture *f = *state;
+    gb_exec *execs[2], *exec2;
+    int gpus[2];
+    fake *g = second_gpu(f, &exec2, execs, gpus);
+    g->sms = 8;
+    assert_int_equal(tune(f, 1), GB_EINVAL);
+    assert_non_null(strstr(f->err.msg, "--gpus: GPU 0 is Fake GPU/sm_90/7 and GPU 1 is Fake "
+                                       "GPU/sm_90/8: the GPUs of one run must be of one kind"));
+    assert_int_equal(count_trials(f) + g->trials, 0);
+    gb_exec_destroy(exec2);
+    free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +535,9 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(
             test_two_tuners_on_two_gpus_share_one_cache_and_lose_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_two_gpus_run_trials_at_once_and_each_record_names_its_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpus_of_different_kinds_are_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,10 +37,28 @@ static int fake_open(void *self, gb_device_info *info, gb_err *err)
     memset(info, 0, sizeof *info);
     snprintf(info->name, sizeof info->name, "Fake GPU");
     info->cc_major = 9;
-    info->sms = 7;
+    info->sms = f->sms ? f->sms : 7;
+    info->ordinal = f->ordinal;
+    info->device_count = 2;
     snprintf(info->arch, sizeof info->arch, "sm_90a");
     snprintf(info->uuid, sizeof info->uuid, FAKE_UUID);
+    if (f->ordinal) info->uuid[strlen(info->uuid) - 1] = (char)('0' + f->ordinal % 10);
     return GB_OK;
+}
+
+int fake_running, fake_most_running;
+
+/* A trial of trial_ms, counted among those running at once. */
+static void fake_take_time(const fake *f)
+{
+    if (!f->trial_ms) return;
+    int now = __atomic_add_fetch(&fake_running, 1, __ATOMIC_SEQ_CST);
+    int most = __atomic_load_n(&fake_most_running, __ATOMIC_SEQ_CST);
+    while (now > most && !__atomic_compare_exchange_n(&fake_most_running, &most, now, false,
+                                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ;
+    usleep((useconds_t)f->trial_ms * 1000);
+    __atomic_sub_fetch(&fake_running, 1, __ATOMIC_SEQ_CST);
 }
 
 static int fake_set_problem(void *self, const gb_arg *args, int n, uint64_t seed, gb_err *err)
@@ -90,6 +108,7 @@ static int fake_trial(void *self, const gb_variant *v, const gb_check_spec *chec
     f->trials++;
     f->ran[V]++;
     f->timeouts[V] = timeout_s;
+    fake_take_time(f);
     f->last_check = *check;
     if (V == f->hang_v) pause();
     if (V == f->interrupt_v) gb_interrupt_request();

@@ -39,7 +39,13 @@ typedef struct fake {
     bool race_fails;
     int contended_trials[16]; /* V's next this many trials see another process (-1: all) */
     int contended_races;      /* the next this many races do (-1: all) */
+    int ordinal;              /* the GPU it poses as (its uuid ends in it) */
+    int sms;                  /* 0: 7 */
+    int trial_ms;             /* each trial takes this long */
 } fake;
+
+/* Trials running in all fakes at once now, and the most seen (several GPUs). */
+extern int fake_running, fake_most_running;
 
 #define FAKE_UUID "GPU-fa4e0000-0000-4000-8000-000000000007"
 

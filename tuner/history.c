@@ -106,6 +106,7 @@ void gb_history_in_flight(run *r, const gb_record_id *id, const gb_trial_ident *
                            .status = GB_TRIAL_CRASHED,
                            .reason = (char *)IN_FLIGHT_REASON,
                            .registers = -1,
+                           .gpu = -1,
                            .owner_pid = getpid()};
     boot_id(rec.owner_boot);
     gb_key_hex(cubin, rec.cubin);
@@ -126,6 +127,8 @@ static bool owner_alive(const gb_trial_record *rec)
 void gb_history_trial(run *r, const gb_record_id *id, const gb_trial_ident *ident,
                       const gb_trial_result *t, int registers, const char *log, const gb_key *cubin)
 {
+    /* compiled and not skipped: it reached a GPU */
+    bool ran = cubin && t->status != GB_TRIAL_SKIPPED;
     gb_trial_record rec = {
         .status = t->status,
         .reason = (char *)t->reason,
@@ -138,6 +141,7 @@ void gb_history_trial(run *r, const gb_record_id *id, const gb_trial_ident *iden
         .n_samples = t->measurement.n_samples,
         .registers = registers,
         .log = (char *)log,
+        .gpu = ran ? t->gpu : -1,
     };
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
     if (cubin) gb_key_hex(cubin, rec.cubin); /* what `cache gc` keeps */

@@ -84,6 +84,11 @@ typedef struct leader {
 
 void gb_run_log(const run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The GPUs trials run on (gb_tuner_opts.execs; 1 without --gpus) and the executor
+ * of the i-th; the 0th is opts->exec. */
+int gb_run_n_gpus(const run *r);
+gb_exec *gb_run_exec(const run *r, int i);
+
 /* The pause before a contended measurement is taken again (opts->contended_pause_s);
  * GB_EINTR, with r->err set, when the user interrupts it. */
 int gb_run_pause_for_contention(run *r);
@@ -154,6 +159,19 @@ void gb_pending_free(run *r, gb_pending *p);
  * outcome (the caller frees it). GB_EINTR when interrupted. */
 int gb_pending_finish(run *r, const gb_record_id *id, gb_pending *p, const gb_measure_opts *opts,
                       gb_shape_result *res, leader *best, gb_trial_result *out_t);
+
+/* gb_pending_finish in two halves, for trials that run elsewhere meanwhile (on a
+ * pool of GPUs, search_run.c). ready: the compile (or the resumed trial), the
+ * reasons not to run it; *out_run true: *out_v is to run on a GPU, and its
+ * write-ahead record is in the cache; false: t holds the result. done: records
+ * the trial (unless benchmarking) and counts it. */
+int gb_pending_ready(run *r, const gb_record_id *id, gb_pending *p, gb_shape_result *res,
+                     leader *best, gb_variant *out_v, gb_trial_result *t, bool *out_run);
+int gb_pending_done(run *r, const gb_record_id *id, gb_pending *p, gb_trial_result *t,
+                    gb_shape_result *res, leader *best);
+/* Counts a trial's time (rc: what running it returned); an interrupted one's
+ * write-ahead record is taken back. */
+void gb_trial_account(run *r, const gb_pending *p, int rc, double took_s, const gb_trial_result *t);
 
 /* The watchdog's deadline for the next trial, from the shape's trials so far. */
 double gb_trial_timeout_s(const run *r);

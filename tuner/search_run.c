@@ -7,6 +7,7 @@
  * moment loses nothing. */
 #include "tuner/run.h"
 
+#include "engine/exec_pool.h"
 #include "engine/interrupt.h"
 
 #include <math.h>
@@ -113,6 +114,9 @@ int gb_search_plan(run *r, gb_shape_result *res)
 
 /* ---- the search ------------------------------------------------------------- */
 
+/* Where a configuration of the window is, with several GPUs. */
+enum { WAITING, RUNNING, DONE };
+
 typedef struct searcher {
     run *r;
     const gb_fields *shape;
@@ -123,6 +127,8 @@ typedef struct searcher {
     gb_pending ring[GB_WINDOW_MAX];
     int head, count;
     double t0_s;
+    gb_exec_pool *pool; /* several GPUs: trials run on all at once; NULL: one */
+    unsigned char state[GB_WINDOW_MAX];
 } searcher;
 
 static bool out_of_time(const searcher *s)
@@ -210,6 +216,107 @@ static int finish_oldest(searcher *s)
     return rc;
 }
 
+/* ---- several GPUs ---------------------------------------------------------- */
+
+/* The trial of ring[i] ended (t): recorded, counted, told. */
+static int conclude(searcher *s, int i, gb_trial_result *t)
+{
+    run *r = s->r;
+    gb_pending *p = &s->ring[i];
+    int rc = gb_pending_done(r, s->id, p, t, s->res, s->best);
+    if (rc == GB_OK) {
+        gb_observation obs = observe(&p->ident.config, t, false);
+        rc = gb_strategy_tell(s->strategy, &obs, 1, r->err);
+    }
+    s->state[i] = DONE;
+    return rc;
+}
+
+/* Starts ring[i] on an idle GPU, or concludes it at once when it needs none
+ * (resumed, a compile error, skipped). */
+static int launch(searcher *s, int i)
+{
+    run *r = s->r;
+    gb_trial_result t = {0};
+    gb_variant v;
+    bool run_it;
+    int rc = gb_pending_ready(r, s->id, &s->ring[i], s->res, s->best, &v, &t, &run_it);
+    if (rc == GB_OK && run_it) {
+        rc = gb_exec_pool_submit(s->pool, (uint64_t)i, &v, &r->check, &r->screen,
+                                 gb_trial_timeout_s(r), r->err);
+        if (rc == GB_OK) s->state[i] = RUNNING;
+    } else if (rc == GB_OK) {
+        rc = conclude(s, i, &t);
+    }
+    gb_trial_result_free(&t);
+    return rc;
+}
+
+/* Takes in the first trial to end on any GPU. Without tell (the search is ending
+ * on an error) it is recorded and counted, not told to the strategy. */
+static int land(searcher *s, bool tell)
+{
+    run *r = s->r;
+    uint64_t tag;
+    int gpu, trial_rc;
+    gb_trial_result t = {0};
+    gb_err e = {0};
+    int rc = gb_exec_pool_poll(s->pool, &tag, &gpu, &t, &trial_rc, &e);
+    if (rc) return gb_err_copy(r->err, &e);
+    int i = (int)tag;
+    gb_trial_account(r, &s->ring[i], trial_rc, t.phases.total_ms / 1e3, &t);
+    if (trial_rc == GB_OK) gb_trial_phases_add(&r->result->timing.trial_phases, &t.phases);
+    if (trial_rc)
+        rc = gb_err_copy(r->err, &e);
+    else if (tell)
+        rc = conclude(s, i, &t);
+    else
+        rc = gb_pending_done(r, s->id, &s->ring[i], &t, s->res, s->best);
+    s->state[i] = DONE;
+    gb_trial_result_free(&t);
+    return rc;
+}
+
+/* Starts the oldest waiting configurations on the idle GPUs, takes in the first
+ * trial to end, and lets go of the window's concluded head. Trials end, and are
+ * told to the strategy, in the order they end. */
+static int advance(searcher *s)
+{
+    int rc = GB_OK;
+    for (int k = 0; rc == GB_OK && k < s->count && gb_exec_pool_idle(s->pool) > 0; k++) {
+        int i = (s->head + k) % GB_WINDOW_MAX;
+        if (s->state[i] == WAITING) rc = launch(s, i);
+    }
+    if (rc == GB_OK && gb_exec_pool_pending(s->pool) > 0) rc = land(s, true);
+    for (; s->count > 0 && s->state[s->head] == DONE; s->count--) {
+        gb_pending_free(s->r, &s->ring[s->head]);
+        s->state[s->head] = WAITING;
+        s->head = (s->head + 1) % GB_WINDOW_MAX;
+    }
+    return rc;
+}
+
+/* The search ends while trials run (an error, an interrupt): what ends is
+ * recorded, what was interrupted is taken back. */
+static void drain(searcher *s)
+{
+    gb_err ignored = {0}, *keep = s->r->err;
+    s->r->err = &ignored; /* the search's own error stands */
+    while (gb_exec_pool_pending(s->pool) > 0)
+        land(s, false);
+    s->r->err = keep;
+}
+
+static int open_pool(searcher *s)
+{
+    run *r = s->r;
+    if (gb_run_n_gpus(r) < 2) return GB_OK;
+    gb_exec *execs[GB_POOL_MAX];
+    for (int i = 0; i < gb_run_n_gpus(r) && i < GB_POOL_MAX; i++)
+        execs[i] = gb_run_exec(r, i);
+    return gb_exec_pool_create(execs, r->opts->gpus, gb_run_n_gpus(r), &s->pool, r->err);
+}
+
 static gb_search_end ending(const searcher *s, int rc)
 {
     if (rc == GB_EINTR) return GB_END_INTERRUPT;
@@ -231,6 +338,9 @@ int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_s
     searcher s = {.r = r, .shape = shape, .id = id, .res = res, .best = best};
     int window = gb_run_window(r), rc = create_strategy(r, &s.strategy);
     bool idle = false;
+    if (rc == GB_OK) rc = open_pool(&s);
+    if (s.pool && window < 2 * gb_run_n_gpus(r)) /* a configuration ahead for every GPU */
+        window = 2 * gb_run_n_gpus(r) < GB_WINDOW_MAX ? 2 * gb_run_n_gpus(r) : GB_WINDOW_MAX;
     if (rc == GB_OK) rc = gb_history_recorded(r, id, on_recorded, &s);
     s.t0_s = gb_now_ms() / 1e3;
     while (rc == GB_OK) {
@@ -240,9 +350,11 @@ int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_s
             rc = gb_err_set(r->err, GB_EINTR, "interrupted");
             break;
         }
-        rc = finish_oldest(&s);
+        rc = s.pool ? advance(&s) : finish_oldest(&s);
         idle = false; /* it knows more now */
     }
+    if (s.pool) drain(&s);
+    gb_exec_pool_destroy(s.pool);
     for (; s.count > 0; s.count--, s.head = (s.head + 1) % GB_WINDOW_MAX)
         gb_pending_free(r, &s.ring[s.head]);
     res->ended_by = rc && rc != GB_EINTR ? GB_END_NONE : ending(&s, rc);

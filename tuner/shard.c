@@ -70,10 +70,8 @@ typedef struct source {
 } source;
 
 static const source SOURCES[] = {
-    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-    {"PMI_RANK", "PMI_SIZE"},
-    {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
-    {"SLURM_PROCID", "SLURM_NTASKS"},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"},
+    {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},   {"SLURM_PROCID", "SLURM_NTASKS"},
     {"JOB_COMPLETION_INDEX", "GPUBENCH_SHARD_COUNT"},
 };
 
@@ -108,8 +106,8 @@ static int slurm_array(char *(*getenv_fn)(const char *), gb_shard *out, gb_err *
     return check_range(*out, "--shard auto (SLURM_ARRAY_TASK_ID)", err);
 }
 
-int gb_shard_from_env(char *(*getenv_fn)(const char *name), gb_shard *out,
-                      const char **out_source, gb_err *err)
+int gb_shard_from_env(char *(*getenv_fn)(const char *name), gb_shard *out, const char **out_source,
+                      gb_err *err)
 {
     if (getenv_fn("SLURM_ARRAY_TASK_ID")) {
         *out_source = "SLURM_ARRAY_TASK_ID";

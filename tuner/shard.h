@@ -54,7 +54,7 @@ int gb_shard_parse(const char *text, gb_shard *out, gb_err *err);
  *     (Kubernetes does not tell a pod the Job's completions: set it to them).
  * *out_source names the variable the index came from. GB_EINVAL with a sentence
  * when none is set, or when what is set does not make a shard. */
-int gb_shard_from_env(char *(*getenv_fn)(const char *name), gb_shard *out,
-                      const char **out_source, gb_err *err);
+int gb_shard_from_env(char *(*getenv_fn)(const char *name), gb_shard *out, const char **out_source,
+                      gb_err *err);
 
 #endif

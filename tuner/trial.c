@@ -277,57 +277,78 @@ static bool skip_variant(const run *r, const gb_pending *p, const gb_compile_out
     return false;
 }
 
-/* Runs a compiled variant on the GPU, under the watchdog and behind the
- * write-ahead record. */
-static int try_variant(run *r, const gb_record_id *id, gb_pending *p, const gb_compile_out *out,
-                       const gb_measure_opts *opts, gb_trial_result *t)
+/* The compiled variant as the executor runs it. */
+static gb_variant variant_of(const run *r, const gb_pending *p, const gb_compile_out *out)
 {
-    gb_variant v = {.cubin = out->cubin,
-                    .cubin_bytes = out->cubin_bytes,
-                    .lowered_name = out->lowered[0],
-                    .launch = p->launch,
-                    .kernel_name = r->k->name,
-                    .config_text = p->ident.text};
-    if (!r->bench) gb_history_in_flight(r, id, &p->ident, gb_compile_job_key(p->job));
-    double start = gb_now_ms() / 1e3;
-    int rc = gb_trial_measure(r, &v, opts, t);
-    double took = gb_now_ms() / 1e3 - start;
-    r->result->timing.screening_s += took;
+    return (gb_variant){.cubin = out->cubin,
+                        .cubin_bytes = out->cubin_bytes,
+                        .lowered_name = out->lowered[0],
+                        .launch = p->launch,
+                        .kernel_name = r->k->name,
+                        .config_text = p->ident.text};
+}
+
+void gb_trial_account(run *r, const gb_pending *p, int rc, double took_s, const gb_trial_result *t)
+{
+    r->result->timing.screening_s += took_s;
     r->result->timing.n_trials++;
     if (rc == GB_EINTR && !r->bench) gb_history_forget(r, &p->ident);
-    if (rc) return rc;
-    if (t->status == GB_TRIAL_OK) note_trial_time(r, took);
+    if (rc == GB_OK && t->status == GB_TRIAL_OK) note_trial_time(r, took_s);
+}
+
+int gb_pending_ready(run *r, const gb_record_id *id, gb_pending *p, gb_shape_result *res,
+                     leader *best, gb_variant *out_v, gb_trial_result *t, bool *out_run)
+{
+    *out_run = false;
+    if (p->resumed) {
+        *t = p->earlier;
+        memset(&p->earlier, 0, sizeof p->earlier); /* moved */
+        return GB_OK;
+    }
+    const gb_compile_out *out = NULL;
+    gb_err cerr = {0};
+    int crc = gb_pending_compile(r, p, &out, &cerr);
+    res->n_compiled += crc == GB_OK;
+    gb_run_progress(r, GB_PROGRESS_COMPILE, best);
+    if (crc) {
+        t->status = GB_TRIAL_COMPILE_ERROR;
+        gb_strlcpy(t->reason, cerr.msg, sizeof t->reason);
+    } else if (!skip_variant(r, p, out, t)) {
+        *out_v = variant_of(r, p, out);
+        if (!r->bench) gb_history_in_flight(r, id, &p->ident, gb_compile_job_key(p->job));
+        *out_run = true;
+    }
     return GB_OK;
+}
+
+int gb_pending_done(run *r, const gb_record_id *id, gb_pending *p, gb_trial_result *t,
+                    gb_shape_result *res, leader *best)
+{
+    if (!p->resumed) {
+        const gb_compile_out *out = NULL;
+        int crc = gb_compiler_wait(r->compiler, p->job, &out, NULL); /* ended: it returns now */
+        if (!r->bench)
+            gb_history_trial(r, id, &p->ident, t, crc ? -1 : out->resources.registers,
+                             crc && out ? out->log : NULL, crc ? NULL : gb_compile_job_key(p->job));
+        gb_compile_job_free(p->job);
+        p->job = NULL;
+    }
+    return gb_trial_tally(r, &p->ident, p->resumed, t, res, best);
 }
 
 int gb_pending_finish(run *r, const gb_record_id *id, gb_pending *p, const gb_measure_opts *opts,
                       gb_shape_result *res, leader *best, gb_trial_result *out_t)
 {
     gb_trial_result t = {0};
-    int rc = GB_OK;
-    if (p->resumed) {
-        t = p->earlier;
-        memset(&p->earlier, 0, sizeof p->earlier); /* moved */
-    } else {
-        const gb_compile_out *out = NULL;
-        gb_err cerr = {0};
-        int crc = gb_pending_compile(r, p, &out, &cerr);
-        res->n_compiled += crc == GB_OK;
-        gb_run_progress(r, GB_PROGRESS_COMPILE, best);
-        if (crc == GB_OK && !skip_variant(r, p, out, &t)) {
-            rc = try_variant(r, id, p, out, opts, &t);
-        } else if (crc) {
-            t.status = GB_TRIAL_COMPILE_ERROR;
-            gb_strlcpy(t.reason, cerr.msg, sizeof t.reason);
-        }
-        const char *log = crc && out ? out->log : NULL;
-        if (rc == GB_OK && !r->bench)
-            gb_history_trial(r, id, &p->ident, &t, crc ? -1 : out->resources.registers, log,
-                             crc ? NULL : gb_compile_job_key(p->job));
-        gb_compile_job_free(p->job);
-        p->job = NULL;
+    gb_variant v;
+    bool run_it;
+    int rc = gb_pending_ready(r, id, p, res, best, &v, &t, &run_it);
+    if (rc == GB_OK && run_it) {
+        double start = gb_now_ms() / 1e3;
+        rc = gb_trial_measure(r, &v, opts, &t);
+        gb_trial_account(r, p, rc, gb_now_ms() / 1e3 - start, &t);
     }
-    if (rc == GB_OK) rc = gb_trial_tally(r, &p->ident, p->resumed, &t, res, best);
+    if (rc == GB_OK) rc = gb_pending_done(r, id, p, &t, res, best);
     if (rc == GB_OK && out_t)
         *out_t = t; /* moved */
     else

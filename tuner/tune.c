@@ -42,6 +42,30 @@ void gb_tuner_lease_end(gb_tuner_lease *lease)
     if (!lease) return;
     gb_lease_release(lease->held);
     lease->held = NULL;
+    for (int i = 0; i < lease->n_more; i++)
+        gb_lease_release(lease->more[i]);
+    lease->n_more = 0;
+}
+
+/* With several GPUs, the others' leases, each waited for like the first. */
+static int take_more_leases(run *r, const char *activity, gb_err *e)
+{
+    gb_tuner_lease *l = r->opts->lease;
+    for (int i = l->n_more + 1; i < gb_run_n_gpus(r); i++) {
+        gb_device_info dev;
+        char name[320];
+        gb_exec *exec = gb_run_exec(r, i);
+        int rc = gb_exec_device(exec, &dev, e);
+        gb_lease_name(&dev, name, sizeof name);
+        if (rc == GB_OK) rc = gb_lease_acquire_as(name, 0, activity, NULL, &l->more[i - 1], e);
+        if (rc == GB_EBUSY && l->wait_s != 0) {
+            gb_exec_stop_backend(exec);
+            rc = gb_lease_acquire_as(name, l->wait_s, activity, r->opts->log, &l->more[i - 1], e);
+        }
+        if (rc) return rc;
+        l->n_more = i;
+    }
+    return GB_OK;
 }
 
 /* Takes the GPU's lease, or says again what the session holds it for. A wait
@@ -76,6 +100,7 @@ static int take_lease(run *r, bool *out_waited)
         gb_run_log(r, "gpubench: warning: measuring without the GPU's lease: %s\n", e.msg);
         return GB_OK;
     }
+    if (rc == GB_OK) rc = take_more_leases(r, activity, &e);
     return rc ? gb_err_copy(r->err, &e) : GB_OK;
 }
 
@@ -147,7 +172,8 @@ static int run_reference(run *r, const gb_fields *shape, gb_shape_result *res)
     gb_variant v = {0};
     gb_err e = {0};
     int rc = gb_run_reference_variant(r, shape, &job, &v, &e);
-    if (rc == GB_OK && !e.code) gb_exec_reference(r->opts->exec, &v, &e);
+    for (int i = 0; rc == GB_OK && !e.code && i < gb_run_n_gpus(r); i++)
+        gb_exec_reference(gb_run_exec(r, i), &v, &e);
     gb_compile_job_free(job);
     if (rc) return rc;
     if (e.code == GB_ENODRIVER || e.code == GB_ENOGPU) return gb_err_copy(r->err, &e);
@@ -317,7 +343,8 @@ static int set_problem(run *r, const gb_fields *shape, gb_shape_result *res)
     int rc = gb_run_shape_args(r, shape, res, args, &n_args);
     if (rc) return rc;
     gb_err e = {0};
-    rc = gb_exec_set_problem(r->opts->exec, args, n_args, r->opts->seed, &e);
+    for (int i = 0; rc == GB_OK && i < gb_run_n_gpus(r); i++)
+        rc = gb_exec_set_problem(gb_run_exec(r, i), args, n_args, r->opts->seed, &e);
     if (rc == GB_OK || fatal(rc)) return gb_err_copy(r->err, &e);
     const char *where = r->k->args_where;
     if (asprintf(&res->failure, "%s%ssetting up the arguments: %s", where ? where : "",
@@ -405,6 +432,36 @@ static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
 
 /* ---- the run ------------------------------------------------------------ */
 
+/* Several GPUs share one set of records, keyed by one device fingerprint: they
+ * must all have it. */
+static int same_gpus(run *r)
+{
+    for (int i = 1; i < gb_run_n_gpus(r); i++) {
+        gb_device_info dev;
+        char fp[320];
+        int rc = gb_exec_device(gb_run_exec(r, i), &dev, r->err);
+        if (rc) return rc;
+        gb_device_fingerprint(&dev, fp, sizeof fp);
+        if (strcmp(fp, r->result->device) != 0)
+            return gb_err_set(r->err, GB_EINVAL,
+                              "--gpus: GPU %d is %s and GPU %d is %s: the GPUs of one run must be "
+                              "of one kind (name, compute capability and SM count), because their "
+                              "results share the cache's records",
+                              r->opts->gpus[0], r->result->device, r->opts->gpus[i], fp);
+    }
+    return GB_OK;
+}
+
+gb_exec *gb_run_exec(const run *r, int i)
+{
+    return r->opts->n_execs > 1 ? r->opts->execs[i] : r->opts->exec;
+}
+
+int gb_run_n_gpus(const run *r)
+{
+    return r->opts->n_execs > 1 ? r->opts->n_execs : 1;
+}
+
 static int start_run(run *r)
 {
     const gb_tuner_opts *o = r->opts;
@@ -425,6 +482,7 @@ static int start_run(run *r)
         if ((rc = gb_exec_device(o->exec, &r->dev, r->err))) return rc;
         if (!o->arch) r->arch = r->dev.arch;
         gb_device_fingerprint(&r->dev, r->result->device, sizeof r->result->device);
+        if ((rc = same_gpus(r))) return rc;
         gb_strlcpy(r->result->clock_source, r->dev.clock_source, sizeof r->result->clock_source);
         gb_arch_limits_from_device(&r->dev, &r->limits);
     } else if ((rc = gb_arch_limits_for(r->arch, &r->limits, r->err))) {
@@ -454,7 +512,8 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
     }
     /* A session that measures with leases keeps no idle context on the GPU without
      * the lease: another process's contention check would count it. */
-    if (opts->lease && !opts->lease->held && opts->exec) gb_exec_stop_backend(opts->exec);
+    for (int i = 0; opts->lease && !opts->lease->held && opts->exec && i < gb_run_n_gpus(&r); i++)
+        gb_exec_stop_backend(gb_run_exec(&r, i));
     if (r.compiler) gb_history_warn(&r, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);
     gb_source_files_free(r.sources, r.n_sources);

@@ -101,8 +101,10 @@ bool gb_kernel_is_library(const gb_kernel_def *def);
  * is gone: so a process waiting for the lease, which ends its own worker first,
  * and a process holding it never both have a context on the GPU. */
 typedef struct gb_tuner_lease {
-    double wait_s;   /* how long to wait for another process's lease: < 0 for ever, 0 not */
-    gb_lease *held;  /* NULL until taken */
+    double wait_s;      /* how long to wait for another process's lease: < 0 for ever, 0 not */
+    gb_lease *held;     /* NULL until taken */
+    gb_lease *more[64]; /* with several GPUs (gb_tuner_opts.execs), the others' leases */
+    int n_more;
     bool broken;     /* the lease could not be taken (its directory is unusable): measuring
                         goes on without it, after one warning */
     double waited_s; /* spent waiting for it, every run of the session together */
@@ -143,8 +145,14 @@ typedef void (*gb_progress_fn)(void *ctx, const gb_progress *p);
 
 /* What every tuning run of a session shares. */
 typedef struct gb_tuner_opts {
-    gb_cache *cache;          /* NULL: remember nothing */
-    gb_exec *exec;            /* NULL with compile_only */
+    gb_cache *cache; /* NULL: remember nothing */
+    gb_exec *exec;   /* NULL with compile_only */
+    /* --gpus: trials are spread over these executors, one per GPU, all at once
+     * (engine/exec_pool.h); execs[0] is exec, which also races the leaders and
+     * times the baseline. n_execs 0 or 1: exec alone. gpus are their ordinals. */
+    gb_exec *const *execs;
+    const int *gpus;
+    int n_execs;
     const char *arch;         /* compile target when there is no device ("sm_90a") */
     int jobs;                 /* compile threads (0: compile on the tuner's thread) */
     bool force;               /* re-tune shapes that have a cached best */
