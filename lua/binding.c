@@ -4,6 +4,7 @@
 
 #include "cache/record.h"
 #include "engine/interrupt.h"
+#include "lua/collective.h"
 #include "lua/internal.h"
 #include "lua/wire.h"
 
@@ -247,7 +248,7 @@ static int open_more_gpus(gb_lua_host *host, const gb_device_info *first, gb_err
     host->execs[0] = host->tuner.exec;
     for (int i = 1; i < host->n_gpus; i++) {
         if (host->gpus[i] >= first->device_count)
-            return gb_err_set(err, GB_ENOGPU, "--gpus: no GPU with ordinal %d (the driver sees %d)",
+            return gb_err_set(err, GB_EINVAL, "--gpus: no GPU with ordinal %d (the driver sees %d)",
                               host->gpus[i], first->device_count);
         int rc = host->open_exec_on(host->open_exec_ctx, host->gpus[i], &host->execs[i], err);
         if (rc) return rc;
@@ -629,6 +630,8 @@ int gb_lua_new(gb_lua_host *host, lua_State **out, gb_err *err)
     lua_setfield(L, -2, "gpubench");
     lua_pushcfunction(L, gb_lua_open_cublas);
     lua_setfield(L, -2, "gpubench.cublas");
+    lua_pushcfunction(L, gb_lua_open_collective);
+    lua_setfield(L, -2, "gpubench.collective");
     lua_pop(L, 1);
     *out = L;
     return GB_OK;

@@ -749,6 +749,9 @@ end
 -- gb.cublas: cuBLAS calls that serve as a kernel's reference (lua/cublas.lua).
 require("gpubench.cublas")(gb, { fail = fail, describe = describe, where = where,
                                  distance = distance, Kernel = Kernel, core = core })
+-- gb.collective: NCCL collectives timed across GPUs (lua/collective.lua).
+require("gpubench.collective")(gb, { fail = fail, describe = describe, where = where,
+                                     distance = distance, check_measure = check_measure })
 
 gb._Kernel, gb._Tensor, gb._Scalar, gb._TensorMap = Kernel, Tensor, Scalar, TensorMap
 gb.dtypes = DTYPES

@@ -1,0 +1,114 @@
+/* NCCL's loader (engine/nccl.h): one dlopen, one table, one sentence when the
+ * library is missing. */
+#include "engine/nccl.h"
+
+#include "base/strbuf.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+gb_nccl_api gb_nccl;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static gb_err load_err;
+static bool loaded;
+static const char *loaded_path;
+
+/* The runtime package's name first (libnccl2 installs libnccl.so.2), then the
+ * development link a source build or libnccl-dev leaves. */
+static const char *const SONAMES[] = {"libnccl.so.2", "libnccl.so"};
+#define N_SONAMES (sizeof SONAMES / sizeof *SONAMES)
+
+static int resolve_all(void *lib, const char *path)
+{
+#define GB_NCCL_LOAD(name)                                                                         \
+    if (!(*(void **)&gb_nccl.name = dlsym(lib, #name)))                                            \
+        return gb_err_set(&load_err, GB_ENODRIVER,                                                 \
+                          "%s has no %s: it is too old for gpubench (install NCCL 2.10 or newer)", \
+                          path, #name);
+#define GB_NCCL_LOAD_OPTIONAL(name) *(void **)&gb_nccl.name = dlsym(lib, #name);
+    GB_NCCL_REQUIRED(GB_NCCL_LOAD)
+    GB_NCCL_OPTIONAL(GB_NCCL_LOAD_OPTIONAL)
+#undef GB_NCCL_LOAD
+#undef GB_NCCL_LOAD_OPTIONAL
+    return GB_OK;
+}
+
+/* GPUBENCH_NCCL names the library file when it is not on the loader's path. */
+static void *open_named(const char *path)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *e = dlerror();
+        gb_err_set(&load_err, GB_ENODRIVER,
+                   "%s not found: install NCCL (libnccl2) and point GPUBENCH_NCCL, which names "
+                   "this file, at its libnccl.so.2, or unset it (the loader said: %s)",
+                   path, e ? e : "nothing");
+    }
+    return lib;
+}
+
+static void *open_default(const char **out_path)
+{
+    char why[512] = "";
+    for (size_t i = 0; i < N_SONAMES; i++) {
+        void *lib = dlopen(SONAMES[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib) {
+            *out_path = SONAMES[i];
+            return lib;
+        }
+        const char *e = dlerror();
+        if (i == 0 && e) gb_strlcpy(why, e, sizeof why);
+    }
+    gb_err_set(&load_err, GB_ENODRIVER,
+               "%s not found: install NCCL (libnccl2, from NVIDIA's CUDA repository or "
+               "pip's nvidia-nccl-cu12) or set LD_LIBRARY_PATH to its lib folder, or "
+               "GPUBENCH_NCCL to the file (libnccl.so was tried too; the loader said: %s)",
+               SONAMES[0], why);
+    return NULL;
+}
+
+static void load(void)
+{
+    const char *path = getenv("GPUBENCH_NCCL");
+    void *lib = path && *path ? open_named(path) : open_default(&path);
+    if (!lib) return;
+    if (resolve_all(lib, path) != GB_OK) return;
+    loaded_path = path;
+    loaded = true;
+}
+
+int gb_nccl_load(gb_err *err)
+{
+    pthread_once(&load_once, load);
+    if (loaded) return GB_OK;
+    return gb_err_copy(err, &load_err);
+}
+
+const char *gb_nccl_library(void)
+{
+    return loaded ? loaded_path : NULL;
+}
+
+void gb_nccl_version_text(int code, char *out, size_t out_bytes)
+{
+    /* NCCL_VERSION(X, Y, Z) is X*10000 + Y*100 + Z from 2.9 on, X*1000 + Y*100 + Z
+     * before. */
+    int major = code >= 10000 ? code / 10000 : code / 1000;
+    int minor = code >= 10000 ? code % 10000 / 100 : code % 1000 / 100;
+    snprintf(out, out_bytes, "%d.%d.%d", major, minor, code % 100);
+}
+
+int gb_nccl_fail(gb_err *err, ncclResult_t result, const char *call, ncclComm_t comm)
+{
+    const char *text = gb_nccl.ncclGetErrorString ? gb_nccl.ncclGetErrorString(result) : NULL;
+    const char *last = gb_nccl.ncclGetLastError ? gb_nccl.ncclGetLastError(comm) : NULL;
+    int code = result == ncclInvalidArgument || result == ncclInvalidUsage ? GB_EINVAL : GB_ECUDA;
+    if (!text) text = "unknown NCCL error";
+    if (last && *last && !strstr(text, last))
+        return gb_err_set(err, code, "%s: %s (%s)", call, text, last);
+    return gb_err_set(err, code, "%s: %s", call, text);
+}
