@@ -2,6 +2,7 @@
  * checks, nccl-tests' bandwidths, the wire tables, and the lines the parent and
  * its child exchange. */
 #include "engine/collective.h"
+#include "engine/proto.h"
 
 #include "base/clock.h"
 #include "base/json.h"
@@ -262,22 +263,6 @@ void gb_collective_result_free(gb_collective_result *result)
 
 /* ---- lines --------------------------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t n, gb_err *err)
-{
-    while (n > 0) {
-        /* A socket, so a reader that is gone is EPIPE, not a SIGPIPE that kills us. */
-        ssize_t done = send(fd, p, n, MSG_NOSIGNAL);
-        if (done < 0 && errno == ENOTSOCK) done = write(fd, p, n);
-        if (done < 0 && errno == EINTR) continue;
-        if (done < 0 && errno == EPIPE)
-            return gb_err_set(err, GB_ECLOSED, "the other process closed the connection");
-        if (done < 0) return gb_err_set(err, GB_EPROTO, "writing a line: %s", strerror(errno));
-        p += done;
-        n -= (size_t)done;
-    }
-    return GB_OK;
-}
-
 int gb_collective_send(int fd, const char *kind, const gb_wire_type *t, const void *obj,
                        gb_err *err)
 {
@@ -288,23 +273,9 @@ int gb_collective_send(int fd, const char *kind, const gb_wire_type *t, const vo
     if (!text) return gb_err_set(err, GB_ENOMEM, "out of memory writing a %s line", kind);
     size_t n = strlen(text);
     text[n] = '\n'; /* replaces the terminator: the line is written by length */
-    rc = write_all(fd, text, n + 1, err);
+    rc = gb_proto_write_all(fd, text, n + 1, err);
     free(text);
     return rc;
-}
-
-/* Waits until fd is readable, the deadline passes or an interrupt is asked for. */
-static int wait_readable(int fd, double deadline_ms, gb_err *err)
-{
-    for (;;) {
-        if (gb_interrupted()) return gb_err_set(err, GB_EINTR, "interrupted");
-        double left = deadline_ms < 0 ? 100 : deadline_ms - gb_now_ms();
-        if (left <= 0) return gb_err_set(err, GB_ETIMEOUT, "no answer in time");
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int n = poll(&p, 1, left > 100 ? 100 : (int)ceil(left)); /* wake to see interrupts */
-        if (n > 0) return GB_OK;
-        if (n < 0 && errno != EINTR) return gb_err_set(err, GB_EPROTO, "poll: %s", strerror(errno));
-    }
 }
 
 /* Reads more bytes into r->buf; GB_ECLOSED at end of file. */
@@ -319,7 +290,7 @@ static int fill(gb_collective_reader *r, double deadline_ms, gb_err *err)
         r->buf = grown;
         r->cap = cap;
     }
-    int rc = wait_readable(r->fd, deadline_ms, err);
+    int rc = gb_proto_wait_readable(r->fd, deadline_ms, err);
     if (rc) return rc;
     ssize_t got;
     while ((got = read(r->fd, r->buf + r->len, r->cap - r->len)) < 0 && errno == EINTR) {

@@ -2,7 +2,7 @@
  * the library is missing. */
 #include "engine/cublas.h"
 
-#include "base/strbuf.h"
+#include "engine/dlib.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -34,45 +34,17 @@ static int resolve_all(void *lib, const char *path)
     return GB_OK;
 }
 
-/* GPUBENCH_CUBLASLT names the library file when it is not on the loader's path. */
-static void *open_named(const char *path)
-{
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        gb_err_set(&load_err, GB_ENODRIVER,
-                   "%s not found: install the CUDA toolkit's cuBLAS (cuda-libraries) and point "
-                   "GPUBENCH_CUBLASLT, which names this file, at its libcublasLt.so, or unset it "
-                   "(the loader said: %s)",
-                   path, e ? e : "nothing");
-    }
-    return lib;
-}
-
-static void *open_default(const char **out_path)
-{
-    char why[512] = "";
-    for (size_t i = 0; i < N_SONAMES; i++) {
-        void *lib = dlopen(SONAMES[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            *out_path = SONAMES[i];
-            return lib;
-        }
-        const char *e = dlerror();
-        if (i == 0 && e) gb_strlcpy(why, e, sizeof why);
-    }
-    gb_err_set(&load_err, GB_ENODRIVER,
-               "%s not found: install the CUDA toolkit's cuBLAS (cuda-libraries) or set "
-               "LD_LIBRARY_PATH to its lib folder (libcublasLt.so.12 and libcublasLt.so were "
-               "tried too; the loader said: %s)",
-               SONAMES[0], why);
-    return NULL;
-}
-
 static void load(void)
 {
-    const char *path = getenv("GPUBENCH_CUBLASLT");
-    void *lib = path && *path ? open_named(path) : open_default(&path);
+    static const gb_dlib_spec spec = {
+        .env_var = "GPUBENCH_CUBLASLT",
+        .sonames = SONAMES,
+        .n_sonames = N_SONAMES,
+        .install = "the CUDA toolkit's cuBLAS (cuda-libraries)",
+        .package = "the CUDA toolkit's cuBLAS (cuda-libraries)",
+    };
+    const char *path = NULL;
+    void *lib = gb_dlib_open(&spec, &path, &load_err);
     if (!lib) return;
     if (resolve_all(lib, path) != GB_OK) return;
     loaded_path = path;

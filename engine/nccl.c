@@ -2,7 +2,7 @@
  * library is missing. */
 #include "engine/nccl.h"
 
-#include "base/strbuf.h"
+#include "engine/dlib.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -37,44 +37,17 @@ static int resolve_all(void *lib, const char *path)
     return GB_OK;
 }
 
-/* GPUBENCH_NCCL names the library file when it is not on the loader's path. */
-static void *open_named(const char *path)
-{
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        gb_err_set(&load_err, GB_ENODRIVER,
-                   "%s not found: install NCCL (libnccl2) and point GPUBENCH_NCCL, which names "
-                   "this file, at its libnccl.so.2, or unset it (the loader said: %s)",
-                   path, e ? e : "nothing");
-    }
-    return lib;
-}
-
-static void *open_default(const char **out_path)
-{
-    char why[512] = "";
-    for (size_t i = 0; i < N_SONAMES; i++) {
-        void *lib = dlopen(SONAMES[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            *out_path = SONAMES[i];
-            return lib;
-        }
-        const char *e = dlerror();
-        if (i == 0 && e) gb_strlcpy(why, e, sizeof why);
-    }
-    gb_err_set(&load_err, GB_ENODRIVER,
-               "%s not found: install NCCL (libnccl2, from NVIDIA's CUDA repository or "
-               "pip's nvidia-nccl-cu12) or set LD_LIBRARY_PATH to its lib folder, or "
-               "GPUBENCH_NCCL to the file (libnccl.so was tried too; the loader said: %s)",
-               SONAMES[0], why);
-    return NULL;
-}
-
 static void load(void)
 {
-    const char *path = getenv("GPUBENCH_NCCL");
-    void *lib = path && *path ? open_named(path) : open_default(&path);
+    static const gb_dlib_spec spec = {
+        .env_var = "GPUBENCH_NCCL",
+        .sonames = SONAMES,
+        .n_sonames = N_SONAMES,
+        .install = "NCCL (libnccl2, from NVIDIA's CUDA repository or pip's nvidia-nccl-cu12)",
+        .package = "NCCL (libnccl2)",
+    };
+    const char *path = NULL;
+    void *lib = gb_dlib_open(&spec, &path, &load_err);
     if (!lib) return;
     if (resolve_all(lib, path) != GB_OK) return;
     loaded_path = path;

@@ -65,7 +65,7 @@ static uint32_t get_u32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static int write_all(int fd, const void *bytes, size_t n, gb_err *err)
+int gb_proto_write_all(int fd, const void *bytes, size_t n, gb_err *err)
 {
     const uint8_t *p = bytes;
     while (n > 0) {
@@ -97,9 +97,9 @@ static int send_text(int fd, gb_msg_type type, const char *json, const void *blo
     put_u16(header + 6, (uint16_t)type);
     put_u32(header + 8, (uint32_t)json_bytes);
     put_u32(header + 12, (uint32_t)blob_bytes);
-    int rc = write_all(fd, header, sizeof header, err);
-    if (rc == GB_OK) rc = write_all(fd, json, json_bytes, err);
-    if (rc == GB_OK && blob_bytes) rc = write_all(fd, blob, blob_bytes, err);
+    int rc = gb_proto_write_all(fd, header, sizeof header, err);
+    if (rc == GB_OK) rc = gb_proto_write_all(fd, json, json_bytes, err);
+    if (rc == GB_OK && blob_bytes) rc = gb_proto_write_all(fd, blob, blob_bytes, err);
     return rc;
 }
 
@@ -129,8 +129,7 @@ int gb_proto_send(int fd, gb_msg_type type, const void *payload, const void *blo
     return rc;
 }
 
-/* Waits until fd is readable, the deadline passes or an interrupt is asked for. */
-static int wait_readable(int fd, double deadline_ms, gb_err *err)
+int gb_proto_wait_readable(int fd, double deadline_ms, gb_err *err)
 {
     for (;;) {
         if (gb_interrupted()) return gb_err_set(err, GB_EINTR, "interrupted");
@@ -147,7 +146,7 @@ static int read_exact(int fd, void *bytes, size_t n, double deadline_ms, gb_err 
 {
     uint8_t *p = bytes;
     while (n > 0) {
-        int rc = wait_readable(fd, deadline_ms, err);
+        int rc = gb_proto_wait_readable(fd, deadline_ms, err);
         if (rc) return rc;
         ssize_t got = read(fd, p, n);
         if (got < 0 && errno == EINTR) continue;

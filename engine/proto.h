@@ -225,6 +225,13 @@ int gb_proto_send_json(int fd, gb_msg_type type, const json_t *json, const void 
  * GB_ECLOSED at end of file, GB_EPROTO for a malformed message. */
 int gb_proto_recv(int fd, double deadline_ms, gb_msg *out, gb_err *err);
 
+/* The two halves of the transport, for other line protocols over a socket or pipe
+ * (engine/collective.c). write_all: all n bytes, EINTR retried, a reader that is
+ * gone is GB_ECLOSED (no SIGPIPE). wait_readable: until fd is readable, GB_ETIMEOUT
+ * past deadline_ms (gb_now_ms; < 0: none), GB_EINTR once an interrupt is asked for. */
+int gb_proto_write_all(int fd, const void *bytes, size_t n, gb_err *err);
+int gb_proto_wait_readable(int fd, double deadline_ms, gb_err *err);
+
 /* Reads msg's payload into out, the struct of its type (zeroed first; free it with
  * gb_proto_free). GB_EPROTO "malformed TYPE message: FIELD: expected ..." for a
  * payload that does not read, GB_ENOMEM. */

@@ -24,33 +24,7 @@ return function(gb, p)
   local FIELDS = { sizes = true, dtypes = true, gpus = true, timeout = true, setup_timeout = true,
                    nvls = true, measure = true }
 
-  local function member(list, x)
-    for _, y in ipairs(list) do if y == x then return true end end
-    return false
-  end
-
-  local function is_list(t)
-    if type(t) ~= "table" then return false end
-    local n = 0
-    for _ in pairs(t) do n = n + 1 end
-    return n == #t
-  end
-
-  local function did_you_mean(name, names)
-    local best, best_d
-    table.sort(names)
-    for _, k in ipairs(names) do
-      local d = p.distance(name, k)
-      if not best_d or d < best_d then best, best_d = k, d end
-    end
-    return best_d and best_d <= 2 and string.format(" (did you mean '%s'?)", best) or ""
-  end
-
-  local function field_names()
-    local names = {}
-    for k in pairs(FIELDS) do names[#names + 1] = k end
-    return names
-  end
+  local member, is_list = p.member, p.is_list
 
   -- A non-empty list whose items pass ok, each at most once.
   local function check_list(field, v, ok, expected)
@@ -80,7 +54,7 @@ return function(gb, p)
     for k in pairs(spec) do
       if type(k) ~= "string" or not FIELDS[k] then
         fail("gb.collective: unknown option '%s'%s", tostring(k),
-             type(k) == "string" and did_you_mean(k, field_names()) or "")
+             type(k) == "string" and p.suggest(k, FIELDS) or "")
       end
     end
     if spec.sizes ~= nil then check_list("sizes", spec.sizes, positive_integer, "a positive integer (bytes)") end

@@ -23,22 +23,7 @@ return function(gb, p)
   local COMPUTES = { "fp32", "tf32", "fp16" }
   local MAX_ARGS = 32
 
-  local function member(list, x)
-    for _, y in ipairs(list) do if y == x then return true end end
-    return false
-  end
-
-  local function did_you_mean(name)
-    local best, best_d
-    local names = {}
-    for k in pairs(FIELDS) do names[#names + 1] = k end
-    table.sort(names)
-    for _, k in ipairs(names) do
-      local d = p.distance(name, k)
-      if not best_d or d < best_d then best, best_d = k, d end
-    end
-    return best_d and best_d <= 2 and string.format(" (did you mean '%s'?)", best) or ""
-  end
+  local member = p.member
 
   local function check_position(spec, field, required)
     local v = spec[field]
@@ -73,7 +58,7 @@ return function(gb, p)
   local function check_fields(spec)
     for k in pairs(spec) do
       if type(k) ~= "string" or not FIELDS[k] then
-        fail("gb.cublas.gemm: unknown field '%s'%s", tostring(k), type(k) == "string" and did_you_mean(k) or "")
+        fail("gb.cublas.gemm: unknown field '%s'%s", tostring(k), type(k) == "string" and p.suggest(k, FIELDS) or "")
       end
     end
     for _, f in ipairs { "a", "b", "c" } do check_position(spec, f, true) end

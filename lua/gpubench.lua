@@ -413,9 +413,11 @@ local function distance(a, b)
   return prev[#b]
 end
 
-local function suggest(name)
+-- " (did you mean 'x'?)" for the nearest of a set's keys (the kernel's fields by
+-- default), or "".
+local function suggest(name, fields)
   local best, best_d
-  for _, k in ipairs(sorted_keys(KERNEL_FIELDS)) do
+  for _, k in ipairs(sorted_keys(fields or KERNEL_FIELDS)) do
     local d = distance(name, k)
     if not best_d or d < best_d then best, best_d = k, d end
   end
@@ -748,10 +750,11 @@ end
 
 -- gb.cublas: cuBLAS calls that serve as a kernel's reference (lua/cublas.lua).
 require("gpubench.cublas")(gb, { fail = fail, describe = describe, where = where,
-                                 distance = distance, Kernel = Kernel, core = core })
+                                 suggest = suggest, member = member, Kernel = Kernel, core = core })
 -- gb.collective: NCCL collectives timed across GPUs (lua/collective.lua).
 require("gpubench.collective")(gb, { fail = fail, describe = describe, where = where,
-                                     distance = distance, check_measure = check_measure })
+                                     suggest = suggest, member = member, is_list = is_list,
+                                     check_measure = check_measure })
 
 gb._Kernel, gb._Tensor, gb._Scalar, gb._TensorMap = Kernel, Tensor, Scalar, TensorMap
 gb.dtypes = DTYPES
