@@ -15,14 +15,21 @@
 -- C[b] = op(A[b]) * op(B[b]) for each matrix b of the batch, row-major, with
 -- op(A) M x K and op(B) K x N. The layout names op(A) and op(B): N, as stored
 -- (A [M, K], B [K, N]); T, transposed (A stored [K, M], B stored [N, K]). NT,
--- the default, has both operands K-major: the only layout wgmma reads fp8 and
--- tf32 in (as cuBLAS's fp8 GEMM on Hopper), and the fastest. Types:
+-- the default, has both operands K-major, and is the fastest. wgmma reads fp8
+-- and tf32 K-major only: in the other layouts the kernel transposes their
+-- MN-major operands in shared memory. Types:
 --   bf16, f16   A, B and C of that type
 --   e4m3        fp8 e4m3 A and B, bf16 C
 --   e5m2        fp8 e5m2 A (gradients), e4m3 B (weights), bf16 C
+--   e5m2_e5m2   fp8 e5m2 A and B, bf16 C
 --   tf32        f32 A, B and C, multiplied as tf32
 -- M and N may be anything; a stored row (K, or M or N for a transposed
 -- operand) must be a multiple of 16 bytes (TMA's rule).
+--
+-- cuBLASLt is the reference and the baseline wherever it has the GEMM. It has
+-- no fp8 GEMM with an MN-major operand and no e5m2 x e5m2 one: those are
+-- checked against templates/gemm_tc_ref.cuh (sums in double), with no
+-- baseline.
 
 local gb = require "gpubench"
 
@@ -37,6 +44,9 @@ local TYPES = {
            bytes = 1, c_bytes = 2, math = "fp8", compute = "fp32" },
   e5m2 = { a = "fp8_e5m2", b = "fp8_e4m3", c = "bf16", cxx = { "__nv_fp8_e5m2", "__nv_fp8_e4m3", "__nv_bfloat16" },
            bytes = 1, c_bytes = 2, math = "fp8", compute = "fp32" },
+  e5m2_e5m2 = { a = "fp8_e5m2", b = "fp8_e5m2", c = "bf16",
+                cxx = { "__nv_fp8_e5m2", "__nv_fp8_e5m2", "__nv_bfloat16" },
+                bytes = 1, c_bytes = 2, math = "fp8", compute = "fp32" },
   tf32 = { a = "f32", b = "f32", c = "f32", cxx = { "float", "float", "float" },
            bytes = 4, c_bytes = 4, math = "tf32", compute = "tf32" },
 }
@@ -51,7 +61,7 @@ local LLM = {
 }
 
 local function word_error(word)
-  error("a script argument is a type (bf16, f16, e4m3, e5m2, tf32), a layout (NN, NT, TN, TT, layouts), " ..
+  error("a script argument is a type (bf16, f16, e4m3, e5m2, e5m2_e5m2, tf32), a layout (NN, NT, TN, TT, layouts), " ..
         "llm, squares, batch=B[,B...], PARAM=value or a shape (N or MxNxK), got '" .. word .. "'", 0)
 end
 
@@ -104,13 +114,16 @@ end
 local function rows(c) return c.PINGPONG == 1 and c.BM or c.BM // c.CONSUMERS end
 
 -- Shared memory: STAGES slices of A and B (128 bytes deep whatever the type),
--- with STORE each consumer's rows of C (1/STORE of the columns at a time)
--- staged for TMA stores, 1 KiB to align them, two barriers a stage and one a
--- consumer.
-local function smem_of(c_bytes)
+-- two raw slices of each operand the kernel transposes (xa, xb), with STORE
+-- each consumer's rows of C (1/STORE of the columns at a time) staged for TMA
+-- stores, 1 KiB to align them, two barriers a stage, one a consumer and one a
+-- raw slice.
+local function smem_of(c_bytes, xa, xb)
   return function(c)
     local staged = c.STORE > 0 and c.CONSUMERS * rows(c) * c.BN // c.STORE * c_bytes or 0
-    return c.STAGES * (c.BM + c.BN) * 128 + staged + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS
+    local raw = 2 * ((xa and c.BM or 0) + (xb and c.BN or 0)) * 128
+    return c.STAGES * (c.BM + c.BN) * 128 + raw + staged + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS
+           + (raw > 0 and 16 or 0)
   end
 end
 
@@ -132,18 +145,43 @@ local function params()
   return p
 end
 
--- The kernel for one type and layout.
+-- Where cuBLASLt has no GEMM (fp8 with an MN-major operand, e5m2 x e5m2), the
+-- reference is templates/gemm_tc_ref.cuh, which takes the kernel's arguments.
+local function reference(t, a_mn, b_mn)
+  local cublas = t.bytes ~= 1 or (a_mn == 0 and b_mn == 0 and t.b == "fp8_e4m3")
+  if cublas then
+    return gb.cublas.gemm {
+      a = 1, b = 2, c = 3, m = "M", n = "N", k = "K", batch = "batch",
+      dtype = t.a, dtype_b = t.b, out = t.c, compute = t.compute,
+      trans_a = a_mn == 1, trans_b = b_mn == 0,
+    }, true
+  end
+  return gb.kernel {
+    name   = "gemm_tc_ref",
+    source = gb.template "gemm_tc_ref.cuh",
+    entry  = string.format("gemm_tc_ref<%d,%d>", a_mn, b_mn),
+    defines = function() return { GEMM_T = t.cxx[1], GEMM_TB = t.cxx[2], GEMM_OUT = t.cxx[3] } end,
+    grid   = function(_, s) return { gb.cdiv(s.N, 16), gb.cdiv(s.M, 16), s.batch } end,
+    block  = { 16, 16 },
+  }, false
+end
+
+-- The kernel for one type and layout, and whether cuBLAS is its reference.
 local function kernel(dtype, layout)
   local t, mn = TYPES[dtype], LAYOUTS[layout]
   local a_mn, b_mn = mn[1], mn[2]
-  if (a_mn == 1 or b_mn == 1) and t.bytes ~= 2 then
-    error(dtype .. " runs in layout NT only: wgmma reads fp8 and tf32 operands K-major", 0)
-  end
+  -- fp8 and tf32 MN-major operands are transposed in shared memory, from
+  -- unswizzled raw slices
+  local xa, xb = a_mn == 1 and t.bytes ~= 2, b_mn == 1 and t.bytes ~= 2
   local bk = 128 // t.bytes -- one 128-byte swizzle span
   local function a_dims(s) return a_mn == 1 and { s.batch, s.K, s.M } or { s.batch, s.M, s.K } end
   local function b_dims(s) return b_mn == 1 and { s.batch, s.K, s.N } or { s.batch, s.N, s.K } end
-  local function box(is_mn) return is_mn == 1 and { 1, bk, 64 } or { 1, 64, bk } end
-  local smem = smem_of(t.c_bytes)
+  local function map(tensor, is_mn, raw)
+    return gb.tensormap { tensor = tensor, box = is_mn == 1 and { 1, bk, 64 } or { 1, 64, bk },
+                          swizzle = raw and "none" or "128B", l2_promotion = "256B" }
+  end
+  local smem = smem_of(t.c_bytes, xa, xb)
+  local ref, is_cublas = reference(t, a_mn, b_mn)
   -- C's map, for STORE's TMA stores: boxes of 64 rows of 128 bytes; TMA needs
   -- rows of 16-byte multiples, and for other N the kernel stores from registers
   -- and gets a stand-in (16 bytes of C)
@@ -170,14 +208,16 @@ local function kernel(dtype, layout)
       function(c) return smem(c) <= 227 * 1024 end,
       -- STORE 2's halves are whole boxes of C (128 bytes of columns)
       function(c) return c.STORE < 2 or c.BN // 2 * t.c_bytes % 128 == 0 end,
+      -- each block transposes its own slices: no multicast
+      function(c) return c.CLUSTER == 1 or not (xa or xb) end,
     },
     defines = function() return { GEMM_T = t.cxx[1], GEMM_TB = t.cxx[2], GEMM_OUT = t.cxx[3] } end,
     args = function(s) return {
       gb.tensor(t.a, a_dims(s), "randn"),                            -- 1: A
       gb.tensor(t.b, b_dims(s), "randn"),                            -- 2: B
       gb.tensor(t.c, { s.batch, s.M, s.N }, "output"),               -- 3: C
-      gb.tensormap { tensor = 1, box = box(a_mn), swizzle = "128B", l2_promotion = "256B" },
-      gb.tensormap { tensor = 2, box = box(b_mn), swizzle = "128B", l2_promotion = "256B" },
+      map(1, a_mn, xa),
+      map(2, b_mn, xb),
       c_map(s),
       gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.i32(s.batch), gb.f32(1), gb.f32(0),
     } end,
@@ -192,20 +232,17 @@ local function kernel(dtype, layout)
     smem  = smem,
     -- a spill or a serialised wgmma costs far more than any parameter gains
     reject = { "spills", "serialized_wgmma" },
-    reference = gb.cublas.gemm {
-      a = 1, b = 2, c = 3, m = "M", n = "N", k = "K", batch = "batch",
-      dtype = t.a, dtype_b = t.b, out = t.c, compute = t.compute,
-      trans_a = a_mn == 1, trans_b = b_mn == 0,
-    },
+    reference = ref,
     -- both sum K products in fp32 and round to C's type: judged as a whole
     check = { outputs = { 3 }, norm = true, rtol = 1e-2, atol = 0 },
     flops = function(s) return 2 * s.M * s.N * s.K * s.batch end,
     math  = t.math,
-  }
+  }, is_cublas
 end
 
 for _, dtype in ipairs(run.types) do
   for _, layout in ipairs(run.layouts) do
-    gb.tune(kernel(dtype, layout), { shapes = batched(run.shapes, run.batches), baseline = "reference" })
+    local k, is_cublas = kernel(dtype, layout)
+    gb.tune(k, { shapes = batched(run.shapes, run.batches), baseline = is_cublas and "reference" or nil })
   end
 end

@@ -4,8 +4,11 @@
 //
 // with op(A) of M x K, op(B) of K x N and C row-major [M, N]. Each operand is
 // K-major (A stored [M, K], B stored [N, K]: BLAS's "TN" in column-major terms)
-// or, for the 16-bit types, MN-major (A stored [K, M], B stored [K, N]), which
-// wgmma reads transposed from shared memory: A_MN and B_MN.
+// or MN-major (A stored [K, M], B stored [K, N]): A_MN and B_MN. wgmma reads a
+// 16-bit MN-major operand transposed from shared memory itself; an fp8 or tf32
+// one (wgmma reads those K-major only) is loaded as stored into a ring of two
+// raw buffers, and three spare warps of the producer warpgroup transpose each
+// slice into the stage (smem_transpose.cuh).
 //
 // Types (compile-time defines): GEMM_T, A's element type; GEMM_TB, B's (GEMM_T
 // unless set); GEMM_OUT, C's (GEMM_T unless set). The pairs wgmma takes:
@@ -24,9 +27,12 @@
 //     BM / CONSUMERS rows of the tile and issue wgmma.mma_async from those
 //     buffers into registers. The producer gives up registers (setmaxnreg) so the
 //     consumers can hold BN/2 accumulators per m64 row block;
-//   - per stage, two mbarriers: `full` (the loads landed: TMA's byte count) and
+//   - per stage, two mbarriers: `full` (the loads landed: TMA's byte count, and
+//     with a transposed operand the transposing warps' arrival) and
 //     `empty` (every consumer's wgmmas that read it completed), so the producer
-//     runs STAGES slices ahead;
+//     runs STAGES slices ahead; a transposed operand's raw buffers have a
+//     `raw_full` barrier each, and one of the transposing threads loads them,
+//     two slices ahead, as the warps finish with each;
 //   - a consumer keeps one group of wgmmas in flight: it releases a stage once the
 //     next stage's wgmmas were issued and the previous group completed;
 //   - PINGPONG 0: the consumers share each tile (BM/CONSUMERS rows each) and
@@ -44,6 +50,7 @@
 //     B is read from L2 once per pair. A stage is free only when both blocks'
 //     consumers are done with it, so they arrive on each other's `empty`
 //     barriers. The grid must be launched with cluster dimensions (CLUSTER, 1, 1).
+//     Not with a transposed operand.
 //
 // A slice is 128 bytes deep in K (BK = 128 / sizeof(element): 64 16-bit, 128
 // fp8, 32 fp32 elements), one swizzle span, read by wgmmas of 32 bytes of K each.
@@ -56,8 +63,9 @@
 //
 // Arguments: A, B, C (pointers; A and B are read through their tensormaps),
 // the tensormaps of A and B (3-D: the batch outermost; boxes of 1 x 64 x BK for
-// a K-major operand, 1 x BK x 64 for an MN-major one, 128B-swizzled: a stage is
-// BM/64 and BN/64 such loads, so the maps do not depend on the tile), C's
+// a K-major operand, 1 x BK x 64 for an MN-major one, 128B-swizzled, except a
+// transposed operand's, which is unswizzled: a stage is BM/64 and BN/64 such
+// loads, so the maps do not depend on the tile), C's
 // (boxes of 1 x 64 x 128 / sizeof(GEMM_OUT), 128B-swizzled; used only with
 // STORE 1 and rows of C a multiple of 16 bytes), M, N, K, the batch, alpha,
 // beta.
@@ -68,6 +76,7 @@
 #include <cuda_fp8.h>
 
 #include "gemm_epilogue.cuh"
+#include "smem_transpose.cuh"
 #include "tile_order.cuh"
 #include "tma.cuh"
 #include "wgmma_ops.cuh"
@@ -260,25 +269,26 @@ __device__ __forceinline__ void store_part(const float (&d)[MT][BN / 2], unsigne
     }
 }
 
-// Loads stage s's slice k of tile (b, m0, n0): A's BM/64 boxes into this block;
-// B's BN/64 boxes shared by the CLUSTER blocks of a cluster (which take
-// neighbouring row tiles of one column), each block loading every CLUSTER-th box
-// into all of them.
-template <int BM, int BN, int BK, int A_MN, int B_MN, int CLUSTER, class TA, class TB>
+// Loads slice k of tile (b, m0, n0), completing on bar: with LOAD_A, A's BM/64
+// boxes into sa; with LOAD_B, B's BN/64 boxes into sb, shared by the CLUSTER
+// blocks of a cluster (which take neighbouring row tiles of one column), each
+// block loading every CLUSTER-th box into all of them.
+template <int BM, int BN, int BK, int A_MN, int B_MN, int CLUSTER, bool LOAD_A, bool LOAD_B,
+          class TA, class TB>
 __device__ __forceinline__ void load_slice(const gb_tensormap *ma, const gb_tensormap *mb, TA *sa,
-                                           TB *sb, unsigned long long *full, int k, int b, int m0,
+                                           TB *sb, unsigned long long *bar, int k, int b, int m0,
                                            int n0, unsigned rank)
 {
 #pragma unroll
-    for (int r = 0; r < BM / 64; r++)
-        load_box<A_MN, BK>(ma, sa + r * 64 * BK, full, m0 + r * 64, k, b);
+    for (int r = 0; LOAD_A && r < BM / 64; r++)
+        load_box<A_MN, BK>(ma, sa + r * 64 * BK, bar, m0 + r * 64, k, b);
 #pragma unroll
-    for (int r = 0; r < BN / 64; r++) {
+    for (int r = 0; LOAD_B && r < BN / 64; r++) {
         TB *dst = sb + r * 64 * BK;
         if (CLUSTER == 1)
-            load_box<B_MN, BK>(mb, dst, full, n0 + r * 64, k, b);
+            load_box<B_MN, BK>(mb, dst, bar, n0 + r * 64, k, b);
         else if (r % CLUSTER == (int)rank)
-            tma::load_multicast(mb, dst, full, B_MN ? n0 + r * 64 : k * BK,
+            tma::load_multicast(mb, dst, bar, B_MN ? n0 + r * 64 : k * BK,
                                 B_MN ? k * BK : n0 + r * 64, b, (1u << CLUSTER) - 1);
     }
 }
@@ -313,12 +323,21 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     constexpr int WM = PINGPONG ? BM : BM / CONSUMERS; // rows of a tile per consumer
     constexpr int MT = WM / 64;                        // its m64 row blocks
     constexpr int STEPS = 128 / 32;                    // wgmmas of 32 bytes of K per slice
+    // an fp8 or tf32 MN-major operand is transposed in shared memory (XA, XB),
+    // through RAW buffers of its slices as stored; wgmma then reads it K-major
+    constexpr int XA = A_MN && sizeof(TA) != 2, XB = B_MN && sizeof(TB) != 2;
+    constexpr int RAW = 2, XPOSE = XA || XB; // raw slices in flight (2 to 4 measured alike)
+    constexpr int RAW_A = XA ? BM * 128 : 0, RAW_B = XB ? BN * 128 : 0; // bytes a raw slice
+    constexpr int DIRECT = (XA ? 0 : BM * 128) + (XB ? 0 : BN * 128); // TMA's bytes a stage
+    constexpr int KA_MN = A_MN && !XA, KB_MN = B_MN && !XB; // as wgmma reads them
+    constexpr int XPOSE_BARRIER = 1 + CONSUMERS; // named barriers 1..CONSUMERS: the consumers'
     static_assert(sizeof(TA) == sizeof(TB), "wgmma's operands are of one width");
     static_assert(BK * sizeof(TA) == 128, "a slice is one 128-byte swizzle span deep");
     static_assert(WM % 64 == 0, "each consumer owns whole m64 row blocks");
     static_assert(BN % 64 == 0 && BN <= 256, "B's slice is whole 64-row boxes, wgmma's N <= 256");
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 blocks");
     static_assert(STORE >= 0 && STORE <= 2, "STORE: 0 registers, 1 TMA, 2 TMA in halves");
+    static_assert(!XPOSE || CLUSTER == 1, "a transposed operand is not multicast");
 
     extern __shared__ unsigned char smem_raw[];
     // 128-byte swizzled tiles must start on 1024-byte boundaries
@@ -327,22 +346,26 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     // STORE: each consumer's tile rows of C, staged for TMA stores (a 1/STORE
     // share of the columns at a time)
     constexpr int STAGED = STORE ? WM * BN / STORE * (int)sizeof(TC) : 0; // bytes per consumer
-    unsigned char *staging = reinterpret_cast<unsigned char *>(sb + STAGES * BN * BK);
+    unsigned char *raw = reinterpret_cast<unsigned char *>(sb + STAGES * BN * BK);
+    unsigned char *staging = raw + RAW * (RAW_A + RAW_B);
     unsigned long long *full =
         reinterpret_cast<unsigned long long *>(staging + CONSUMERS * STAGED);
     unsigned long long *empty = full + STAGES;
     unsigned long long *turn = empty + STAGES; // ping-pong: consumer c may start a tile
+    unsigned long long *raw_full = turn + CONSUMERS; // a transposed operand's raw slice landed
 
     int wg_index = threadIdx.x / 128, tid = threadIdx.x % 128;
     if (threadIdx.x == 0) {
         tma::prefetch(&ma);
         tma::prefetch(&mb);
         for (int s = 0; s < STAGES; s++) {
-            tma::init(&full[s], 1);
+            tma::init(&full[s], (DIRECT > 0) + XPOSE);
             tma::init(&empty[s], (PINGPONG ? 1 : CONSUMERS) * CLUSTER);
         }
         for (int c = 0; c < CONSUMERS; c++)
             tma::init(&turn[c], 1);
+        for (int r = 0; XPOSE && r < RAW; r++)
+            tma::init(&raw_full[r], 1);
         tma::fence_init();
     }
     // a block's barriers must be ready before the other's loads and arrivals reach them
@@ -359,9 +382,56 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     int unit_rows = (tiles_m + CLUSTER - 1) / CLUSTER;
     int work = batch * unit_rows * tiles_n, slices = (K + BK - 1) / BK;
 
+    // With a transposed operand the producer warpgroup needs registers for the
+    // transposing warps (56 a thread), and the consumers give up 8 for them. The
+    // block starts with 168 a thread (the launch bounds'), and a consumer's
+    // setmaxnreg.inc waits until the producer's .dec has freed what it takes:
+    // 40 + 2 * 232 and 56 + 2 * 224 fit, 64 + 2 * 224 would hang.
+    constexpr int PRODUCER_REGS = XPOSE ? 56 : 40, CONSUMER_REGS = XPOSE ? 224 : 232;
     if (wg_index == 0) { // the producer
-        wg::shrink_registers<40>();
-        if (tid != 0) return;
+        wg::shrink_registers<PRODUCER_REGS>();
+        if (XPOSE && tid >= 32) { // warps 1-3 transpose, in the producer's order of slices
+            const int x = tid - 32;
+            // The block's slice j (tile j / slices of its own, slice j % slices)
+            // as stored, into raw buffer j % RAW; one thread loads, RAW ahead.
+            auto load_raw = [&](int j) {
+                int t = unit0 + j / slices * units, b, m0, n0;
+                if (t >= work) return;
+                wg::tile_origin<BM, BN, GROUP, RASTER>(t, unit_rows, tiles_n, b, m0, n0);
+                unsigned long long *bar = &raw_full[j % RAW];
+                unsigned char *in = raw + j % RAW * (RAW_A + RAW_B);
+                tma::expect_bytes(bar, RAW_A + RAW_B);
+                wg::load_slice<BM, BN, BK, A_MN, B_MN, CLUSTER, XA, XB>(
+                    &ma, &mb, reinterpret_cast<TA *>(in), reinterpret_cast<TB *>(in + RAW_A), bar,
+                    j % slices, b, m0, n0, rank);
+            };
+            for (int j = 0; x == 0 && j < RAW; j++)
+                load_raw(j);
+            for (int it = 0, t = unit0; t < work; t += units)
+                for (int k = 0; k < slices; k++, it++) {
+                    int s = it % STAGES, r = it % RAW;
+                    tma::wait(&raw_full[r], (it / RAW) & 1);
+                    tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+                    unsigned char *in = raw + r * (RAW_A + RAW_B);
+                    if constexpr (XA)
+                        xpose::boxes<TA, BM / 64>(
+                            in, reinterpret_cast<unsigned char *>(sa + s * BM * BK), x);
+                    if constexpr (XB)
+                        xpose::boxes<TB, BN / 64>(
+                            in + RAW_A, reinterpret_cast<unsigned char *>(sb + s * BN * BK), x);
+                    tma::fence_shared_for_tma(); // wgmma reads the stage through the async proxy
+                    // all three warps are done: the stage is ready, the raw buffer free
+                    asm volatile("bar.sync %0, %1;" ::"r"(XPOSE_BARRIER), "n"(xpose::THREADS)
+                                 : "memory");
+                    if (x == 0) {
+                        tma::arrive(&full[s]);
+                        load_raw(it + RAW);
+                    }
+                }
+            return;
+        }
+        // One thread loads the operands wgmma reads as loaded, into the stages.
+        if (tid != 0 || DIRECT == 0) return;
         int it = 0;
         for (int t = unit0; t < work; t += units) {
             int b, m0, n0;
@@ -370,10 +440,9 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
             for (int k = 0; k < slices; k++, it++) {
                 int s = it % STAGES;
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
-                tma::expect_bytes(&full[s], (BM + BN) * BK * sizeof(TA));
-                wg::load_slice<BM, BN, BK, A_MN, B_MN, CLUSTER>(&ma, &mb, sa + s * BM * BK,
-                                                                 sb + s * BN * BK, &full[s], k, b,
-                                                                 m0, n0, rank);
+                tma::expect_bytes(&full[s], DIRECT);
+                wg::load_slice<BM, BN, BK, A_MN, B_MN, CLUSTER, !XA, !XB>(
+                    &ma, &mb, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, b, m0, n0, rank);
             }
         }
         // In a cluster, the other block's consumers still arrive on this block's
@@ -383,7 +452,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         return;
     }
 
-    wg::grow_registers<232>();
+    wg::grow_registers<CONSUMER_REGS>();
     int consumer = wg_index - 1;
     float d[MT][BN / 2];
     // Cooperative: every consumer takes a share of rows of every tile. Ping-pong:
@@ -414,8 +483,9 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
             for (int kk = 0; kk < STEPS; kk++)
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
-                    mma<A_MN, B_MN>(Shape{}, d[mt], wg::desc<TA, A_MN, BK>(a + mt * 64 * BK, kk),
-                                    wg::desc<TB, B_MN, BK>(bs, kk), k > 0 || kk > 0);
+                    mma<KA_MN, KB_MN>(Shape{}, d[mt],
+                                      wg::desc<TA, KA_MN, BK>(a + mt * 64 * BK, kk),
+                                      wg::desc<TB, KB_MN, BK>(bs, kk), k > 0 || kk > 0);
             wg::commit();
             wg::wait<1>(); // the previous slice's group is done: its stage is free
             if (k > 0 && tid == 0) wg::release<CLUSTER>(&empty[(it - 1) % STAGES]);

@@ -1,11 +1,12 @@
 /* The Hopper tensor-core GEMM without a GPU: examples/gemm_tc.lua compiles its
  * whole valid space for sm_90a in bf16 (and a part of it in f16, fp8 e4m3,
- * tf32, e5m2 x e4m3 and the transposed layouts), and the PTX
- * of a variant holds what the template is built from (TMA loads on mbarriers,
- * wgmma of each type, transposed operands, register hand-over, multicast in a
- * cluster, TMA stores); where the toolkit has cuobjdump (a GPU machine's), the
- * SASS holds HGMMA. Correctness and the default tune on a GPU are
- * scripts/gpu-validate.sh's. */
+ * tf32, e5m2 x e4m3, e5m2 x e5m2 and the transposed layouts of each, with the
+ * double-precision reference where cuBLASLt has no GEMM), and the PTX of a
+ * variant holds what the template is built from (TMA loads on mbarriers, wgmma
+ * of each type, transposed operands, the shared-memory transpose of fp8 and
+ * tf32 ones, register hand-over, multicast in a cluster, TMA stores); where the
+ * toolkit has cuobjdump (a GPU machine's), the SASS holds HGMMA. Correctness
+ * and the default tune on a GPU are scripts/gpu-validate.sh's. */
 #include "engine/nvrtc.h"
 #include "suite_fixture.h"
 #include "template_compile.h"
@@ -71,6 +72,34 @@ static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
     static const char *const layouts[] = {"NN", "TN", "TT"};
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
         expect_compiled(*state, "  44 compiled", layouts[i], "BN=128", "STAGES=4", "GROUP=8");
+}
+
+/* fp8 and tf32 in the layouts whose operands the kernel transposes in shared
+ * memory (no clusters there), and e5m2 x e5m2; the counts include the
+ * reference, compiled from gemm_tc_ref.cuh where cuBLASLt has no such GEMM
+ * (fp8 with an MN-major operand, e5m2 x e5m2). */
+static void test_fp8_and_tf32_in_the_transposed_layouts_compile(void **state)
+{
+    suite_fixture *f = *state;
+    char script[4096];
+    script_path(script, sizeof script);
+    static const struct {
+        const char *type, *layout, *compiled;
+    } runs[] = {
+        {"e4m3", "NN", "  11 compiled"},
+        {"tf32", "TN", "  5 compiled"},
+        {"e5m2_e5m2", "TT", "  10 compiled"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        suite_tune(f, script, "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache",
+                   f->cache, "--", runs[i].type, runs[i].layout, "4096", "BN=128", "STAGES=4",
+                   "GROUP=8", "RASTER=0", (char *)NULL);
+        if (f->status != 0) fprintf(stderr, "%s\n%s\n", f->out, f->err);
+        assert_int_equal(f->status, 0);
+        if (!strstr(f->out, runs[i].compiled) || !strstr(f->out, " 0 failed"))
+            fail_msg("%s %s: expected %s and none failed:\n%s", runs[i].type, runs[i].layout,
+                     runs[i].compiled, f->out);
+    }
 }
 
 static void expect_in_ptx(const char *name_expr, const char *defines[3], const char *const *needles,
@@ -140,6 +169,24 @@ static void test_each_type_and_layout_takes_its_own_wgmma(void **state)
     EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,1,1,0,0>", bf16, "p, 1, 1, 0, 1;");
 }
 
+/* An fp8 or tf32 MN-major operand is transposed in shared memory by the
+ * producer warpgroup's spare warps (byte permutes for fp8, shared loads and
+ * stores, a named barrier, the proxy fence before wgmma reads it), which keep
+ * 56 registers; wgmma then reads it K-major, without transpose bits. */
+static void test_fp8_and_tf32_transposed_operands_go_through_shared_memory(void **state)
+{
+    (void)state;
+    const char *e4m3[3] = {"-DGEMM_T=__nv_fp8_e4m3", "-DGEMM_OUT=__nv_bfloat16"};
+    EXPECT_IN_PTX("gemm_wgmma<128,128,128,4,2,8,0,0,1,1,0,0>", e4m3,
+                  "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "prmt.b32",
+                  "ld.shared.b32", "st.shared.v2.b32", "bar.sync", "fence.proxy.async.shared::cta",
+                  "setmaxnreg.dec.sync.aligned.u32 56", "setmaxnreg.inc.sync.aligned.u32 224");
+    const char *tf32[3] = {"-DGEMM_T=float"};
+    EXPECT_IN_PTX("gemm_wgmma<128,128,32,4,2,8,0,1,1,1,0,0>", tf32,
+                  "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "ld.shared.b32",
+                  "st.shared.v4.b32", "fence.proxy.async.shared::cta");
+}
+
 /* The toolkit's cuobjdump: beside the include folder NVRTC is given
  * (include/ or targets/<arch>/include/), else on PATH. */
 static bool find_cuobjdump(char *out, size_t n)
@@ -190,8 +237,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_configuration_compiles_in_each_type),
         cmocka_unit_test(test_mixed_fp8_and_the_transposed_layouts_compile),
+        cmocka_unit_test(test_fp8_and_tf32_in_the_transposed_layouts_compile),
         cmocka_unit_test(test_the_ptx_holds_wgmma_tma_and_register_hand_over),
         cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
+        cmocka_unit_test(test_fp8_and_tf32_transposed_operands_go_through_shared_memory),
         cmocka_unit_test(test_the_sass_holds_hgmma),
     };
     return cmocka_run_group_tests(tests, setup, suite_teardown);
