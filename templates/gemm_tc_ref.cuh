@@ -17,17 +17,8 @@
 #include <cuda_fp8.h>
 
 #include "gemm_epilogue.cuh"
+#include "gemm_types.cuh"
 #include "tma.cuh"
-
-#ifndef GEMM_T
-#error "gemm_tc_ref: compile with -DGEMM_T=<A's element type>"
-#endif
-#ifndef GEMM_TB
-#define GEMM_TB GEMM_T
-#endif
-#ifndef GEMM_OUT
-#define GEMM_OUT GEMM_T
-#endif
 
 template <int A_MN, int B_MN>
 __global__ void __launch_bounds__(256)

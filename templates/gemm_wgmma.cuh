@@ -76,20 +76,11 @@
 #include <cuda_fp8.h>
 
 #include "gemm_epilogue.cuh"
+#include "gemm_types.cuh"
 #include "smem_transpose.cuh"
 #include "tile_order.cuh"
 #include "tma.cuh"
 #include "wgmma_ops.cuh"
-
-#ifndef GEMM_T
-#error "gemm_wgmma: compile with -DGEMM_T=<A's element type> (see the comment above)"
-#endif
-#ifndef GEMM_TB
-#define GEMM_TB GEMM_T
-#endif
-#ifndef GEMM_OUT
-#define GEMM_OUT GEMM_T
-#endif
 
 namespace wg {
 
