@@ -5,27 +5,21 @@
 #include "engine/dlib.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 gb_lt_api gb_lt;
-
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static gb_err load_err;
-static bool loaded;
-static const char *loaded_path;
 
 /* Newest first: a CUDA 13 toolkit's, then a CUDA 12 one's, then whatever the
  * unversioned development link points at. */
 static const char *const SONAMES[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
 #define N_SONAMES (sizeof SONAMES / sizeof *SONAMES)
 
-static int resolve_all(void *lib, const char *path)
+static int resolve_all(void *lib, const char *path, gb_err *err)
 {
 #define GB_LT_LOAD(name)                                                                           \
     if (!(*(void **)&gb_lt.name = dlsym(lib, #name)))                                              \
-        return gb_err_set(&load_err, GB_ENODRIVER,                                                 \
+        return gb_err_set(err, GB_ENODRIVER,                                                       \
                           "%s has no %s: it is too old for gpubench (install cuBLAS from CUDA "    \
                           "12.0 or newer)",                                                        \
                           path, #name);
@@ -34,33 +28,24 @@ static int resolve_all(void *lib, const char *path)
     return GB_OK;
 }
 
-static void load(void)
-{
-    static const gb_dlib_spec spec = {
-        .env_var = "GPUBENCH_CUBLASLT",
-        .sonames = SONAMES,
-        .n_sonames = N_SONAMES,
-        .install = "the CUDA toolkit's cuBLAS (cuda-libraries)",
-        .package = "the CUDA toolkit's cuBLAS (cuda-libraries)",
-    };
-    const char *path = NULL;
-    void *lib = gb_dlib_open(&spec, &path, &load_err);
-    if (!lib) return;
-    if (resolve_all(lib, path) != GB_OK) return;
-    loaded_path = path;
-    loaded = true;
-}
+static const gb_dlib_spec SPEC = {
+    .env_var = "GPUBENCH_CUBLASLT",
+    .sonames = SONAMES,
+    .n_sonames = N_SONAMES,
+    .install = "the CUDA toolkit's cuBLAS (cuda-libraries)",
+    .package = "the CUDA toolkit's cuBLAS (cuda-libraries)",
+};
+
+static gb_dlib library = GB_DLIB_INIT(&SPEC, resolve_all);
 
 int gb_cublas_load(gb_err *err)
 {
-    pthread_once(&load_once, load);
-    if (loaded) return GB_OK;
-    return gb_err_copy(err, &load_err);
+    return gb_dlib_load(&library, err);
 }
 
 const char *gb_cublas_library(void)
 {
-    return loaded ? loaded_path : NULL;
+    return gb_dlib_path(&library);
 }
 
 static bool is_refusal(cublasStatus_t status)

@@ -62,3 +62,28 @@ void *gb_dlib_open(const gb_dlib_spec *spec, const char **out_path, gb_err *err)
     }
     return open_default(spec, out_path, err);
 }
+
+int gb_dlib_load(gb_dlib *d, gb_err *err)
+{
+    pthread_mutex_lock(&d->lock);
+    if (!d->tried) {
+        d->tried = true;
+        const char *path = NULL;
+        void *lib = gb_dlib_open(d->spec, &path, &d->err);
+        if (lib && d->resolve(lib, path, &d->err) == GB_OK) {
+            d->path = path;
+            d->loaded = true;
+        }
+    }
+    bool loaded = d->loaded;
+    pthread_mutex_unlock(&d->lock);
+    return loaded ? GB_OK : gb_err_copy(err, &d->err);
+}
+
+const char *gb_dlib_path(gb_dlib *d)
+{
+    pthread_mutex_lock(&d->lock);
+    const char *path = d->loaded ? d->path : NULL;
+    pthread_mutex_unlock(&d->lock);
+    return path;
+}

@@ -5,28 +5,22 @@
 #include "engine/dlib.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 gb_nccl_api gb_nccl;
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static gb_err load_err;
-static bool loaded;
-static const char *loaded_path;
-
 /* The runtime package's name first (libnccl2 installs libnccl.so.2), then the
  * development link a source build or libnccl-dev leaves. */
 static const char *const SONAMES[] = {"libnccl.so.2", "libnccl.so"};
 #define N_SONAMES (sizeof SONAMES / sizeof *SONAMES)
 
-static int resolve_all(void *lib, const char *path)
+static int resolve_all(void *lib, const char *path, gb_err *err)
 {
 #define GB_NCCL_LOAD(name)                                                                         \
     if (!(*(void **)&gb_nccl.name = dlsym(lib, #name)))                                            \
-        return gb_err_set(&load_err, GB_ENODRIVER,                                                 \
+        return gb_err_set(err, GB_ENODRIVER,                                                       \
                           "%s has no %s: it is too old for gpubench (install NCCL 2.10 or newer)", \
                           path, #name);
 #define GB_NCCL_LOAD_OPTIONAL(name) *(void **)&gb_nccl.name = dlsym(lib, #name);
@@ -37,33 +31,24 @@ static int resolve_all(void *lib, const char *path)
     return GB_OK;
 }
 
-static void load(void)
-{
-    static const gb_dlib_spec spec = {
-        .env_var = "GPUBENCH_NCCL",
-        .sonames = SONAMES,
-        .n_sonames = N_SONAMES,
-        .install = "NCCL (libnccl2, from NVIDIA's CUDA repository or pip's nvidia-nccl-cu12)",
-        .package = "NCCL (libnccl2)",
-    };
-    const char *path = NULL;
-    void *lib = gb_dlib_open(&spec, &path, &load_err);
-    if (!lib) return;
-    if (resolve_all(lib, path) != GB_OK) return;
-    loaded_path = path;
-    loaded = true;
-}
+static const gb_dlib_spec SPEC = {
+    .env_var = "GPUBENCH_NCCL",
+    .sonames = SONAMES,
+    .n_sonames = N_SONAMES,
+    .install = "NCCL (libnccl2, from NVIDIA's CUDA repository or pip's nvidia-nccl-cu12)",
+    .package = "NCCL (libnccl2)",
+};
+
+static gb_dlib library = GB_DLIB_INIT(&SPEC, resolve_all);
 
 int gb_nccl_load(gb_err *err)
 {
-    pthread_once(&load_once, load);
-    if (loaded) return GB_OK;
-    return gb_err_copy(err, &load_err);
+    return gb_dlib_load(&library, err);
 }
 
 const char *gb_nccl_library(void)
 {
-    return loaded ? loaded_path : NULL;
+    return gb_dlib_path(&library);
 }
 
 void gb_nccl_version_text(int code, char *out, size_t out_bytes)
