@@ -34,25 +34,31 @@ static void script_path(char *out, size_t n)
     strncat(out, "/examples/gemm_tc.lua", n - strlen(out) - 1);
 }
 
-/* Compiles the space for the script arguments given (a type or layout, and
- * parameters fixed to one value, "-" for none) and expects `compiled`
- * variants, none failed. */
-static void expect_compiled(suite_fixture *f, const char *compiled, const char *what,
-                            const char *fix1, const char *fix2, const char *fix3)
+/* Compiles the space for the script arguments in `words` (at most 8,
+ * NULL-terminated: types, layouts, shapes, parameters fixed to one value; the
+ * shape is 4096³ unless one is given) and expects `compiled` variants, none
+ * failed. */
+static void expect_compiled(suite_fixture *f, const char *compiled, const char *const *words)
 {
     char script[4096];
     script_path(script, sizeof script);
-    const char *fixes[3] = {fix1, fix2, fix3};
-    for (int i = 0; i < 3; i++)
-        if (strcmp(fixes[i], "-") == 0) fixes[i] = "4096"; /* the default shape again */
+    const char *w[9] = {NULL};
+    for (int i = 0; i < 8 && words[i]; i++)
+        w[i] = words[i];
     suite_tune(f, script, "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache", f->cache,
-               "--", what, fixes[0], fixes[1], fixes[2], (char *)NULL);
+               "--", w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], (char *)NULL);
     if (f->status != 0) fprintf(stderr, "%s\n%s\n", f->out, f->err);
     assert_int_equal(f->status, 0);
     if (!strstr(f->out, compiled) || !strstr(f->out, " 0 failed"))
-        fail_msg("%s %s %s %s: expected %s and none failed:\n%s", what, fix1, fix2, fix3, compiled,
-                 f->out);
+        fail_msg("%s %s %s: expected %s and none failed:\n%s", w[0], w[1] ? w[1] : "",
+                 w[2] ? w[2] : "", compiled, f->out);
 }
+
+#define EXPECT_COMPILED(f, compiled, ...)                                                          \
+    do {                                                                                           \
+        static const char *const words_[] = {__VA_ARGS__, NULL};                                   \
+        expect_compiled(f, compiled, words_);                                                      \
+    } while (0)
 
 /* bf16's whole space along M (RASTER only changes the tile walk's arithmetic;
  * the PTX test compiles it along N); the other types' without clusters, with
@@ -60,18 +66,18 @@ static void expect_compiled(suite_fixture *f, const char *compiled, const char *
  * epilogues). */
 static void test_every_configuration_compiles_in_each_type(void **state)
 {
-    expect_compiled(*state, "  168 compiled", "bf16", "RASTER=0", "-", "-");
-    expect_compiled(*state, "  30 compiled", "f16", "CLUSTER=1", "STAGES=4", "GROUP=8");
-    expect_compiled(*state, "  30 compiled", "e4m3", "CLUSTER=1", "STAGES=4", "GROUP=8");
-    expect_compiled(*state, "  24 compiled", "tf32", "CLUSTER=1", "STAGES=4", "GROUP=8");
+    EXPECT_COMPILED(*state, "  168 compiled", "bf16", "RASTER=0");
+    EXPECT_COMPILED(*state, "  30 compiled", "f16", "CLUSTER=1", "STAGES=4", "GROUP=8");
+    EXPECT_COMPILED(*state, "  30 compiled", "e4m3", "CLUSTER=1", "STAGES=4", "GROUP=8");
+    EXPECT_COMPILED(*state, "  24 compiled", "tf32", "CLUSTER=1", "STAGES=4", "GROUP=8");
 }
 
 static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
 {
-    expect_compiled(*state, "  44 compiled", "e5m2", "BN=128", "STAGES=4", "GROUP=8");
-    static const char *const layouts[] = {"NN", "TN", "TT"};
-    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
-        expect_compiled(*state, "  44 compiled", layouts[i], "BN=128", "STAGES=4", "GROUP=8");
+    EXPECT_COMPILED(*state, "  44 compiled", "e5m2", "BN=128", "STAGES=4", "GROUP=8");
+    EXPECT_COMPILED(*state, "  44 compiled", "NN", "BN=128", "STAGES=4", "GROUP=8");
+    EXPECT_COMPILED(*state, "  44 compiled", "TN", "BN=128", "STAGES=4", "GROUP=8");
+    EXPECT_COMPILED(*state, "  44 compiled", "TT", "BN=128", "STAGES=4", "GROUP=8");
 }
 
 /* fp8 and tf32 in the layouts whose operands the kernel transposes in shared
@@ -80,26 +86,12 @@ static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
  * (fp8 with an MN-major operand, e5m2 x e5m2). */
 static void test_fp8_and_tf32_in_the_transposed_layouts_compile(void **state)
 {
-    suite_fixture *f = *state;
-    char script[4096];
-    script_path(script, sizeof script);
-    static const struct {
-        const char *type, *layout, *compiled;
-    } runs[] = {
-        {"e4m3", "NN", "  11 compiled"},
-        {"tf32", "TN", "  5 compiled"},
-        {"e5m2_e5m2", "TT", "  10 compiled"},
-    };
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        suite_tune(f, script, "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache",
-                   f->cache, "--", runs[i].type, runs[i].layout, "4096", "BN=128", "STAGES=4",
-                   "GROUP=8", "RASTER=0", (char *)NULL);
-        if (f->status != 0) fprintf(stderr, "%s\n%s\n", f->out, f->err);
-        assert_int_equal(f->status, 0);
-        if (!strstr(f->out, runs[i].compiled) || !strstr(f->out, " 0 failed"))
-            fail_msg("%s %s: expected %s and none failed:\n%s", runs[i].type, runs[i].layout,
-                     runs[i].compiled, f->out);
-    }
+    EXPECT_COMPILED(*state, "  11 compiled", "e4m3", "NN", "BN=128", "STAGES=4", "GROUP=8",
+                    "RASTER=0");
+    EXPECT_COMPILED(*state, "  5 compiled", "tf32", "TN", "BN=128", "STAGES=4", "GROUP=8",
+                    "RASTER=0");
+    EXPECT_COMPILED(*state, "  10 compiled", "e5m2_e5m2", "TT", "BN=128", "STAGES=4", "GROUP=8",
+                    "RASTER=0");
 }
 
 static void expect_in_ptx(const char *name_expr, const char *defines[3], const char *const *needles,
