@@ -124,16 +124,44 @@ static int64_t product(int64_t x, int64_t y, int64_t z)
     return xyz;
 }
 
-int64_t gb_gemm_elements(const gb_gemm *g, char operand)
+int64_t gb_gemm_rows(const gb_gemm *g, char operand)
 {
     switch (operand) {
     case 'a':
-        return product(g->m, g->k, g->batch);
+        return g->trans_a ? g->k : g->m;
     case 'b':
-        return product(g->k, g->n, g->batch);
+        return g->trans_b ? g->n : g->k;
     default:
-        return product(g->m, g->n, g->batch);
+        return g->m;
     }
+}
+
+int64_t gb_gemm_cols(const gb_gemm *g, char operand)
+{
+    switch (operand) {
+    case 'a':
+        return g->trans_a ? g->m : g->k;
+    case 'b':
+        return g->trans_b ? g->k : g->n;
+    default:
+        return g->n;
+    }
+}
+
+static int64_t ld_field(const gb_gemm *g, char operand)
+{
+    return operand == 'a' ? g->lda : operand == 'b' ? g->ldb : g->ldc;
+}
+
+int64_t gb_gemm_ld(const gb_gemm *g, char operand)
+{
+    int64_t ld = ld_field(g, operand);
+    return ld ? ld : gb_gemm_cols(g, operand);
+}
+
+int64_t gb_gemm_elements(const gb_gemm *g, char operand)
+{
+    return product(gb_gemm_rows(g, operand), gb_gemm_ld(g, operand), g->batch);
 }
 
 double gb_gemm_flops(const gb_gemm *g)
@@ -151,6 +179,15 @@ static int check_sizes(const gb_gemm *g, gb_err *err)
     if (g->batch < 1 || g->batch > INT32_MAX)
         return gb_err_set(err, GB_EINVAL, "batch must be from 1 to %d, got %lld", INT32_MAX,
                           (long long)g->batch);
+    for (const char *op = "abc"; *op; op++) {
+        int64_t ld = ld_field(g, *op), cols = gb_gemm_cols(g, *op);
+        if (ld != 0 && (ld < cols || ld > GB_GEMM_MAX_DIM))
+            return gb_err_set(err, GB_EINVAL,
+                              "ld%c = %lld: %c's stored rows are %lld elements, so it must be 0 "
+                              "(packed) or from %lld to %lld",
+                              *op, (long long)ld, *op - 'a' + 'A', (long long)cols, (long long)cols,
+                              (long long)GB_GEMM_MAX_DIM);
+    }
     if (gb_gemm_elements(g, 'a') < 0 || gb_gemm_elements(g, 'b') < 0 ||
         gb_gemm_elements(g, 'c') < 0)
         return gb_err_set(err, GB_EINVAL, "M=%lld N=%lld K=%lld, batch %lld: too many elements",
@@ -188,12 +225,12 @@ int gb_gemm_check(const gb_gemm *g, gb_err *err)
 
 /* ---- the problem's arguments -------------------------------------------- */
 
-/* One operand: a tensor of its type with exactly the elements the sizes need. */
+/* One operand: a tensor of its type with exactly the elements the sizes need:
+ * rows*ld*batch ("M*K*batch" when packed, "M*lda*batch" when not). */
 static int check_operand(const gb_gemm *g, char name, int pos, gb_dtype dtype, const gb_arg *args,
                          int n_args, gb_err *err)
 {
-    static const char *const needs[] = {"M*K*batch", "K*N*batch", "M*N*batch"};
-    const char *need = needs[name == 'a' ? 0 : name == 'b' ? 1 : 2];
+    char op = name == 'd' ? 'c' : name;
     if (pos >= n_args)
         return gb_err_set(err, GB_EINVAL, "%c is argument %d, but the kernel's args give %d", name,
                           pos + 1, n_args);
@@ -204,12 +241,21 @@ static int check_operand(const gb_gemm *g, char name, int pos, gb_dtype dtype, c
     if (a->dtype != dtype)
         return gb_err_set(err, GB_EINVAL, "%c (argument %d) is %s, the GEMM's %c is %s", name,
                           pos + 1, dt(a->dtype), name, dt(dtype));
-    int64_t want = gb_gemm_elements(g, name == 'd' ? 'c' : name), have = gb_arg_elements(a);
-    if (have != want)
+    int64_t want = gb_gemm_elements(g, op), have = gb_arg_elements(a);
+    if (have != want) {
+        /* the sizes' names, in the order the operand is stored */
+        const bool t = op == 'a' ? g->trans_a : op == 'b' && g->trans_b;
+        const char *rows = op == 'a' ? (t ? "K" : "M") : op == 'b' ? (t ? "N" : "K") : "M";
+        const char *cols = op == 'a' ? (t ? "M" : "K") : op == 'b' ? (t ? "K" : "N") : "N";
+        char ld[8];
+        snprintf(ld, sizeof ld, "ld%c", op);
         return gb_err_set(
-            err, GB_EINVAL, "%c (argument %d) holds %lld elements, %s = %lld*%lld*%lld needs %lld",
-            name, pos + 1, (long long)have, need, (long long)(name == 'b' ? g->k : g->m),
-            (long long)(name == 'a' ? g->k : g->n), (long long)g->batch, (long long)want);
+            err, GB_EINVAL,
+            "%c (argument %d) holds %lld elements, %s*%s*batch = %lld*%lld*%lld needs %lld", name,
+            pos + 1, (long long)have, rows, ld_field(g, op) ? ld : cols,
+            (long long)gb_gemm_rows(g, op), (long long)gb_gemm_ld(g, op), (long long)g->batch,
+            (long long)want);
+    }
     return GB_OK;
 }
 
@@ -244,11 +290,16 @@ int gb_gemm_check_args(const gb_gemm *g, const gb_arg *args, int n_args, gb_err 
 
 void gb_gemm_describe(const gb_gemm *g, char *out, size_t n)
 {
-    char batch[32] = "";
+    char batch[32] = "", ld[96] = "";
     if (g->batch > 1) snprintf(batch, sizeof batch, ", batch %lld", (long long)g->batch);
-    snprintf(out, n, "%s x %s -> %s, M=%lld N=%lld K=%lld%s%s%s, compute %s", dt(g->a_dtype),
+    for (const char *op = "abc"; *op; op++) {
+        size_t used = strlen(ld);
+        if (ld_field(g, *op))
+            snprintf(ld + used, sizeof ld - used, ", ld%c %lld", *op, (long long)ld_field(g, *op));
+    }
+    snprintf(out, n, "%s x %s -> %s, M=%lld N=%lld K=%lld%s%s%s%s, compute %s", dt(g->a_dtype),
              dt(g->b_dtype), dt(g->c_dtype), (long long)g->m, (long long)g->n, (long long)g->k,
-             batch, g->trans_a ? ", trans_a" : "", g->trans_b ? ", trans_b" : "",
+             batch, g->trans_a ? ", trans_a" : "", g->trans_b ? ", trans_b" : "", ld,
              compute_name(g->compute) ? compute_name(g->compute) : "?");
 }
 

@@ -149,17 +149,18 @@ cleanup:
     return rc;
 }
 
-/* A stored row-major [rows, cols] matrix (batch of them back to back), as
- * cuBLASLt reads it: column-major [cols, rows] with leading dimension cols. */
-static int make_layout(gb_dtype dtype, int64_t rows, int64_t cols, int64_t batch,
-                       cublasLtMatrixLayout_t *out, gb_err *err)
+/* Operand 'a', 'b' or 'c' as stored (row-major [rows, cols], rows ld elements
+ * apart, a batch of them back to back), as cuBLASLt reads it: column-major
+ * [cols, rows] with leading dimension ld. */
+static int make_layout(const gb_gemm *d, char operand, gb_dtype dtype, cublasLtMatrixLayout_t *out,
+                       gb_err *err)
 {
     int rc = GB_OK;
-    int32_t count = (int32_t)batch;
-    int64_t stride = rows * cols;
+    int32_t count = (int32_t)d->batch;
+    int64_t rows = gb_gemm_rows(d, operand), ld = gb_gemm_ld(d, operand), stride = rows * ld;
     GB_LT_CHECK(rc, err, cublasLtMatrixLayoutCreate,
-                (out, cuda_type(dtype), (uint64_t)cols, (uint64_t)rows, cols));
-    if (batch > 1) {
+                (out, cuda_type(dtype), (uint64_t)gb_gemm_cols(d, operand), (uint64_t)rows, ld));
+    if (d->batch > 1) {
         GB_LT_CHECK(rc, err, cublasLtMatrixLayoutSetAttribute,
                     (*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
         GB_LT_CHECK(rc, err, cublasLtMatrixLayoutSetAttribute,
@@ -172,12 +173,9 @@ cleanup:
 static int make_layouts(gpu_gemm *g, gb_err *err)
 {
     const gb_gemm *d = &g->desc;
-    int rc = make_layout(d->a_dtype, d->trans_a ? d->k : d->m, d->trans_a ? d->m : d->k, d->batch,
-                         &g->layout_a, err);
-    if (rc == GB_OK)
-        rc = make_layout(d->b_dtype, d->trans_b ? d->n : d->k, d->trans_b ? d->k : d->n, d->batch,
-                         &g->layout_b, err);
-    if (rc == GB_OK) rc = make_layout(d->c_dtype, d->m, d->n, d->batch, &g->layout_c, err);
+    int rc = make_layout(d, 'a', d->a_dtype, &g->layout_a, err);
+    if (rc == GB_OK) rc = make_layout(d, 'b', d->b_dtype, &g->layout_b, err);
+    if (rc == GB_OK) rc = make_layout(d, 'c', d->c_dtype, &g->layout_c, err);
     return rc;
 }
 
@@ -204,7 +202,9 @@ cleanup:
 static int set_preferences(gpu_cublas *lt, const gb_gemm *d, cublasLtMatmulPreference_t pref,
                            gb_err *err)
 {
-    int64_t per_a = d->m * d->k, per_b = d->k * d->n, per_c = d->m * d->n;
+    int64_t per_a = gb_gemm_rows(d, 'a') * gb_gemm_ld(d, 'a');
+    int64_t per_b = gb_gemm_rows(d, 'b') * gb_gemm_ld(d, 'b');
+    int64_t per_c = gb_gemm_rows(d, 'c') * gb_gemm_ld(d, 'c');
     uint32_t align_c = batch_alignment(per_c, d->c_dtype, d->batch);
     int rc = GB_OK;
     GB_LT_CHECK(rc, err, cublasLtMatmulPreferenceSetAttribute,

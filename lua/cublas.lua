@@ -15,6 +15,7 @@ return function(gb, p)
 
   local FIELDS = {
     a = true, b = true, c = true, d = true, m = true, n = true, k = true, batch = true,
+    lda = true, ldb = true, ldc = true,
     dtype = true, dtype_b = true, out = true, compute = true, trans_a = true, trans_b = true,
     alpha = true, beta = true, name = true,
   }
@@ -35,7 +36,8 @@ return function(gb, p)
     end
   end
 
-  -- m, n, k, batch: a shape field's name, a positive integer, or function(s).
+  -- m, n, k, batch, lda, ldb, ldc: a shape field's name, a positive integer, or
+  -- function(s).
   local function check_size(spec, field, required)
     local v = spec[field]
     if v == nil and not required then return end
@@ -64,7 +66,7 @@ return function(gb, p)
     for _, f in ipairs { "a", "b", "c" } do check_position(spec, f, true) end
     check_position(spec, "d", false)
     for _, f in ipairs { "m", "n", "k" } do check_size(spec, f, true) end
-    check_size(spec, "batch", false)
+    for _, f in ipairs { "batch", "lda", "ldb", "ldc" } do check_size(spec, f, false) end
     check_choice(spec, "dtype", OPERAND_TYPES, true)
     check_choice(spec, "dtype_b", OPERAND_TYPES, false)
     check_choice(spec, "out", RESULT_TYPES, false)
@@ -132,12 +134,16 @@ return function(gb, p)
     local g = fixed_part(spec)
     local wrong = core.gemm_check(g)
     if wrong then fail("gb.cublas.gemm: %s", wrong) end
-    local sizes = { m = spec.m, n = spec.n, k = spec.k, batch = spec.batch or 1 }
+    local sizes = { m = spec.m, n = spec.n, k = spec.k, batch = spec.batch or 1,
+                    lda = spec.lda, ldb = spec.ldb, ldc = spec.ldc }
     local defined_at = where()
+    -- the sizes on a shape; a leading dimension left out is 0 (packed rows)
     local function on_shape(s)
       local t = {}
       for key, v in pairs(g) do t[key] = v end
-      for _, f in ipairs { "m", "n", "k", "batch" } do t[f] = size_on(defined_at, f, sizes[f], s) end
+      for _, f in ipairs { "m", "n", "k", "batch", "lda", "ldb", "ldc" } do
+        if sizes[f] ~= nil then t[f] = size_on(defined_at, f, sizes[f], s) end
+      end
       return t
     end
     local function one() return 1 end

@@ -32,6 +32,18 @@ static int64_t size(lua_State *L, int idx, const char *field)
     return (int64_t)v;
 }
 
+/* A leading dimension (absent: 0, packed rows; not an integer: -1, which the check
+ * refuses). */
+static int64_t leading(lua_State *L, int idx, const char *field)
+{
+    lua_getfield(L, idx, field);
+    int is_int = 0;
+    lua_Integer v = lua_isnil(L, -1) ? 0 : lua_tointegerx(L, -1, &is_int);
+    if (!lua_isnil(L, -1) && !is_int) v = -1;
+    lua_pop(L, 1);
+    return (int64_t)v;
+}
+
 static int dtype(lua_State *L, int idx, const char *field, gb_dtype *out)
 {
     lua_getfield(L, idx, field);
@@ -57,8 +69,8 @@ static bool boolean(lua_State *L, int idx, const char *field)
     return v;
 }
 
-/* Reads the fields the chunk's tables have ({a, b, c, d, m, n, k, batch, dtype,
- * dtype_b, out, compute, trans_a, trans_b, alpha, beta}); GB_EINVAL naming a field that
+/* Reads the fields the chunk's tables have ({a, b, c, d, m, n, k, batch, lda, ldb,
+ * ldc, dtype, dtype_b, out, compute, trans_a, trans_b, alpha, beta}); GB_EINVAL naming a field that
  * does not read. Sizes and combinations are left to gb_gemm_check. */
 static int read_gemm(lua_State *L, int idx, gb_gemm *out, gb_err *err)
 {
@@ -73,6 +85,9 @@ static int read_gemm(lua_State *L, int idx, gb_gemm *out, gb_err *err)
                      .batch = size(L, idx, "batch"),
                      .trans_a = boolean(L, idx, "trans_a"),
                      .trans_b = boolean(L, idx, "trans_b"),
+                     .lda = leading(L, idx, "lda"),
+                     .ldb = leading(L, idx, "ldb"),
+                     .ldc = leading(L, idx, "ldc"),
                      .alpha = number(L, idx, "alpha", 1.0),
                      .beta = number(L, idx, "beta", 0.0)};
     if (dtype(L, idx, "dtype", &out->a_dtype) || dtype(L, idx, "dtype_b", &out->b_dtype) ||

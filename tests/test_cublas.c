@@ -209,6 +209,36 @@ static void test_sizes_positions_and_scales_are_checked(void **state)
     assert_int_equal(gb_gemm_check(&g, NULL), GB_OK);
 }
 
+/* A leading dimension is 0 (packed) or at least its stored row, and the operand's
+ * elements count it. */
+static void test_leading_dimensions_pad_the_stored_rows(void **state)
+{
+    (void)state;
+    gb_gemm g = sgemm(); /* A [64, 16], B [16, 32], C [64, 32] */
+    g.lda = 15;
+    assert_gemm_refused(g, "lda = 15: A's stored rows are 16 elements, so it must be 0 (packed) "
+                           "or from 16 to");
+    g = sgemm(), g.trans_b = true, g.ldb = 15; /* B stored [32, 16] */
+    assert_gemm_refused(g, "ldb = 15: B's stored rows are 16 elements");
+    g = sgemm(), g.ldc = -1;
+    assert_gemm_refused(g, "ldc = -1: C's stored rows are 32 elements");
+    g = sgemm(), g.lda = 20, g.ldb = 32, g.ldc = 40, g.batch = 2;
+    assert_int_equal(gb_gemm_check(&g, NULL), GB_OK);
+    assert_int_equal(gb_gemm_elements(&g, 'a'), 64 * 20 * 2);
+    assert_int_equal(gb_gemm_elements(&g, 'b'), 16 * 32 * 2);
+    assert_int_equal(gb_gemm_elements(&g, 'c'), 64 * 40 * 2);
+    g.trans_a = true; /* A stored [16, 64]: rows of 64 */
+    assert_gemm_refused(g, "lda = 20: A's stored rows are 64 elements");
+    g.lda = 0;
+    assert_int_equal(gb_gemm_ld(&g, 'a'), 64);
+    assert_int_equal(gb_gemm_rows(&g, 'a'), 16);
+    char text[256];
+    g.lda = 70;
+    gb_gemm_describe(&g, text, sizeof text);
+    assert_string_equal(text, "f32 x f32 -> f32, M=64 N=32 K=16, batch 2, trans_a, lda 70, "
+                              "ldb 32, ldc 40, compute fp32");
+}
+
 /* ---- the description against a problem's arguments ---------------------------- */
 
 static gb_arg tensor(gb_dtype dtype, int64_t rows, int64_t cols, gb_init init, bool checked)
@@ -248,6 +278,14 @@ static void test_operands_must_be_tensors_of_their_types_and_sizes(void **state)
     g.batch = 2;
     assert_args_refused(g, args, 4,
                         "a (argument 1) holds 1024 elements, M*K*batch = 64*16*2 needs 2048");
+    g = sgemm(), g.lda = 20;
+    assert_args_refused(g, args, 4,
+                        "a (argument 1) holds 1024 elements, M*lda*batch = 64*20*1 needs 1280");
+    args[0].dims[1] = 20; /* A [64, 20]: rows padded to lda */
+    assert_int_equal(gb_gemm_check_args(&g, args, 4, NULL), GB_OK);
+    sgemm_args(args), g = sgemm(), g.trans_b = true, g.ldb = 20;
+    assert_args_refused(g, args, 4,
+                        "b (argument 2) holds 512 elements, N*ldb*batch = 32*20*1 needs 640");
     g = sgemm(), g.b = 3;
     assert_args_refused(g, args, 4, "b (argument 4) is a scalar, not a tensor");
     g = sgemm(), g.c = 5;
@@ -278,7 +316,7 @@ static gb_gemm batched_bf16(void)
 {
     gb_gemm g = typed(GB_DT_BF16, GB_DT_BF16, GB_DT_F32, GB_GEMM_COMPUTE_FP32);
     g.a = 4, g.b = 0, g.c = 7, g.d = 31, g.m = 1999, g.n = 1, g.k = GB_GEMM_MAX_DIM;
-    g.batch = 3, g.trans_a = true, g.alpha = 0.1, g.beta = -2.5;
+    g.batch = 3, g.trans_a = true, g.alpha = 0.1, g.beta = -2.5, g.lda = 2000, g.ldc = 5;
     return g;
 }
 
@@ -292,6 +330,7 @@ static void test_a_gemm_round_trips_and_a_broken_one_is_refused(void **state)
     assert_int_equal(gb_wire_decode(&gb_wire_gemm, j, &got, &err), GB_OK);
     assert_true(gb_wire_equal(&gb_wire_gemm, &sent, &got));
     assert_true(got.alpha == 0.1 && got.beta == -2.5 && got.k == GB_GEMM_MAX_DIM);
+    assert_true(got.lda == 2000 && got.ldb == 0 && got.ldc == 5);
     json_object_set_new(j, "compute", json_string("tf32")); /* bf16 operands: refused */
     assert_int_equal(gb_wire_decode(&gb_wire_gemm, j, &got, &err), GB_EINVAL);
     assert_contains(err.msg, "gemm: compute tf32 needs f32 operands");
@@ -488,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_the_usual_gemms_are_accepted),
         cmocka_unit_test(test_types_that_do_not_go_together_are_refused_by_name),
         cmocka_unit_test(test_sizes_positions_and_scales_are_checked),
+        cmocka_unit_test(test_leading_dimensions_pad_the_stored_rows),
         cmocka_unit_test(test_operands_must_be_tensors_of_their_types_and_sizes),
         cmocka_unit_test(test_the_result_must_be_checked_and_a_read_c_must_hold_data),
         cmocka_unit_test(test_a_gemm_round_trips_and_a_broken_one_is_refused),

@@ -26,8 +26,9 @@
 
 /* C[z] = alpha * op(A[z]) @ op(B[z]) + beta * C[z], row-major, one thread per
  * element, summed in float in the order of k: what cuBLASLt computes, slowly.
- * ta: A is stored [K, M]; tb: B is stored [N, K]. C is not read when beta is 0
- * (it is NaN then), as cuBLASLt does not read it. */
+ * ta: A is stored [K, M]; tb: B is stored [N, K]; lda, ldb, ldc: the elements
+ * from one stored row to the next. C is not read when beta is 0 (it is NaN
+ * then), as cuBLASLt does not read it. */
 static const char KERNELS[] =
     "#include <cuda_bf16.h>\n"
     "#include <cuda_fp8.h>\n"
@@ -38,16 +39,18 @@ static const char KERNELS[] =
     "__device__ void put(__nv_bfloat16 *p, float x) { *p = __float2bfloat16(x); }\n"
     "template <typename T, typename R, bool WRONG>\n"
     "__global__ void mm(const T *a, const T *b, R *c, int m, int n, int k, int ta, int tb,\n"
-    "                   float alpha, float beta)\n"
+    "                   long lda, long ldb, long ldc, float alpha, float beta)\n"
     "{\n"
     "  long col = blockIdx.x * (long)blockDim.x + threadIdx.x;\n"
     "  long row = blockIdx.y * (long)blockDim.y + threadIdx.y;\n"
     "  if (row >= m || col >= n) return;\n"
-    "  const T *A = a + (long)blockIdx.z * m * k, *B = b + (long)blockIdx.z * k * n;\n"
-    "  R *C = c + (long)blockIdx.z * m * n + row * n + col;\n"
+    "  const T *A = a + blockIdx.z * (ta ? k : m) * lda, *B = b + blockIdx.z * (tb ? n : k) * "
+    "ldb;\n"
+    "  R *C = c + blockIdx.z * m * ldc + row * ldc + col;\n"
     "  float s = 0;\n"
     "  for (long i = 0; i < k; i++)\n"
-    "    s += to_f(A[ta ? i * m + row : row * k + i]) * to_f(B[tb ? col * k + i : i * n + col]);\n"
+    "    s += to_f(A[ta ? i * lda + row : row * lda + i]) *\n"
+    "         to_f(B[tb ? col * ldb + i : i * ldb + col]);\n"
     "  put(C, (WRONG ? 1.0f : alpha) * s + (beta != 0 ? beta * to_f(*C) : 0.0f));\n"
     "}\n";
 
@@ -130,27 +133,36 @@ static gb_arg f32(double v)
     return (gb_arg){.kind = GB_ARG_SCALAR, .dtype = GB_DT_F32, .float_value = v};
 }
 
-/* The problem of g: its operands as g stores them (C in and out when beta reads
- * it: filled, and checked), then m, n, k, ta, tb, alpha, beta for the kernel. */
+static gb_arg i64(int64_t v)
+{
+    return (gb_arg){.kind = GB_ARG_SCALAR, .dtype = GB_DT_I64, .int_value = v};
+}
+
+/* The problem of g: its operands as g stores them, rows padded to the leading
+ * dimensions (C in and out when beta reads it: filled, and checked), then m, n,
+ * k, ta, tb, lda, ldb, ldc, alpha, beta for the kernel. */
 static void set_problem(fixture *f, const gb_gemm *g)
 {
-    gb_arg args[10] = {
-        tensor(g->a_dtype, g->batch, g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k,
-               GB_INIT_RANDN, false),
-        tensor(g->b_dtype, g->batch, g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n,
-               GB_INIT_RANDN, false),
-        tensor(g->c_dtype, g->batch, g->m, g->n, g->beta != 0 ? GB_INIT_RANDN : GB_INIT_OUTPUT,
-               true),
+    gb_arg args[13] = {
+        tensor(g->a_dtype, g->batch, gb_gemm_rows(g, 'a'), gb_gemm_ld(g, 'a'), GB_INIT_RANDN,
+               false),
+        tensor(g->b_dtype, g->batch, gb_gemm_rows(g, 'b'), gb_gemm_ld(g, 'b'), GB_INIT_RANDN,
+               false),
+        tensor(g->c_dtype, g->batch, g->m, gb_gemm_ld(g, 'c'),
+               g->beta != 0 ? GB_INIT_RANDN : GB_INIT_OUTPUT, true),
         i32(g->m),
         i32(g->n),
         i32(g->k),
         i32(g->trans_a),
         i32(g->trans_b),
+        i64(gb_gemm_ld(g, 'a')),
+        i64(gb_gemm_ld(g, 'b')),
+        i64(gb_gemm_ld(g, 'c')),
         f32(g->alpha),
         f32(g->beta),
     };
     gb_err err;
-    if (gb_gpu_set_problem(f->gpu, args, 10, 7, &err)) fail_msg("%s", err.msg);
+    if (gb_gpu_set_problem(f->gpu, args, 13, 7, &err)) fail_msg("%s", err.msg);
 }
 
 static gb_gemm gemm_of(gb_dtype in, gb_dtype out, int64_t m, int64_t n, int64_t k, int64_t batch)
@@ -209,7 +221,7 @@ static gb_check_result check_against_cublas(fixture *f, const gb_gemm *g, int wh
     if (gb_gpu_run_reference(f->gpu, ref, &none, &err)) fail_msg("reference: %s", err.msg);
     if (gb_gpu_verify(f->gpu, k, &launch, &check, &res, &err)) fail_msg("verify: %s", err.msg);
     assert_true(res.checked);
-    assert_int_equal(res.n_compared, g->m * g->n * g->batch);
+    assert_int_equal(res.n_compared, gb_gemm_elements(g, 'c'));
     printf("# %s vs cuBLASLt: %lld bad, max abs err %.3g, max rel err %.3g\n", NAMES[which],
            (long long)res.n_bad, res.max_abs_err, res.max_rel_err);
     gb_gpu_unload(f->gpu, k);
@@ -243,6 +255,23 @@ static void test_transposed_operands_and_odd_sizes_agree(void **state)
     assert_int_equal(check_against_cublas(f, &g, MM_F32, 1e-3, 1e-3).n_bad, 0);
     g.trans_a = true, g.beta = 0; /* C is an output: never read */
     assert_int_equal(check_against_cublas(f, &g, MM_F32, 1e-3, 1e-3).n_bad, 0);
+}
+
+/* Rows padded to leading dimensions (odd ones: 4-byte rows only for bf16), on a
+ * batch, with each operand transposed in turn; the padding is poisoned in both
+ * runs of C and left alone by both. */
+static void test_padded_rows_agree(void **state)
+{
+    fixture *f = *state;
+    NEED_GPU(f);
+    gb_gemm g = gemm_of(GB_DT_F32, GB_DT_F32, 33, 17, 9, 3);
+    g.lda = 12, g.ldb = 20, g.ldc = 19;
+    assert_int_equal(check_against_cublas(f, &g, MM_F32, 1e-3, 1e-3).n_bad, 0);
+    g.trans_a = true, g.trans_b = true, g.lda = 40, g.ldb = 9;
+    assert_int_equal(check_against_cublas(f, &g, MM_F32, 1e-3, 1e-3).n_bad, 0);
+    gb_gemm h = gemm_of(GB_DT_BF16, GB_DT_BF16, 100, 60, 71, 2);
+    h.lda = 72, h.ldb = 66, h.beta = 0;
+    assert_int_equal(check_against_cublas(f, &h, MM_BF16, 1.6e-2, 1e-2).n_bad, 0);
 }
 
 /* bf16 results differ by their last bit where the two sums round apart. */
@@ -456,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_a_tuning_run_checks_and_times_against_cublas),
         T(test_an_sgemm_agrees_with_cublas_on_a_batch_with_beta),
         T(test_transposed_operands_and_odd_sizes_agree),
+        T(test_padded_rows_agree),
         T(test_a_bf16_gemm_agrees_with_cublas),
         T(test_an_fp8_gemm_agrees_with_cublas),
         T(test_a_gemm_that_does_not_match_the_problem_is_refused),

@@ -76,6 +76,9 @@ static void test_every_field_is_checked_at_the_call(void **state)
                       "m must be a shape field's name, a positive integer or a function(s), got "
                       "integer 0");
     expect_call_error(f, SGEMM ", batch = '2x'", "batch must be a shape field's name");
+    expect_call_error(f, SGEMM ", lda = 0", "lda must be a shape field's name, a positive integer");
+    expect_call_error(f, SGEMM ", ldc = true", "ldc must be a shape field's name");
+    expect_call_error(f, SGEMM ", lda_ = 16", "unknown field 'lda_' (did you mean 'lda'?)");
     expect_call_error(
         f, "a = 1, b = 2, c = 3, m = 'M', n = 'N', k = 'K', dtype = 'f64'",
         "dtype must be one of f32, f16, bf16, fp8_e4m3, fp8_e5m2, got string \"f64\"");
@@ -124,6 +127,17 @@ static void test_what_needs_a_shape_is_checked_before_anything_compiles(void **s
              script(text, sizeof text,
                     "a = 1, b = 2, c = 3, m = 'M', n = 'N', k = 'K', dtype = 'bf16'", NULL, NULL));
     EXPECT_ERROR_NAMING(f, rc, TUNE_LINE, "a (argument 1) is f32, the GEMM's a is bf16");
+    rc = run(f, script(text, sizeof text, SGEMM ", lda = 8", NULL, NULL));
+    EXPECT_ERROR_NAMING(f, rc, CALL_LINE,
+                        "gb.cublas.gemm: lda = 8: A's stored rows are 16 "
+                        "elements, so it must be 0 (packed) or from 16");
+    rc = run(f,
+             script(text, sizeof text, SGEMM ", ldb = function(s) return s.N + 4 end", NULL, NULL));
+    EXPECT_ERROR_NAMING(f, rc, TUNE_LINE,
+                        "b (argument 2) holds 512 elements, K*ldb*batch = 16*36*1 needs 576");
+    /* packed rows named as leading dimensions: the same GEMM */
+    EXPECT_OK(
+        f, run(f, script(text, sizeof text, SGEMM ", lda = 'K', ldb = 'N', ldc = 32", NULL, NULL)));
     rc = run(f, script(text, sizeof text, SGEMM ", beta = 1", NULL, NULL));
     EXPECT_ERROR_NAMING(f, rc, TUNE_LINE, "beta = 1 reads C, but c (argument 3) is an \"output\"");
     rc = run(f, script(text, sizeof text, SGEMM ", beta = 1", "randn", NULL));
