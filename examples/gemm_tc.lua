@@ -23,13 +23,15 @@
 --   e5m2        fp8 e5m2 A (gradients), e4m3 B (weights), bf16 C
 --   e5m2_e5m2   fp8 e5m2 A and B, bf16 C
 --   tf32        f32 A, B and C, multiplied as tf32
--- M and N may be anything; a stored row (K, or M or N for a transposed
--- operand) must be a multiple of 16 bytes (TMA's rule).
+-- M, N and K may be anything. TMA reads rows that start 16 bytes apart, so
+-- A's and B's stored rows (K, or M or N for an MN-major operand) are padded to
+-- a multiple of 16 bytes (a leading dimension, as BLAS has): the tensors hold
+-- the padding, the tensor maps and cuBLAS see the matrices inside them.
 --
 -- cuBLASLt is the reference and the baseline wherever it has the GEMM. It has
--- no fp8 GEMM with an MN-major operand and no e5m2 x e5m2 one: those are
--- checked against templates/gemm_tc_ref.cuh (sums in double), with no
--- baseline.
+-- no fp8 GEMM with an MN-major operand, none with K not a multiple of 16 and
+-- no e5m2 x e5m2 one: those are checked against templates/gemm_tc_ref.cuh
+-- (sums in double), with no baseline.
 
 local gb = require "gpubench"
 
@@ -145,13 +147,23 @@ local function params()
   return p
 end
 
--- Where cuBLASLt has no GEMM (fp8 with an MN-major operand, e5m2 x e5m2), the
--- reference is templates/gemm_tc_ref.cuh, which takes the kernel's arguments.
-local function reference(t, a_mn, b_mn)
-  local cublas = t.bytes ~= 1 or (a_mn == 0 and b_mn == 0 and t.b == "fp8_e4m3")
+-- Whether every shape of the run has K a multiple of 16 (cuBLASLt's fp8 GEMMs
+-- need it, padded rows or not).
+local function k_by_16()
+  for _, s in ipairs(run.shapes) do
+    if s.K % 16 ~= 0 then return false end
+  end
+  return true
+end
+
+-- Where cuBLASLt has no GEMM (fp8 with an MN-major operand or a K that is no
+-- multiple of 16, e5m2 x e5m2), the reference is templates/gemm_tc_ref.cuh,
+-- which takes the kernel's arguments.
+local function reference(t, a_mn, b_mn, lda, ldb)
+  local cublas = t.bytes ~= 1 or (a_mn == 0 and b_mn == 0 and t.b == "fp8_e4m3" and k_by_16())
   if cublas then
     return gb.cublas.gemm {
-      a = 1, b = 2, c = 3, m = "M", n = "N", k = "K", batch = "batch",
+      a = 1, b = 2, c = 3, m = "M", n = "N", k = "K", batch = "batch", lda = lda, ldb = ldb,
       dtype = t.a, dtype_b = t.b, out = t.c, compute = t.compute,
       trans_a = a_mn == 1, trans_b = b_mn == 0,
     }, true
@@ -174,14 +186,22 @@ local function kernel(dtype, layout)
   -- unswizzled raw slices
   local xa, xb = a_mn == 1 and t.bytes ~= 2, b_mn == 1 and t.bytes ~= 2
   local bk = 128 // t.bytes -- one 128-byte swizzle span
+  -- A and B as stored, [batch, rows, row], and each row's elements padded to 16
+  -- bytes (templates/gemm_tc_ref.cuh's row_pitch)
   local function a_dims(s) return a_mn == 1 and { s.batch, s.K, s.M } or { s.batch, s.M, s.K } end
   local function b_dims(s) return b_mn == 1 and { s.batch, s.K, s.N } or { s.batch, s.N, s.K } end
-  local function map(tensor, is_mn, raw)
-    return gb.tensormap { tensor = tensor, box = is_mn == 1 and { 1, bk, 64 } or { 1, 64, bk },
+  local function pitch(n) return gb.cdiv(n, 16 // t.bytes) * (16 // t.bytes) end
+  local function lda(s) return pitch(a_dims(s)[3]) end
+  local function ldb(s) return pitch(b_dims(s)[3]) end
+  local function padded(dims) return { dims[1], dims[2], pitch(dims[3]) } end
+  local function map(tensor, dims, is_mn, raw)
+    local ld = pitch(dims[3])
+    return gb.tensormap { tensor = tensor, dims = dims, strides = { dims[2] * ld, ld, 1 },
+                          box = is_mn == 1 and { 1, bk, 64 } or { 1, 64, bk },
                           swizzle = raw and "none" or "128B", l2_promotion = "256B" }
   end
   local smem = smem_of(t.c_bytes, xa, xb)
-  local ref, is_cublas = reference(t, a_mn, b_mn)
+  local ref, is_cublas = reference(t, a_mn, b_mn, lda, ldb)
   -- C's map, for STORE's TMA stores: boxes of 64 rows of 128 bytes; TMA needs
   -- rows of 16-byte multiples, and for other N the kernel stores from registers
   -- and gets a stand-in (16 bytes of C)
@@ -213,11 +233,11 @@ local function kernel(dtype, layout)
     },
     defines = function() return { GEMM_T = t.cxx[1], GEMM_TB = t.cxx[2], GEMM_OUT = t.cxx[3] } end,
     args = function(s) return {
-      gb.tensor(t.a, a_dims(s), "randn"),                            -- 1: A
-      gb.tensor(t.b, b_dims(s), "randn"),                            -- 2: B
+      gb.tensor(t.a, padded(a_dims(s)), "randn"),                    -- 1: A
+      gb.tensor(t.b, padded(b_dims(s)), "randn"),                    -- 2: B
       gb.tensor(t.c, { s.batch, s.M, s.N }, "output"),               -- 3: C
-      map(1, a_mn, xa),
-      map(2, b_mn, xb),
+      map(1, a_dims(s), a_mn, xa),
+      map(2, b_dims(s), b_mn, xb),
       c_map(s),
       gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.i32(s.batch), gb.f32(1), gb.f32(0),
     } end,

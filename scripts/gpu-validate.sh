@@ -4,7 +4,8 @@
 #   - tunes examples/gemm.lua twice (the second run comes from the cache),
 #   - tunes the tensor-core GEMMs (examples/gemm_tc.lua: the default, every type,
 #     irregular and batched shapes, the four layouts, fp8 and tf32 in the
-#     layouts the kernel transposes; examples/gemm_mma.lua),
+#     layouts the kernel transposes, every type and layout with rows that are
+#     no multiple of 16 bytes; examples/gemm_mma.lua),
 #   - tunes tests/faults/faults.lua (variants that trap, fault, hang, ...),
 #   - interrupts a tuning run with Ctrl-C and kills another with SIGKILL, and
 #     runs each again to show what was kept,
@@ -54,6 +55,8 @@ timed $tune examples/gemm_tc.lua --cache "$cache/tc" -- layouts 1000x1000x1008 1
     BN=128 STAGES=4
 timed $tune examples/gemm_tc.lua --cache "$cache/tc" -- e4m3 e5m2_e5m2 tf32 NN TN TT \
     1008x1040x1008 batch=1,3 BN=128 STAGES=4 GROUP=8 RASTER=0
+timed $tune examples/gemm_tc.lua --cache "$cache/tc" -- bf16 f16 e4m3 e5m2 e5m2_e5m2 tf32 layouts \
+    1001x1003x1001 batch=1,3 BN=128 STAGES=4 GROUP=8 RASTER=0
 
 section "examples/gemm_mma.lua"
 timed $tune examples/gemm_mma.lua --cache "$cache/mma" -- 4096 1000x1000x1000

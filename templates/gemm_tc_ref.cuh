@@ -10,6 +10,9 @@
 // exact in double), so it is closer to the exact result than the fp32 sums it
 // checks. 16 x 16 blocks over (N, M, batch); 16 x 16 tiles of A and B go
 // through shared memory so that each is read from memory once per block.
+//
+// A's and B's stored rows are padded to a multiple of 16 bytes, as
+// examples/gemm_tc.lua stores them for TMA (row_pitch); C's are packed.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -19,6 +22,13 @@
 #include "gemm_epilogue.cuh"
 #include "gemm_types.cuh"
 #include "tma.cuh"
+
+// Elements from one stored row's start to the next's: n rounded up to 16 bytes.
+template <class T> __device__ __forceinline__ size_t row_pitch(int n)
+{
+    constexpr int per16 = 16 / sizeof(T);
+    return (size_t)(n + per16 - 1) / per16 * per16;
+}
 
 template <int A_MN, int B_MN>
 __global__ void __launch_bounds__(256)
@@ -30,8 +40,9 @@ __global__ void __launch_bounds__(256)
     const int tx = threadIdx.x, ty = threadIdx.y, b = blockIdx.z;
     const int m0 = blockIdx.y * 16, n0 = blockIdx.x * 16;
     if (b >= batch) return;
-    A += (size_t)b * M * K;
-    B += (size_t)b * K * N;
+    const size_t lda = row_pitch<GEMM_T>(A_MN ? M : K), ldb = row_pitch<GEMM_TB>(B_MN ? N : K);
+    A += (size_t)b * (A_MN ? K : M) * lda;
+    B += (size_t)b * (B_MN ? K : N) * ldb;
     C += (size_t)b * M * N;
     double acc = 0.0;
     for (int k0 = 0; k0 < K; k0 += 16) {
@@ -40,14 +51,14 @@ __global__ void __launch_bounds__(256)
         {
             const int m = A_MN ? m0 + tx : m0 + ty, k = A_MN ? k0 + ty : k0 + tx;
             const double v = m < M && k < K
-                                 ? (double)(float)A[A_MN ? (size_t)k * M + m : (size_t)m * K + k]
+                                 ? (double)(float)A[A_MN ? k * lda + m : m * lda + k]
                                  : 0.0;
             sa[k - k0][m - m0] = v;
         }
         {
             const int n = B_MN ? n0 + tx : n0 + ty, k = B_MN ? k0 + ty : k0 + tx;
             const double v = n < N && k < K
-                                 ? (double)(float)B[B_MN ? (size_t)k * N + n : (size_t)n * K + k]
+                                 ? (double)(float)B[B_MN ? k * ldb + n : n * ldb + k]
                                  : 0.0;
             sb[k - k0][n - n0] = v;
         }

@@ -94,6 +94,20 @@ static void test_fp8_and_tf32_in_the_transposed_layouts_compile(void **state)
                     "RASTER=0");
 }
 
+/* K, M and N that are no multiple of 16 bytes: A's and B's rows are padded to
+ * one (the tensor maps' strides), so these shapes compile where TMA refused the
+ * packed rows. bf16 in TT (rows of M and K), e4m3 in TN (rows of M and N, and
+ * its reference, gemm_tc_ref.cuh), tf32 in NN (rows of K and N). */
+static void test_rows_of_any_length_compile_padded(void **state)
+{
+    EXPECT_COMPILED(*state, "  18 compiled", "TT", "1001x1003x1001", "BN=128", "BM=128", "STAGES=4",
+                    "GROUP=8", "RASTER=0");
+    EXPECT_COMPILED(*state, "  9 compiled", "e4m3", "TN", "1001x1003x1001", "BN=128", "BM=128",
+                    "STAGES=4", "GROUP=8", "RASTER=0");
+    EXPECT_COMPILED(*state, "  8 compiled", "tf32", "NN", "1001x1003x1001", "BN=128", "BM=128",
+                    "STAGES=4", "GROUP=8", "RASTER=0");
+}
+
 static void expect_in_ptx(const char *name_expr, const char *defines[3], const char *const *needles,
                           size_t n)
 {
@@ -230,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_every_configuration_compiles_in_each_type),
         cmocka_unit_test(test_mixed_fp8_and_the_transposed_layouts_compile),
         cmocka_unit_test(test_fp8_and_tf32_in_the_transposed_layouts_compile),
+        cmocka_unit_test(test_rows_of_any_length_compile_padded),
         cmocka_unit_test(test_the_ptx_holds_wgmma_tma_and_register_hand_over),
         cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
         cmocka_unit_test(test_fp8_and_tf32_transposed_operands_go_through_shared_memory),
