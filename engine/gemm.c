@@ -124,28 +124,27 @@ static int64_t product(int64_t x, int64_t y, int64_t z)
     return xyz;
 }
 
-int64_t gb_gemm_rows(const gb_gemm *g, char operand)
+/* An operand's stored extent: its rows (outer) or the length of a row. */
+static int64_t stored(const gb_gemm *g, char operand, bool outer)
 {
     switch (operand) {
     case 'a':
-        return g->trans_a ? g->k : g->m;
+        return outer != g->trans_a ? g->m : g->k;
     case 'b':
-        return g->trans_b ? g->n : g->k;
+        return outer != g->trans_b ? g->k : g->n;
     default:
-        return g->m;
+        return outer ? g->m : g->n;
     }
+}
+
+int64_t gb_gemm_rows(const gb_gemm *g, char operand)
+{
+    return stored(g, operand, true);
 }
 
 int64_t gb_gemm_cols(const gb_gemm *g, char operand)
 {
-    switch (operand) {
-    case 'a':
-        return g->trans_a ? g->m : g->k;
-    case 'b':
-        return g->trans_b ? g->k : g->n;
-    default:
-        return g->n;
-    }
+    return stored(g, operand, false);
 }
 
 static int64_t ld_field(const gb_gemm *g, char operand)
