@@ -124,17 +124,24 @@ static int64_t product(int64_t x, int64_t y, int64_t z)
     return xyz;
 }
 
-/* An operand's stored extent: its rows (outer) or the length of a row. */
-static int64_t stored(const gb_gemm *g, char operand, bool outer)
+/* Which size an operand's stored extent is, its rows (outer) or the length of a
+ * row: 'M', 'N' or 'K'. */
+static char stored_size(const gb_gemm *g, char operand, bool outer)
 {
     switch (operand) {
     case 'a':
-        return outer != g->trans_a ? g->m : g->k;
+        return outer != g->trans_a ? 'M' : 'K';
     case 'b':
-        return outer != g->trans_b ? g->k : g->n;
+        return outer != g->trans_b ? 'K' : 'N';
     default:
-        return outer ? g->m : g->n;
+        return outer ? 'M' : 'N';
     }
+}
+
+static int64_t stored(const gb_gemm *g, char operand, bool outer)
+{
+    char size = stored_size(g, operand, outer);
+    return size == 'M' ? g->m : size == 'N' ? g->n : g->k;
 }
 
 int64_t gb_gemm_rows(const gb_gemm *g, char operand)
@@ -243,17 +250,13 @@ static int check_operand(const gb_gemm *g, char name, int pos, gb_dtype dtype, c
     int64_t want = gb_gemm_elements(g, op), have = gb_arg_elements(a);
     if (have != want) {
         /* the sizes' names, in the order the operand is stored */
-        const bool t = op == 'a' ? g->trans_a : op == 'b' && g->trans_b;
-        const char *rows = op == 'a' ? (t ? "K" : "M") : op == 'b' ? (t ? "N" : "K") : "M";
-        const char *cols = op == 'a' ? (t ? "M" : "K") : op == 'b' ? (t ? "K" : "N") : "N";
-        char ld[8];
-        snprintf(ld, sizeof ld, "ld%c", op);
+        char rows[2] = {stored_size(g, op, true), 0}, cols[4] = {stored_size(g, op, false), 0};
+        if (ld_field(g, op)) snprintf(cols, sizeof cols, "ld%c", op);
         return gb_err_set(
             err, GB_EINVAL,
             "%c (argument %d) holds %lld elements, %s*%s*batch = %lld*%lld*%lld needs %lld", name,
-            pos + 1, (long long)have, rows, ld_field(g, op) ? ld : cols,
-            (long long)gb_gemm_rows(g, op), (long long)gb_gemm_ld(g, op), (long long)g->batch,
-            (long long)want);
+            pos + 1, (long long)have, rows, cols, (long long)gb_gemm_rows(g, op),
+            (long long)gb_gemm_ld(g, op), (long long)g->batch, (long long)want);
     }
     return GB_OK;
 }
