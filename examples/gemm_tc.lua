@@ -17,7 +17,8 @@
 -- (A [M, K], B [K, N]); T, transposed (A stored [K, M], B stored [N, K]). NT,
 -- the default, has both operands K-major, and is the fastest. wgmma reads fp8
 -- and tf32 K-major only: in the other layouts the kernel transposes their
--- MN-major operands in shared memory. Types:
+-- MN-major operands, slice by slice in shared memory (PRE=0) or whole into a
+-- K-major copy before the GEMM (PRE=1; the tuner picks). Types:
 --   bf16, f16   A, B and C of that type
 --   e4m3        fp8 e4m3 A and B, bf16 C
 --   e5m2        fp8 e5m2 A (gradients), e4m3 B (weights), bf16 C
@@ -116,16 +117,20 @@ end
 local function rows(c) return c.PINGPONG == 1 and c.BM or c.BM // c.CONSUMERS end
 
 -- Shared memory: STAGES slices of A and B (128 bytes deep whatever the type),
--- two raw slices of each operand the kernel transposes (xa, xb), with STORE
--- each consumer's rows of C (1/STORE of the columns at a time) staged for TMA
--- stores, 1 KiB to align them, two barriers a stage, one a consumer and one a
--- raw slice.
+-- with PRE=0 two raw slices of each operand the kernel transposes (xa, xb),
+-- with STORE each consumer's rows of C (1/STORE of the columns at a time)
+-- staged for TMA stores, 1 KiB to align them, two barriers a stage, one a
+-- consumer and one a raw slice. With PRE=1 the copies are made first, in the
+-- same memory: 32 KiB and two barriers for each team of 96 threads
+-- (templates/gemm_pretranspose.cuh), if that is more.
 local function smem_of(c_bytes, xa, xb)
   return function(c)
     local staged = c.STORE > 0 and c.CONSUMERS * rows(c) * c.BN // c.STORE * c_bytes or 0
-    local raw = 2 * ((xa and c.BM or 0) + (xb and c.BN or 0)) * 128
-    return c.STAGES * (c.BM + c.BN) * 128 + raw + staged + 1024 + 16 * c.STAGES + 8 * c.CONSUMERS
-           + (raw > 0 and 16 or 0)
+    local raw = c.PRE == 0 and 2 * ((xa and c.BM or 0) + (xb and c.BN or 0)) * 128 or 0
+    local gemm = c.STAGES * (c.BM + c.BN) * 128 + raw + staged + 1024 + 16 * c.STAGES
+                 + 8 * c.CONSUMERS + (raw > 0 and 16 or 0)
+    local copies = c.PRE == 1 and 128 * (c.CONSUMERS + 1) // 96 * (32 * 1024 + 16) + 1024 or 0
+    return math.max(gemm, copies)
   end
 end
 
@@ -134,16 +139,19 @@ local function sms()
   return d and d.sms or 132
 end
 
-local function params()
+-- The space; PRE (how an fp8 or tf32 MN-major operand is transposed) only
+-- where the kernel transposes one, else 0 whatever the command line fixes.
+local function params(transposes)
   local p = {
     BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
     CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 }, CLUSTER = { 1, 2 },
-    STORE = { 0, 1, 2 }, RASTER = { 0, 1 },
+    STORE = { 0, 1, 2 }, RASTER = { 0, 1 }, PRE = { 0, 1 },
   }
   for name, value in pairs(run.fixed) do
     if not p[name] then error("no parameter " .. name .. " to fix", 0) end
     p[name] = { value }
   end
+  if not transposes then p.PRE = { 0 } end
   return p
 end
 
@@ -182,8 +190,8 @@ end
 local function kernel(dtype, layout)
   local t, mn = TYPES[dtype], LAYOUTS[layout]
   local a_mn, b_mn = mn[1], mn[2]
-  -- fp8 and tf32 MN-major operands are transposed in shared memory, from
-  -- unswizzled raw slices
+  -- fp8 and tf32 MN-major operands are transposed, from unswizzled raw slices:
+  -- in shared memory (PRE=0) or into K-major copies (PRE=1)
   local xa, xb = a_mn == 1 and t.bytes ~= 2, b_mn == 1 and t.bytes ~= 2
   local bk = 128 // t.bytes -- one 128-byte swizzle span
   -- A and B as stored, [batch, rows, row], and each row's elements padded to 16
@@ -211,13 +219,25 @@ local function kernel(dtype, layout)
     end
     return gb.tensormap { tensor = 3, dims = { 16 // t.c_bytes }, box = { 16 // t.c_bytes } }
   end
+  -- PRE=1's K-major copy of a transposed operand (rows: M or N), or, for one
+  -- not transposed, a stand-in of 16 bytes, and its map
+  local function copy(s, elem, transposed, rows_of)
+    if transposed then return gb.tensor(elem, padded { s.batch, rows_of(s), s.K }, "output") end
+    return gb.tensor(elem, { 16 // t.bytes }, "zeros")
+  end
+  local function copy_map(s, tensor, transposed, rows_of)
+    if transposed then return map(tensor, { s.batch, rows_of(s), s.K }, 0, false) end
+    return gb.tensormap { tensor = tensor, dims = { 16 // t.bytes }, box = { 16 // t.bytes } }
+  end
+  local function m_of(s) return s.M end
+  local function n_of(s) return s.N end
   return gb.kernel {
     name   = "gemm_tc_" .. dtype .. "_" .. layout:lower(),
     source = gb.template "gemm_wgmma.cuh",
     entry  = string.format(
-      "gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER},${STORE},${RASTER}>",
+      "gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER},${STORE},${RASTER},${PRE}>",
       bk, a_mn, b_mn),
-    params = params(),
+    params = params(xa or xb),
     constraints = {
       -- ping-pong takes turns between consumers: it needs two
       function(c) return c.PINGPONG == 0 or c.CONSUMERS == 2 end,
@@ -228,7 +248,9 @@ local function kernel(dtype, layout)
       function(c) return smem(c) <= 227 * 1024 end,
       -- STORE 2's halves are whole boxes of C (128 bytes of columns)
       function(c) return c.STORE < 2 or c.BN // 2 * t.c_bytes % 128 == 0 end,
-      -- each block transposes its own slices: no multicast
+      -- a block that transposes its own slices loads them alone: no multicast;
+      -- nor with copies, whose grid-wide barrier needs every block resident at
+      -- once, which clusters, placed a pair to a GPC, might not be
       function(c) return c.CLUSTER == 1 or not (xa or xb) end,
     },
     defines = function() return { GEMM_T = t.cxx[1], GEMM_TB = t.cxx[2], GEMM_OUT = t.cxx[3] } end,
@@ -240,6 +262,11 @@ local function kernel(dtype, layout)
       map(2, b_dims(s), b_mn, xb),
       c_map(s),
       gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.i32(s.batch), gb.f32(1), gb.f32(0),
+      copy(s, t.a, xa, m_of),                                        -- 13: A's K-major copy
+      copy(s, t.b, xb, n_of),                                        -- 14: B's
+      copy_map(s, 13, xa, m_of),
+      copy_map(s, 14, xb, n_of),
+      gb.tensor("i32", { 2 }, "zeros", { inout = true }),            -- 17: the grid barrier's counters
     } end,
     -- persistent: at most a block an SM, whole clusters, each on CLUSTER row tiles
     grid  = function(c, s)

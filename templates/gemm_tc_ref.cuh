@@ -34,7 +34,9 @@ template <int A_MN, int B_MN>
 __global__ void __launch_bounds__(256)
     gemm_tc_ref(const GEMM_T *A, const GEMM_TB *B, GEMM_OUT *C, const __grid_constant__ gb_tensormap,
                 const __grid_constant__ gb_tensormap, const __grid_constant__ gb_tensormap, int M,
-                int N, int K, int batch, float alpha, float beta)
+                int N, int K, int batch, float alpha, float beta, const GEMM_T *, const GEMM_TB *,
+                const __grid_constant__ gb_tensormap, const __grid_constant__ gb_tensormap,
+                unsigned *)
 {
     __shared__ double sa[16][17], sb[16][17]; // sa[k][m], sb[k][n]
     const int tx = threadIdx.x, ty = threadIdx.y, b = blockIdx.z;

@@ -8,7 +8,8 @@
 // 16-bit MN-major operand transposed from shared memory itself; an fp8 or tf32
 // one (wgmma reads those K-major only) is loaded as stored into a ring of two
 // raw buffers, and three spare warps of the producer warpgroup transpose each
-// slice into the stage (smem_transpose.cuh).
+// slice into the stage (smem_transpose.cuh), or with PRE the whole grid
+// transposes it into a K-major copy first (gemm_pretranspose.cuh).
 //
 // Types (compile-time defines): GEMM_T, A's element type; GEMM_TB, B's (GEMM_T
 // unless set); GEMM_OUT, C's (GEMM_T unless set). The pairs wgmma takes:
@@ -45,12 +46,16 @@
 //     next tile while they drain; STORE 2 does so in two halves of the columns
 //     through a staging area half as large (room for another stage). Either
 //     way the producer is already loading the next tile;
+//   - PRE 1: an fp8 or tf32 MN-major operand is transposed whole into a
+//     K-major copy by the whole grid first (gemm_pretranspose.cuh), and the
+//     GEMM reads the copy; PRE 0 transposes its slices in shared memory as
+//     they come (above);
 //   - CLUSTER 2: blocks run in pairs (a thread block cluster) on two row tiles of
 //     one column, and each loads half of B's slice into both (TMA multicast), so
 //     B is read from L2 once per pair. A stage is free only when both blocks'
 //     consumers are done with it, so they arrive on each other's `empty`
 //     barriers. The grid must be launched with cluster dimensions (CLUSTER, 1, 1).
-//     Not with a transposed operand.
+//     Not with an operand transposed in shared memory.
 //
 // A slice is 128 bytes deep in K (BK = 128 / sizeof(element): 64 16-bit, 128
 // fp8, 32 fp32 elements), one swizzle span, read by wgmmas of 32 bytes of K each.
@@ -68,7 +73,10 @@
 // loads, so the maps do not depend on the tile), C's
 // (boxes of 1 x 64 x 128 / sizeof(GEMM_OUT), 128B-swizzled; used only with
 // STORE 1 and rows of C a multiple of 16 bytes), M, N, K, the batch, alpha,
-// beta.
+// beta; then for PRE (gemm_pretranspose.cuh) the K-major copies of A and B
+// (batch x M x K and batch x N x K, rows padded to 16 bytes; stand-ins where
+// an operand is not transposed), their maps (as a K-major operand's) and two
+// u32 counters that start at zero, for the grid-wide barrier.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -76,6 +84,7 @@
 #include <cuda_fp8.h>
 
 #include "gemm_epilogue.cuh"
+#include "gemm_pretranspose.cuh"
 #include "gemm_types.cuh"
 #include "smem_transpose.cuh"
 #include "tile_order.cuh"
@@ -306,12 +315,14 @@ template <int CLUSTER> __device__ __forceinline__ void release(unsigned long lon
 } // namespace wg
 
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP, int PINGPONG, int A_MN,
-          int B_MN, int CLUSTER, int STORE, int RASTER>
+          int B_MN, int CLUSTER, int STORE, int RASTER, int PRE = 0>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma(const GEMM_T *A, const GEMM_TB *B, GEMM_OUT *C,
                const __grid_constant__ gb_tensormap ma, const __grid_constant__ gb_tensormap mb,
                const __grid_constant__ gb_tensormap mc, int M, int N, int K, int batch,
-               float alpha, float beta)
+               float alpha, float beta, const GEMM_T *A_copy, const GEMM_TB *B_copy,
+               const __grid_constant__ gb_tensormap ma_copy,
+               const __grid_constant__ gb_tensormap mb_copy, unsigned *sync)
 {
     using TA = GEMM_T;
     using TB = GEMM_TB;
@@ -320,13 +331,17 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     constexpr int WM = PINGPONG ? BM : BM / CONSUMERS; // rows of a tile per consumer
     constexpr int MT = WM / 64;                        // its m64 row blocks
     constexpr int STEPS = 128 / 32;                    // wgmmas of 32 bytes of K per slice
-    // an fp8 or tf32 MN-major operand is transposed in shared memory (XA, XB),
-    // through RAW buffers of its slices as stored; wgmma then reads it K-major
-    constexpr int XA = A_MN && sizeof(TA) != 2, XB = B_MN && sizeof(TB) != 2;
+    // an fp8 or tf32 MN-major operand is transposed: with PRE, whole into its
+    // K-major copy before the GEMM (PA, PB), which then reads the copy as a
+    // K-major operand; else in shared memory (XA, XB), through RAW buffers of
+    // its slices as stored. wgmma reads it K-major either way.
+    constexpr int PA = PRE && A_MN && sizeof(TA) != 2, PB = PRE && B_MN && sizeof(TB) != 2;
+    constexpr int LA_MN = A_MN && !PA, LB_MN = B_MN && !PB; // as the GEMM loads them
+    constexpr int XA = LA_MN && sizeof(TA) != 2, XB = LB_MN && sizeof(TB) != 2;
     constexpr int RAW = 2, XPOSE = XA || XB; // raw slices in flight (2 to 4 measured alike)
     constexpr int RAW_A = XA ? BM * 128 : 0, RAW_B = XB ? BN * 128 : 0; // bytes a raw slice
     constexpr int DIRECT = (XA ? 0 : BM * 128) + (XB ? 0 : BN * 128); // TMA's bytes a stage
-    constexpr int KA_MN = A_MN && !XA, KB_MN = B_MN && !XB; // as wgmma reads them
+    constexpr int KA_MN = LA_MN && !XA, KB_MN = LB_MN && !XB; // as wgmma reads them
     constexpr int XPOSE_BARRIER = 1 + CONSUMERS; // named barriers 1..CONSUMERS: the consumers'
     static_assert(sizeof(TA) == sizeof(TB), "wgmma's operands are of one width");
     static_assert(BK * sizeof(TA) == 128, "a slice is one 128-byte swizzle span deep");
@@ -351,10 +366,16 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     unsigned long long *turn = empty + STAGES; // ping-pong: consumer c may start a tile
     unsigned long long *raw_full = turn + CONSUMERS; // a transposed operand's raw slice landed
 
+    // PRE: the K-major copies first, in the memory the stages take over after
+    if constexpr (PA || PB)
+        pre::k_major_copies<TA, TB, BK, PA, PB>(&ma, &mb, &ma_copy, &mb_copy, M, N, K, batch, sync,
+                                                reinterpret_cast<unsigned char *>(sa));
+    const gb_tensormap *map_a = PA ? &ma_copy : &ma, *map_b = PB ? &mb_copy : &mb;
+
     int wg_index = threadIdx.x / 128, tid = threadIdx.x % 128;
     if (threadIdx.x == 0) {
-        tma::prefetch(&ma);
-        tma::prefetch(&mb);
+        tma::prefetch(map_a);
+        tma::prefetch(map_b);
         for (int s = 0; s < STAGES; s++) {
             tma::init(&full[s], (DIRECT > 0) + XPOSE);
             tma::init(&empty[s], (PINGPONG ? 1 : CONSUMERS) * CLUSTER);
@@ -398,8 +419,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                 unsigned long long *bar = &raw_full[j % RAW];
                 unsigned char *in = raw + j % RAW * (RAW_A + RAW_B);
                 tma::expect_bytes(bar, RAW_A + RAW_B);
-                wg::load_slice<BM, BN, BK, A_MN, B_MN, CLUSTER, XA, XB>(
-                    &ma, &mb, reinterpret_cast<TA *>(in), reinterpret_cast<TB *>(in + RAW_A), bar,
+                wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, XA, XB>(
+                    map_a, map_b, reinterpret_cast<TA *>(in), reinterpret_cast<TB *>(in + RAW_A), bar,
                     j % slices, b, m0, n0, rank);
             };
             for (int j = 0; x == 0 && j < RAW; j++)
@@ -437,8 +458,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                 int s = it % STAGES;
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
                 tma::expect_bytes(&full[s], DIRECT);
-                wg::load_slice<BM, BN, BK, A_MN, B_MN, CLUSTER, !XA, !XB>(
-                    &ma, &mb, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, b, m0, n0, rank);
+                wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, !XA, !XB>(
+                    map_a, map_b, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, b, m0, n0, rank);
             }
         }
         // In a cluster, the other block's consumers still arrive on this block's

@@ -4,9 +4,9 @@
  * double-precision reference where cuBLASLt has no GEMM), and the PTX of a
  * variant holds what the template is built from (TMA loads on mbarriers, wgmma
  * of each type, transposed operands, the shared-memory transpose of fp8 and
- * tf32 ones, register hand-over, multicast in a cluster, TMA stores); where the
- * toolkit has cuobjdump (a GPU machine's), the SASS holds HGMMA. Correctness
- * and the default tune on a GPU are scripts/gpu-validate.sh's. */
+ * tf32 ones or their K-major copy first, register hand-over, multicast in a cluster, TMA stores);
+ * where the toolkit has cuobjdump (a GPU machine's), the SASS holds HGMMA. Correctness and the
+ * default tune on a GPU are scripts/gpu-validate.sh's. */
 #include "engine/nvrtc.h"
 #include "suite_fixture.h"
 #include "template_compile.h"
@@ -80,17 +80,19 @@ static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
     EXPECT_COMPILED(*state, "  44 compiled", "TT", "BN=128", "STAGES=4", "GROUP=8");
 }
 
-/* fp8 and tf32 in the layouts whose operands the kernel transposes in shared
- * memory (no clusters there), and e5m2 x e5m2; the counts include the
+/* fp8 and tf32 in the layouts whose operands the kernel transposes (in shared
+ * memory or, PRE=1, into a K-major copy first: every configuration twice where
+ * PRE=0's raw buffers fit; no clusters there), and e5m2 x e5m2; the counts
+ * include the
  * reference, compiled from gemm_tc_ref.cuh where cuBLASLt has no such GEMM
  * (fp8 with an MN-major operand, e5m2 x e5m2). */
 static void test_fp8_and_tf32_in_the_transposed_layouts_compile(void **state)
 {
-    EXPECT_COMPILED(*state, "  11 compiled", "e4m3", "NN", "BN=128", "STAGES=4", "GROUP=8",
+    EXPECT_COMPILED(*state, "  22 compiled", "e4m3", "NN", "BN=128", "STAGES=4", "GROUP=8",
                     "RASTER=0");
-    EXPECT_COMPILED(*state, "  5 compiled", "tf32", "TN", "BN=128", "STAGES=4", "GROUP=8",
+    EXPECT_COMPILED(*state, "  14 compiled", "tf32", "TN", "BN=128", "STAGES=4", "GROUP=8",
                     "RASTER=0");
-    EXPECT_COMPILED(*state, "  10 compiled", "e5m2_e5m2", "TT", "BN=128", "STAGES=4", "GROUP=8",
+    EXPECT_COMPILED(*state, "  21 compiled", "e5m2_e5m2", "TT", "BN=128", "STAGES=4", "GROUP=8",
                     "RASTER=0");
 }
 
@@ -102,9 +104,9 @@ static void test_rows_of_any_length_compile_padded(void **state)
 {
     EXPECT_COMPILED(*state, "  18 compiled", "TT", "1001x1003x1001", "BN=128", "BM=128", "STAGES=4",
                     "GROUP=8", "RASTER=0");
-    EXPECT_COMPILED(*state, "  9 compiled", "e4m3", "TN", "1001x1003x1001", "BN=128", "BM=128",
+    EXPECT_COMPILED(*state, "  18 compiled", "e4m3", "TN", "1001x1003x1001", "BN=128", "BM=128",
                     "STAGES=4", "GROUP=8", "RASTER=0");
-    EXPECT_COMPILED(*state, "  8 compiled", "tf32", "NN", "1001x1003x1001", "BN=128", "BM=128",
+    EXPECT_COMPILED(*state, "  16 compiled", "tf32", "NN", "1001x1003x1001", "BN=128", "BM=128",
                     "STAGES=4", "GROUP=8", "RASTER=0");
 }
 
@@ -193,6 +195,27 @@ static void test_fp8_and_tf32_transposed_operands_go_through_shared_memory(void 
                   "st.shared.v4.b32", "fence.proxy.async.shared::cta");
 }
 
+/* PRE = 1: the grid first copies an fp8 or tf32 MN-major operand K-major (TMA
+ * loads, the shared-memory transpose, TMA stores, each team at its own named
+ * barrier), meets at a grid-wide barrier (an atomic add, acquire loads, the
+ * global proxy fence for the TMA loads that follow), and the producer then needs
+ * no transposing warps: it keeps 40 registers, the consumers 232. */
+static void test_fp8_and_tf32_operands_can_be_copied_k_major_first(void **state)
+{
+    (void)state;
+    const char *e4m3[3] = {"-DGEMM_T=__nv_fp8_e4m3", "-DGEMM_OUT=__nv_bfloat16"};
+    EXPECT_IN_PTX("gemm_wgmma<128,128,128,4,2,8,0,0,1,1,0,0,1>", e4m3,
+                  "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+                  "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group", "prmt.b32",
+                  "bar.sync %r", "atom.global.add.u32", "ld.acquire.gpu.global.u32",
+                  "fence.proxy.async.global", "mbarrier.inval.shared::cta.b64",
+                  "setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232");
+    const char *tf32[3] = {"-DGEMM_T=float"};
+    EXPECT_IN_PTX("gemm_wgmma<128,128,32,4,2,8,0,1,1,1,0,0,1>", tf32,
+                  "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "st.shared.v4.b32",
+                  "fence.proxy.async.global", "setmaxnreg.dec.sync.aligned.u32 40");
+}
+
 /* The toolkit's cuobjdump: beside the include folder NVRTC is given
  * (include/ or targets/<arch>/include/), else on PATH. */
 static bool find_cuobjdump(char *out, size_t n)
@@ -248,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_the_ptx_holds_wgmma_tma_and_register_hand_over),
         cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
         cmocka_unit_test(test_fp8_and_tf32_transposed_operands_go_through_shared_memory),
+        cmocka_unit_test(test_fp8_and_tf32_operands_can_be_copied_k_major_first),
         cmocka_unit_test(test_the_sass_holds_hgmma),
     };
     return cmocka_run_group_tests(tests, setup, suite_teardown);
