@@ -210,27 +210,30 @@ local function kernel(dtype, layout)
   end
   local smem = smem_of(t.c_bytes, xa, xb)
   local ref, is_cublas = reference(t, a_mn, b_mn, lda, ldb)
+  -- a map the kernel never uses: the first 16 bytes of a tensor of `bytes`-byte
+  -- elements
+  local function stand_in(tensor, bytes)
+    return gb.tensormap { tensor = tensor, dims = { 16 // bytes }, box = { 16 // bytes } }
+  end
   -- C's map, for STORE's TMA stores: boxes of 64 rows of 128 bytes; TMA needs
   -- rows of 16-byte multiples, and for other N the kernel stores from registers
-  -- and gets a stand-in (16 bytes of C)
+  -- and gets a stand-in
   local function c_map(s)
     if s.N * t.c_bytes % 16 == 0 then
       return gb.tensormap { tensor = 3, box = { 1, 64, 128 // t.c_bytes }, swizzle = "128B" }
     end
-    return gb.tensormap { tensor = 3, dims = { 16 // t.c_bytes }, box = { 16 // t.c_bytes } }
+    return stand_in(3, t.c_bytes)
   end
-  -- PRE=1's K-major copy of a transposed operand (rows: M or N), or, for one
-  -- not transposed, a stand-in of 16 bytes, and its map
-  local function copy(s, elem, transposed, rows_of)
-    if transposed then return gb.tensor(elem, padded { s.batch, rows_of(s), s.K }, "output") end
+  -- PRE=1's K-major copy of a transposed operand (`rows` of K), or, for one not
+  -- transposed, 16 bytes and a stand-in map
+  local function copy(s, elem, transposed, rows)
+    if transposed then return gb.tensor(elem, padded { s.batch, rows, s.K }, "output") end
     return gb.tensor(elem, { 16 // t.bytes }, "zeros")
   end
-  local function copy_map(s, tensor, transposed, rows_of)
-    if transposed then return map(tensor, { s.batch, rows_of(s), s.K }, 0, false) end
-    return gb.tensormap { tensor = tensor, dims = { 16 // t.bytes }, box = { 16 // t.bytes } }
+  local function copy_map(s, tensor, transposed, rows)
+    if transposed then return map(tensor, { s.batch, rows, s.K }, 0, false) end
+    return stand_in(tensor, t.bytes)
   end
-  local function m_of(s) return s.M end
-  local function n_of(s) return s.N end
   return gb.kernel {
     name   = "gemm_tc_" .. dtype .. "_" .. layout:lower(),
     source = gb.template "gemm_wgmma.cuh",
@@ -262,10 +265,10 @@ local function kernel(dtype, layout)
       map(2, b_dims(s), b_mn, xb),
       c_map(s),
       gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.i32(s.batch), gb.f32(1), gb.f32(0),
-      copy(s, t.a, xa, m_of),                                        -- 13: A's K-major copy
-      copy(s, t.b, xb, n_of),                                        -- 14: B's
-      copy_map(s, 13, xa, m_of),
-      copy_map(s, 14, xb, n_of),
+      copy(s, t.a, xa, s.M),                                         -- 13: A's K-major copy
+      copy(s, t.b, xb, s.N),                                         -- 14: B's
+      copy_map(s, 13, xa, s.M),
+      copy_map(s, 14, xb, s.N),
       gb.tensor("i32", { 2 }, "zeros", { inout = true }),            -- 17: the grid barrier's counters
     } end,
     -- persistent: at most a block an SM, whole clusters, each on CLUSTER row tiles

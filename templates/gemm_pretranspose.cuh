@@ -33,24 +33,10 @@ namespace pre {
 constexpr int BOX_BYTES = xpose::BOX_BYTES;
 constexpr int TEAM_BYTES = 4 * BOX_BYTES; // two raw and two out buffers
 
-// The team's threads meet at their own named barrier (1 + team; 0 is
-// __syncthreads').
+// The team's threads meet at their own named barrier (1 + team).
 __device__ __forceinline__ void team_sync(int team)
 {
-    asm volatile("bar.sync %0, %1;" ::"r"(1 + team), "n"(xpose::THREADS) : "memory");
-}
-
-// An mbarrier's memory is given back (the GEMM's stages take it over).
-__device__ __forceinline__ void inval(unsigned long long *bar)
-{
-    asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(tma::smem(bar)) : "memory");
-}
-
-// Waits until at most N of this thread's store groups are still reading shared
-// memory.
-template <int N> __device__ __forceinline__ void store_wait_read()
-{
-    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+    tma::named_barrier<xpose::THREADS>(1 + team);
 }
 
 // Orders this thread's global memory operations through TMA (the async proxy)
@@ -149,7 +135,7 @@ __device__ __forceinline__ void k_major_copies(const gb_tensormap *raw_a, const 
             const bool is_a = i < boxes_a;
             unsigned char *raw = mine + n % 2 * BOX_BYTES;
             unsigned char *out = mine + (2 + n % 2) * BOX_BYTES;
-            if (leader) store_wait_read<1>(); // the store from `out` two boxes ago read it
+            if (leader) tma::store_wait<false, 1>(); // the store from `out` two boxes ago read it
             tma::wait(&bar[n % 2], (n / 2) & 1);
             team_sync(team);
             if (is_a)
@@ -168,8 +154,8 @@ __device__ __forceinline__ void k_major_copies(const gb_tensormap *raw_a, const 
         if (leader) {
             tma::store_wait<true>(); // the copy is in global memory
             fence_global_async();
-            inval(&bar[0]);
-            inval(&bar[1]);
+            tma::inval(&bar[0]); // the GEMM's stages take the memory over
+            tma::inval(&bar[1]);
         }
     }
     grid_meet(sync);

@@ -234,16 +234,10 @@ __device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *b
         }
 }
 
-// COUNT threads of the block meet at named barrier `id` (0 is __syncthreads').
-template <int COUNT> __device__ __forceinline__ void named_barrier(int id)
-{
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "n"(COUNT) : "memory");
-}
-
 // The 128 threads of consumer warpgroup c (named barrier 1 + c).
 __device__ __forceinline__ void sync_consumer(int c)
 {
-    named_barrier<128>(1 + c);
+    tma::named_barrier<128>(1 + c);
 }
 
 // Stores part PART of PARTS of a consumer's rows of C (from row0, MT m64
@@ -439,7 +433,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                             in + RAW_A, reinterpret_cast<unsigned char *>(sb + s * BN * BK), x);
                     tma::fence_shared_for_tma(); // wgmma reads the stage through the async proxy
                     // all three warps are done: the stage is ready, the raw buffer free
-                    wg::named_barrier<xpose::THREADS>(XPOSE_BARRIER);
+                    tma::named_barrier<xpose::THREADS>(XPOSE_BARRIER);
                     if (x == 0) {
                         tma::arrive(&full[s]);
                         load_raw(it + RAW);

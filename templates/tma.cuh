@@ -1,5 +1,5 @@
-// TMA loads, mbarriers and thread block clusters for sm_90 kernels, as inline
-// PTX (NVRTC-friendly, no CUDA headers).
+// TMA loads and stores, mbarriers, named barriers and thread block clusters for
+// sm_90 kernels, as inline PTX (NVRTC-friendly, no CUDA headers).
 //
 // A script passes a tensor's descriptor with gb.tensormap{ tensor = i, box = ... };
 // the kernel takes it by value:
@@ -41,6 +41,12 @@ __device__ __forceinline__ void prefetch(const gb_tensormap *map)
 __device__ __forceinline__ void init(unsigned long long *bar, unsigned arrivals)
 {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(arrivals));
+}
+
+// The barrier's memory is given back, to be used for something else.
+__device__ __forceinline__ void inval(unsigned long long *bar)
+{
+    asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem(bar)) : "memory");
 }
 
 // Makes the barriers' initialisation visible to TMA and to the cluster.
@@ -133,14 +139,23 @@ __device__ __forceinline__ void store_commit()
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
 
-// Waits until this thread's store groups have read their shared memory (it may
-// be written again); with WHOLE, until they have completed.
-template <bool WHOLE = false> __device__ __forceinline__ void store_wait()
+// Waits until this thread's store groups, all but the PENDING newest, have read
+// their shared memory (it may be written again); with WHOLE, until they have
+// completed.
+template <bool WHOLE = false, int PENDING = 0> __device__ __forceinline__ void store_wait()
 {
     if (WHOLE)
-        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group %0;" ::"n"(PENDING) : "memory");
     else
-        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(PENDING) : "memory");
+}
+
+// ---- named barriers -------------------------------------------------------------
+
+// COUNT threads of the block meet at named barrier `id` (0 is __syncthreads').
+template <int COUNT> __device__ __forceinline__ void named_barrier(int id)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "n"(COUNT) : "memory");
 }
 
 // ---- clusters -----------------------------------------------------------------
