@@ -431,6 +431,50 @@ static void test_a_failed_race_keeps_the_screening_best(void **state)
     assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
 }
 
+/* The reference's launch puts 1 in grid[0]: the fake times it as V=1. */
+static void test_the_baseline_races_with_the_leaders_and_is_never_crowned(void **state)
+{
+    fixture *f = *state;
+    f->baseline = true;
+    f->fake.race_ms[1] = 0.25; /* the reference, faster than every leader */
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(f->fake.races, 1);
+    assert_int_equal(f->fake.raced, 3); /* V=2, V=8 and the reference */
+    assert_int_equal(s->n_leaders, 2);
+    assert_int_equal(gb_fields_get(&s->best_config, "V")->i, 2);
+    assert_true(s->has_baseline);
+    assert_float_equal(s->baseline.stats.median, 0.25, 1e-3);
+    assert_int_equal(s->baseline.n_samples, 11); /* the race's samples, kept */
+    assert_int_equal(f->fake.ran[1], 1);         /* V=1's screening; no timing of its own */
+}
+
+static void test_a_failed_race_times_the_baseline_alone(void **state)
+{
+    fixture *f = *state;
+    f->baseline = true;
+    f->fake.race_fails = true;
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_non_null(s->race_failure);
+    assert_true(s->has_baseline);
+    assert_float_equal(s->baseline.stats.median, 3.0, 1e-3); /* median_ms[1], timed alone */
+    assert_int_equal(f->fake.ran[1], 2);
+}
+
+static void test_a_baseline_contended_in_both_races_is_left_out(void **state)
+{
+    fixture *f = *state;
+    f->baseline = true;
+    f->fake.contended_races = -1;
+    assert_int_equal(tune(f, 1), GB_OK);
+    const gb_shape_result *s = &f->result.shapes[0];
+    assert_int_equal(f->fake.races, 2);
+    assert_false(s->has_baseline);
+    assert_true(s->baseline_contended);
+    assert_int_equal(f->fake.ran[1], 1); /* not timed again alone */
+}
+
 static void test_the_best_record_keeps_the_race_s_samples_clock_and_tie(void **state)
 {
     fixture *f = *state;
@@ -590,6 +634,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_overlapping_intervals_are_a_tie_won_by_the_canonical_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_failed_race_keeps_the_screening_best, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_the_baseline_races_with_the_leaders_and_is_never_crowned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_failed_race_times_the_baseline_alone, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_baseline_contended_in_both_races_is_left_out, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_the_best_record_keeps_the_race_s_samples_clock_and_tie,
                                         setup, teardown),

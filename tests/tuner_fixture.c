@@ -292,7 +292,7 @@ int teardown(void **state)
 int tune(fixture *f, int n_shapes)
 {
     gb_tune_result_free(&f->result);
-    gb_tune_request req = {.shapes = f->shapes, .n_shapes = n_shapes};
+    gb_tune_request req = {.shapes = f->shapes, .n_shapes = n_shapes, .baseline = f->baseline};
     return gb_tune(&f->opts, &f->kernel, &req, &f->result, &f->err);
 }
 

@@ -71,6 +71,7 @@ typedef struct fixture {
     gb_kernel_def reference;
     gb_tuner_opts opts;
     gb_fields shapes[2];
+    bool baseline; /* tune() asks for the reference's timing too */
     gb_tune_result result;
     gb_err err;
 } fixture;

@@ -53,7 +53,6 @@ int gb_bench_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
     if (rc == GB_OK) rc = gb_pending_finish(r, id, &p, &r->full, res, &best, NULL);
     gb_pending_free(r, &p);
     res->n_evals = 1;
-    if (rc == GB_OK && r->req->baseline && r->k->reference)
-        rc = gb_run_time_reference(r, shape, res);
+    if (rc == GB_OK && gb_run_wants_baseline(r)) rc = gb_run_time_reference(r, shape, res);
     return gb_run_settle(r, id, &best, res, rc);
 }

@@ -5,7 +5,8 @@
  * intervals overlap are a tie, decided by the canonical order of the
  * configurations, so every rerun picks the same winner. A race that saw another
  * process on the GPU is run once more after a pause; if that one is contended
- * too, its winner is reported contended and not stored (tune.c). */
+ * too, its winner is reported contended and not stored (tune.c). With a baseline
+ * asked for, the reference runs in the race as one more entrant, never crowned. */
 #include "tuner/run.h"
 #include "tuner/variant.h"
 
@@ -35,7 +36,7 @@ static int pick_leaders(const run *r, entrant *out)
 {
     double margin = r->opts->race_margin > 0 ? r->opts->race_margin : DEFAULT_MARGIN;
     int limit = r->opts->race_leaders > 0 ? r->opts->race_leaders : DEFAULT_LEADERS;
-    if (limit > GB_MAX_RACE) limit = GB_MAX_RACE;
+    if (limit > GB_MAX_RACE - 1) limit = GB_MAX_RACE - 1; /* a place for the reference */
     entrant *all = calloc((size_t)r->n_ok, sizeof *all);
     if (!all) return -1;
     for (int i = 0; i < r->n_ok; i++)
@@ -66,6 +67,22 @@ static int prepare(run *r, const gb_fields *shape, entrant *e, int n)
             e[i].variant.kernel_name = k->name; /* names the race's NVTX range */
         }
     }
+    return rc;
+}
+
+/* The reference as the race's last entrant, when the run wants a baseline: its
+ * samples then interleave with the leaders', so the "vs ref" ratio compares
+ * figures taken under the same clocks and temperature, which a timing taken alone
+ * before or after the race does not. *n_ref is 0 when it cannot enter (its compile
+ * failed: gb_run_time_reference reports that). */
+static int enter_reference(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *out,
+                           int *n_ref)
+{
+    gb_err e = {0};
+    *n_ref = 0;
+    if (!gb_run_wants_baseline(r)) return GB_OK;
+    int rc = gb_run_reference_variant(r, shape, job, out, &e);
+    *n_ref = rc == GB_OK && !e.code;
     return rc;
 }
 
@@ -165,11 +182,15 @@ int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader
     int rc = prepare(r, shape, e, n);
     for (int i = 0; i < n; i++)
         v[i] = e[i].variant;
+    gb_compile_job *ref_job = NULL;
+    int n_ref = 0;
+    if (rc == GB_OK) rc = enter_reference(r, shape, &ref_job, &v[n], &n_ref);
     double start = gb_now_ms() / 1e3;
     gb_err race_err = {0};
-    if (rc == GB_OK) rc = run_race(r, v, n, m, &race_err);
+    if (rc == GB_OK) rc = run_race(r, v, n + n_ref, m, &race_err);
     r->result->timing.racing_s += gb_now_ms() / 1e3 - start;
     res->n_leaders = n;
+    if (rc == GB_OK && n_ref) gb_run_keep_baseline(res, &m[n]);
     if (rc == GB_OK)
         rc = crown(r, res, best, e, m, n);
     else if (rc == GB_EINTR)
@@ -178,9 +199,10 @@ int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader
         rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");
     else if (race_err.code)
         rc = GB_OK; /* the screening's best stands */
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n + n_ref; i++)
         gb_measurement_free(&m[i]);
+    for (int i = 0; i < n; i++)
         gb_compile_job_free(e[i].job);
-    }
+    gb_compile_job_free(ref_job);
     return rc;
 }

@@ -231,8 +231,16 @@ int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
  * gb_run_shape_args set). */
 int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *v,
                              gb_err *e);
-/* Times the reference with the full criterion, for the "vs ref" column. */
+/* Whether the run times the reference too (baseline = "reference"). */
+static inline bool gb_run_wants_baseline(const run *r)
+{
+    return r->req->baseline && r->k->reference;
+}
+/* Times the reference alone with the full criterion, for the "vs ref" column. */
 int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res);
+/* Keeps the reference's measurement m as the shape's baseline (moved out of m), or
+ * marks the baseline contended and keeps nothing. */
+void gb_run_keep_baseline(gb_shape_result *res, gb_measurement *m);
 /* Keeps the best of what finished in res, and stores it unless the run was
  * interrupted, only benchmarked, or contended. Returns rc. */
 int gb_run_settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res, int rc);
@@ -245,8 +253,10 @@ int gb_run_shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_a
 /* Re-measures the shape's leaders (the ok configurations within the margin of the
  * fastest screened, at most the limit) interleaved with the full criterion, and
  * chooses the best; ties (overlapping intervals) go to the earliest configuration
- * in the canonical order. When the race cannot run, the screening's best stands
- * and res->race_failure says why. */
+ * in the canonical order. When the run wants a baseline, the reference races too
+ * (never crowned) and its measurement becomes res->baseline. When the race cannot
+ * run, the screening's best stands, no baseline is kept, and res->race_failure
+ * says why. */
 int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader *best);
 
 #endif

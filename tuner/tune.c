@@ -183,6 +183,16 @@ static int run_reference(run *r, const gb_fields *shape, gb_shape_result *res)
 }
 
 /* A timing of the reference that stays contended is not kept. */
+void gb_run_keep_baseline(gb_shape_result *res, gb_measurement *m)
+{
+    res->baseline_contended = m->contended;
+    res->has_baseline = !m->contended;
+    if (res->has_baseline) {
+        res->baseline = *m; /* moved */
+        memset(m, 0, sizeof *m);
+    }
+}
+
 int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_compile_job *job = NULL;
@@ -192,13 +202,7 @@ int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
     int rc = gb_run_reference_variant(r, shape, &job, &v, &e);
     if (rc == GB_OK && !e.code) {
         rc = gb_trial_measure(r, &v, &r->full, &t);
-        bool timed = rc == GB_OK && t.status == GB_TRIAL_OK;
-        res->baseline_contended = timed && t.measurement.contended;
-        res->has_baseline = timed && !res->baseline_contended;
-        if (res->has_baseline) {
-            res->baseline = t.measurement; /* moved */
-            memset(&t.measurement, 0, sizeof t.measurement);
-        }
+        if (rc == GB_OK && t.status == GB_TRIAL_OK) gb_run_keep_baseline(res, &t.measurement);
     }
     gb_trial_result_free(&t);
     gb_compile_job_free(job);
@@ -399,7 +403,8 @@ static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
         gb_run_progress(r, GB_PROGRESS_RACE, &best);
         rc = gb_race_leaders(r, shape, res, &best);
     }
-    if (rc == GB_OK && r->req->baseline && r->k->reference)
+    /* the race timed the baseline with the leaders, unless it failed or had none */
+    if (rc == GB_OK && gb_run_wants_baseline(r) && !res->has_baseline && !res->baseline_contended)
         rc = gb_run_time_reference(r, shape, res);
     return gb_run_settle(r, id, &best, res, rc);
 }
