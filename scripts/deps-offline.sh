@@ -1,11 +1,19 @@
 #!/bin/sh
 # On a machine with no network: unpacks the packages that scripts/deps-bundle.sh
 # downloaded (.deps/debs) into a prefix (.deps/root, never /), then builds
-# gpubench against it and runs every test. Extra arguments go to cmake.
+# gpubench against it and runs every test (--build-only: no tests). Extra
+# arguments go to cmake. The tools find the bundle's libraries through their
+# RPATH, except those loaded in turn (libgsl's libgslcblas): run them with
+# LD_LIBRARY_PATH=.deps/root/usr/lib/x86_64-linux-gnu.
 #
-#   scripts/deps-offline.sh [BUILD_DIR] [cmake -D options...]
+#   scripts/deps-offline.sh [--build-only] [BUILD_DIR] [cmake -D options...]
 set -eu
 cd "$(dirname "$0")/.."
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then
+    build_only=1
+    shift
+fi
 root="$PWD/.deps/root"
 ls .deps/debs/*.deb >/dev/null 2>&1 || {
     echo "deps-offline: no packages in .deps/debs: run scripts/deps-bundle.sh first" >&2
@@ -26,4 +34,4 @@ fi
 dir="${1:-build-offline}"
 [ $# -gt 0 ] && shift
 scripts/build.sh "$dir" -DGB_DEPS_PREFIX="$root" "$@"
-ctest --test-dir "$dir" --output-on-failure
+[ "$build_only" = 1 ] || ctest --test-dir "$dir" --output-on-failure
