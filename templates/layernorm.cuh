@@ -8,16 +8,16 @@
 //             dx = (w*dy - (xhat*c2 + c1))*rstd; dw += sum over rows of dy*xhat,
 //             db += sum over rows of dy (dw, db: f32, accumulated into).
 //
-// The statistics need one reduction per row, and are exact to fp32 rounding however
-// large the mean: each thread takes the count, sum and squared deviations from their
-// own mean of each 16-byte slot of its elements (two passes over the slot's
-// registers), and these moments are combined by Chan's formula across the thread's
-// slots, lanes, warps and the blocks of a cluster (shuffles, a rank's moments a lane),
-// so a row costs one barrier (and one cluster exchange) instead of one for the mean
-// and one for the variance. A row done in chunks merges each chunk's moments the same
-// way. The layout and the reductions are in norms_common.cuh; the workers (the
-// backward kernels and the persistent forward variant) and the column sums in
-// norms_workers.cuh.
+// The statistics are exact to fp32 rounding however large the mean, and cost no second
+// read: each thread takes the count, sum and squared deviations from their own mean of
+// each 16-byte slot of its elements (two passes over the slot's registers). A block
+// adds its threads' sums (shuffles, then one barrier across warps); with its count,
+// known from the layout, that gives the block's mean, and the threads' slots moved to
+// it by Chan's formula are added the same way (a second barrier). The blocks of a
+// cluster combine their moments by Chan's formula (one exchange, a rank's moments a
+// lane). A row done in chunks merges each chunk's moments into the thread's first. The
+// layout and the reductions are in norms_common.cuh; the workers (the backward kernels
+// and the persistent forward variant) and the column sums in norms_workers.cuh.
 //
 // dw and db are sums of per-block partials added with atomics: the order of the adds
 // varies from run to run, so the last bits of dw and db are not deterministic.
@@ -28,12 +28,21 @@
 namespace norms
 {
 
-// Count, sum and squared deviations from their mean of part of a row's elements. The
-// divisions are the fast kind (2 ulp): the exact ones cost more instructions than the
-// rest of a row's statistics, and these kernels are issue-bound.
+// Count, sum and squared deviations from their mean of part of a row's elements.
 struct Moments {
     float n, sum, m2;
 };
+
+// a/n for a count n (a positive whole number of elements, far from fp32's limits) by the
+// hardware's reciprocal: one instruction and 1 ulp, where __fdividef adds half a dozen
+// to scale huge and tiny divisors and the exact division more still. These kernels are
+// issue-bound.
+__device__ __forceinline__ float per(float a, float n)
+{
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(n));
+    return a * r;
+}
 
 __device__ __forceinline__ float sq(float a)
 {
@@ -45,8 +54,8 @@ __device__ __forceinline__ Moments merge(const Moments &a, const Moments &b)
 {
     if (b.n == 0.f) return a;
     if (a.n == 0.f) return b;
-    const float n = a.n + b.n, d = __fdividef(b.sum, b.n) - __fdividef(a.sum, a.n);
-    return {n, a.sum + b.sum, a.m2 + b.m2 + d * d * __fdividef(a.n * b.n, n)};
+    const float n = a.n + b.n, d = per(b.sum, b.n) - per(a.sum, a.n);
+    return {n, a.sum + b.sum, a.m2 + b.m2 + d * d * per(a.n * b.n, n)};
 }
 
 // Parts 0..np-1 (part(i) gives one) together: the count and sum first, then each
@@ -60,50 +69,72 @@ template <class Part> __device__ __forceinline__ Moments combine(int np, Part pa
         t.n += p.n;
         t.sum += p.sum;
     }
-    const float mean = t.n > 0.f ? __fdividef(t.sum, t.n) : 0.f;
+    const float mean = t.n > 0.f ? per(t.sum, t.n) : 0.f;
     for (int i = 0; i < np; ++i) {
         const Moments p = part(i);
-        if (p.n > 0.f) t.m2 += p.m2 + p.n * sq(__fdividef(p.sum, p.n) - mean);
+        if (p.n > 0.f) t.m2 += p.m2 + p.n * sq(per(p.sum, p.n) - mean);
     }
     return t;
 }
 
-// The moments of a chunk's valid elements: each slot's by two passes over its VEC
-// values, merged into the chunk's as they come (Chan's update from the slot's mean, so
-// only the running count, sum, mean and squared deviations stay in registers). The
-// values are converted apart() (norms_common.cuh), so that only a slot's stay in
-// registers between its passes, not the whole chunk's until the output is written.
+// A thread's part of a chunk of a row: each slot's count, mean and squared deviations
+// from that mean (two passes over the slot's VEC values in registers), and their sum.
+template <int VPT> struct Slots {
+    float n[VPT], mean[VPT], q[VPT], sum;
+
+    // The squared deviations of the slots' elements from m (Chan: each slot's own,
+    // moved to m).
+    __device__ __forceinline__ float m2_about(float m) const
+    {
+        float t = 0.f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+            if (n[j] > 0.f) t += q[j] + n[j] * sq(mean[j] - m);
+        return t;
+    }
+
+    __device__ __forceinline__ Moments moments() const
+    {
+        float c = 0.f;
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+            c += n[j];
+        return {c, sum, m2_about(c > 0.f ? per(sum, c) : 0.f)};
+    }
+};
+
+// A chunk's slots. The values are converted apart() (norms_common.cuh), so that only a
+// slot's stay in registers between its two passes, not the whole chunk's until the
+// output is written.
 template <int VPT, int CL>
-__device__ __forceinline__ Moments chunk_moments(const uint4 (&v)[VPT], const Geo &G, int k,
-                                                 bool ok)
+__device__ __forceinline__ Slots<VPT> chunk_slots(const uint4 (&v)[VPT], const Geo &G, int k,
+                                                  bool ok)
 {
-    Moments t = {0.f, 0.f, 0.f};
-    float mean = 0.f;
+    Slots<VPT> s;
+    s.sum = 0.f;
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
-        const int n = nvalid(G, elem0<VPT, CL>(G, k, j), ok);
-        float sum = 0.f;
+        const int nj = nvalid(G, elem0<VPT, CL>(G, k, j), ok);
+        float sum = get_apart(v[j], 0); // elements outside the row are zeros
 #pragma unroll
-        for (int i = 0; i < VEC; ++i)
-            sum += get_apart(v[j], i); // elements outside the row are zeros
-        // aligned: n is VEC or 0, and a slot of zeros has mean 0 and no deviations
-        const float mj = G.aligned || n == VEC ? sum * (1.f / VEC)
-                         : n > 0               ? __fdividef(sum, (float)n)
+        for (int i = 1; i < VEC; ++i)
+            sum += get_apart(v[j], i);
+        // aligned: nj is VEC or 0, and a slot of zeros has mean 0 and no deviations
+        const float m = G.aligned || nj == VEC ? sum * (1.f / VEC)
+                        : nj > 0               ? per(sum, (float)nj)
                                                : 0.f;
         float q = 0.f;
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
-            const float d = get_apart(v[j], i) - mj;
-            if (G.aligned || i < n) q = fmaf(d, d, q);
+            const float d = get_apart(v[j], i) - m;
+            if (G.aligned || i < nj) q = fmaf(d, d, q);
         }
-        const float nj = (float)n, nt = t.n + nj, d = mj - mean;
-        const float w = nt > 0.f ? __fdividef(nj, nt) : 0.f; // the slot's share of the count
-        mean = fmaf(d, w, mean);
-        t.m2 += q + d * d * t.n * w;
-        t.n = nt;
-        t.sum += sum;
+        s.n[j] = (float)nj;
+        s.mean[j] = m;
+        s.q[j] = q;
+        s.sum += sum;
     }
-    return t;
+    return s;
 }
 
 // The moments of groups of `width` lanes (a power of two up to 32), from each lane's:
@@ -114,32 +145,43 @@ __device__ __forceinline__ Moments lane_moments(const Moments &m, int width)
 {
     float ns[2] = {m.n, m.sum};
     lane_sum<2>(ns, width);
-    const float mean = ns[0] > 0.f ? __fdividef(ns[1], ns[0]) : 0.f;
-    float q[1] = {m.n > 0.f ? m.m2 + m.n * sq(__fdividef(m.sum, m.n) - mean) : 0.f};
+    const float mean = ns[0] > 0.f ? per(ns[1], ns[0]) : 0.f;
+    float q[1] = {m.n > 0.f ? m.m2 + m.n * sq(per(m.sum, m.n) - mean) : 0.f};
     lane_sum<1>(q, width);
     return {ns[0], ns[1], q[0]};
 }
 
-// The moments of a row's elements in this block, from each thread's: one barrier.
-// Within a warp by lane_moments; across warps the same way, every warp taking the
-// warps' moments from shared memory one a lane (buf: 96 floats; the forward kernel's
-// blocks hold at most one row of more than 32 threads). A thread holds three values
-// for it, not three for every warp.
-__device__ __forceinline__ Moments group_moments(const Moments &m, const Geo &G, float *buf)
+// How many of the row's elements this block holds: in each slot a run of TPR*VEC
+// elements, cut at the row's end. Known from the layout, so no reduction counts them.
+template <int VPT, int CL> __device__ __forceinline__ float block_count(const Geo &G, bool ok)
 {
-    const Moments w = lane_moments(m, G.tpr < 32 ? G.tpr : 32);
-    if (G.tpr <= 32) return w;
-    const int lane = G.t & 31;
-    if (lane == 0) {
-        const int warp = G.t >> 5;
-        buf[warp] = w.n;
-        buf[32 + warp] = w.sum;
-        buf[64 + warp] = w.m2;
-    }
-    __syncthreads();
-    const Moments p = lane < (G.tpr >> 5) ? Moments{buf[lane], buf[32 + lane], buf[64 + lane]}
-                                          : Moments{0.f, 0.f, 0.f};
-    return lane_moments(p, 32);
+    if (!ok) return 0.f;
+    const int run = G.tpr * VEC;
+    int n = 0;
+    for (int k = 0; k < G.nchunks; ++k)
+#pragma unroll
+        for (int j = 0; j < VPT; ++j)
+            n += min(max(G.N - ((k * VPT + j) * CL + G.rank) * run, 0), run);
+    return (float)n;
+}
+
+// The moments of the row's elements in this block, from each thread's sum and its
+// squared deviations about a given mean (m2_about): the sum over the block, which with
+// the count gives the block's mean, then the squared deviations about that mean. Two
+// sums (group_sum: shuffles, and a barrier where the row has more than a warp; buf: 64
+// floats, the forward kernels' blocks hold at most one such row), every thread the
+// same bits. Chan's merges with the count at every step cost three chains of shuffles
+// a level and a division a lane: twice the instructions for one barrier fewer.
+template <int VPT, int CL, class Dev>
+__device__ __forceinline__ Moments block_moments(float sum, const Dev &m2_about, const Geo &G,
+                                                 bool ok, float *buf)
+{
+    float s[1] = {sum};
+    group_sum<1, false>(s, G, buf);
+    const float n = block_count<VPT, CL>(G, ok);
+    float q[1] = {m2_about(n > 0.f ? per(s[0], n) : 0.f)};
+    group_sum<1, false>(q, G, buf + 32);
+    return {n, s[0], q[0]};
 }
 
 // y for a chunk: (x - mean)*rstd*w + b. For 16-bit types as (x*rstd + shift)*w + b
@@ -179,15 +221,24 @@ __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w
     const bool ok = row < M;
     const size_t off = (size_t)(ok ? row : 0) * (size_t)N;
     uint4 v[VPT];
-    Moments mo = {0.f, 0.f, 0.f};
+    Slots<VPT> sl;
+    Moments mo = {0.f, 0.f, 0.f}; // a row in chunks: the thread's, merged chunk by chunk
     for (int k = 0; k < G.nchunks; ++k) {
         load_row<VPT, CL>(v, x + off, G, k, ok);
-        mo = merge(mo, chunk_moments<VPT, CL>(v, G, k, ok));
+        sl = chunk_slots<VPT, CL>(v, G, k, ok);
+        if constexpr (!NORMS_FITS) mo = merge(mo, sl.moments());
     }
     launder<VPT>(v); // the fp32 copies made for the moments die here, not after the barrier
     h.ahead(x, nullptr, M, N);
     h.publish();
-    mo = group_moments(mo, G, buf);
+    if constexpr (NORMS_FITS)
+        mo = block_moments<VPT, CL>(
+            sl.sum, [&](float m) { return sl.m2_about(m); }, G, ok, buf);
+    else
+        mo = block_moments<VPT, CL>(
+            mo.sum,
+            [&](float m) { return mo.n > 0.f ? mo.m2 + mo.n * sq(per(mo.sum, mo.n) - m) : 0.f; }, G,
+            ok, buf);
     if constexpr (CL > 1) {
         const float part[3] = {mo.n, mo.sum, mo.m2};
         if constexpr (NORMS_TPR >= CL) { // a rank's moments a lane, combined by shuffles
@@ -201,7 +252,7 @@ __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w
         }
     }
     h.receive();
-    const float mean = mo.n > 0.f ? __fdividef(mo.sum, mo.n) : 0.f;
+    const float mean = mo.n > 0.f ? per(mo.sum, mo.n) : 0.f;
     const float rstd = rsqrtf(__fdividef(mo.m2, (float)N) + eps);
     if (ok && G.rank == 0 && G.t == 0) {
         mean_out[row] = mean;

@@ -278,10 +278,12 @@ template <int VPT, int CL> __device__ __forceinline__ int elem0(const Geo &G, in
     return (((k * VPT + s) * CL + G.rank) * G.tpr + G.t) * VEC;
 }
 
-// Valid elements of a slot: VEC, 0, or fewer at the row's end.
+// Valid elements of a slot: VEC, 0, or fewer at the row's end (never on aligned rows,
+// where N and e0 are multiples of VEC: one comparison).
 __device__ __forceinline__ int nvalid(const Geo &G, int e0, bool row_ok)
 {
     const int n = G.N - e0;
+    if (G.aligned) return row_ok && n > 0 ? VEC : 0;
     return !row_ok || n <= 0 ? 0 : n < VEC ? n : VEC;
 }
 
@@ -375,7 +377,9 @@ template <int NV> __device__ __forceinline__ void lane_sum(float (&v)[NV], int w
             v[i] += __shfl_xor_sync(0xffffffffu, v[i], off);
 }
 
-// Sums NV values over the TPR threads of a row in this block; every thread gets the
+// Sums NV values over the TPR threads of a row in this block: shuffles within each warp,
+// then the warps' sums from shared memory, one a lane, by shuffles again (as many steps
+// as the log2 of the warps, not a load and an add a warp). Every thread gets the
 // totals, added in the same order, so all agree bit for bit. buf: NV*32 floats of
 // shared memory per row of the block (row g uses buf + g*NV*32), not written again
 // until the row's warps have met at another barrier (callers alternate two buffers
@@ -396,13 +400,14 @@ __device__ __forceinline__ void group_sum(float (&v)[NV], const Geo &G, float *b
         group_barrier(G);
     else
         __syncthreads();
+    int width = 1; // the warps' sums, one a lane, in every group of `width` lanes
+    while (width < nw)
+        width <<= 1;
+    const int src = G.t & (width - 1);
 #pragma unroll
-    for (int i = 0; i < NV; ++i) {
-        float s = 0.f;
-        for (int j = 0; j < nw; ++j)
-            s += mine[i * 32 + j];
-        v[i] = s;
-    }
+    for (int i = 0; i < NV; ++i)
+        v[i] = src < nw ? mine[i * 32 + src] : 0.f;
+    lane_sum<NV>(v, width);
 }
 
 // Cluster barriers, split so a block can go on working between its arrival (after its
