@@ -28,11 +28,6 @@
 namespace norms
 {
 
-// Count, sum and squared deviations from their mean of part of a row's elements.
-struct Moments {
-    float n, sum, m2;
-};
-
 // a/n for a count n (a positive whole number of elements, far from fp32's limits) by the
 // hardware's reciprocal: one instruction and 1 ulp, where __fdividef adds half a dozen
 // to scale huge and tiny divisors and the exact division more still. These kernels are
@@ -48,6 +43,17 @@ __device__ __forceinline__ float sq(float a)
 {
     return a * a;
 }
+
+// Count, sum and squared deviations from their mean of part of a row's elements.
+struct Moments {
+    float n, sum, m2;
+
+    // The squared deviations of these elements from m (Chan: m2 moved to m).
+    __device__ __forceinline__ float m2_about(float m) const
+    {
+        return n > 0.f ? m2 + n * sq(per(sum, n) - m) : 0.f;
+    }
+};
 
 // a and b together (Chan, Golub and LeVeque's pairwise update).
 __device__ __forceinline__ Moments merge(const Moments &a, const Moments &b)
@@ -72,7 +78,7 @@ template <class Part> __device__ __forceinline__ Moments combine(int np, Part pa
     const float mean = t.n > 0.f ? per(t.sum, t.n) : 0.f;
     for (int i = 0; i < np; ++i) {
         const Moments p = part(i);
-        if (p.n > 0.f) t.m2 += p.m2 + p.n * sq(per(p.sum, p.n) - mean);
+        if (p.n > 0.f) t.m2 += p.m2_about(mean);
     }
     return t;
 }
@@ -146,7 +152,7 @@ __device__ __forceinline__ Moments lane_moments(const Moments &m, int width)
     float ns[2] = {m.n, m.sum};
     lane_sum<2>(ns, width);
     const float mean = ns[0] > 0.f ? per(ns[1], ns[0]) : 0.f;
-    float q[1] = {m.n > 0.f ? m.m2 + m.n * sq(per(m.sum, m.n) - mean) : 0.f};
+    float q[1] = {m.m2_about(mean)};
     lane_sum<1>(q, width);
     return {ns[0], ns[1], q[0]};
 }
@@ -165,21 +171,21 @@ template <int VPT, int CL> __device__ __forceinline__ float block_count(const Ge
     return (float)n;
 }
 
-// The moments of the row's elements in this block, from each thread's sum and its
-// squared deviations about a given mean (m2_about): the sum over the block, which with
-// the count gives the block's mean, then the squared deviations about that mean. Two
-// sums (group_sum: shuffles, and a barrier where the row has more than a warp; buf: 64
-// floats, the forward kernels' blocks hold at most one such row), every thread the
-// same bits. Chan's merges with the count at every step cost three chains of shuffles
-// a level and a division a lane: twice the instructions for one barrier fewer.
-template <int VPT, int CL, class Dev>
-__device__ __forceinline__ Moments block_moments(float sum, const Dev &m2_about, const Geo &G,
-                                                 bool ok, float *buf)
+// The moments of the row's elements in this block, from each thread's part (its Slots,
+// or for a row in chunks its Moments): its sum, and its squared deviations about a
+// given mean (m2_about). The sum over the block with the count gives the block's mean,
+// then the squared deviations about that mean are summed. Two sums (group_sum:
+// shuffles, and a barrier where the row has more than a warp; buf: 64 floats, the
+// forward kernels' blocks hold at most one such row), every thread the same bits.
+// Chan's merges with the count at every step cost three chains of shuffles a level and
+// a division a lane: twice the instructions, for one barrier fewer.
+template <int VPT, int CL, class Part>
+__device__ __forceinline__ Moments block_moments(const Part &p, const Geo &G, bool ok, float *buf)
 {
-    float s[1] = {sum};
+    float s[1] = {p.sum};
     group_sum<1, false>(s, G, buf);
     const float n = block_count<VPT, CL>(G, ok);
-    float q[1] = {m2_about(n > 0.f ? per(s[0], n) : 0.f)};
+    float q[1] = {p.m2_about(n > 0.f ? per(s[0], n) : 0.f)};
     group_sum<1, false>(q, G, buf + 32);
     return {n, s[0], q[0]};
 }
@@ -232,13 +238,9 @@ __device__ __forceinline__ void layernorm_row(const norms_t *x, const norms_t *w
     h.ahead(x, nullptr, M, N);
     h.publish();
     if constexpr (NORMS_FITS)
-        mo = block_moments<VPT, CL>(
-            sl.sum, [&](float m) { return sl.m2_about(m); }, G, ok, buf);
+        mo = block_moments<VPT, CL>(sl, G, ok, buf);
     else
-        mo = block_moments<VPT, CL>(
-            mo.sum,
-            [&](float m) { return mo.n > 0.f ? mo.m2 + mo.n * sq(per(mo.sum, mo.n) - m) : 0.f; }, G,
-            ok, buf);
+        mo = block_moments<VPT, CL>(mo, G, ok, buf);
     if constexpr (CL > 1) {
         const float part[3] = {mo.n, mo.sum, mo.m2};
         if constexpr (NORMS_TPR >= CL) { // a rank's moments a lane, combined by shuffles
