@@ -7,10 +7,19 @@
 #     layouts the kernel transposes, every type and layout with rows that are
 #     no multiple of 16 bytes; examples/gemm_mma.lua),
 #   - tunes tests/faults/faults.lua (variants that trap, fault, hang, ...),
+#   - runs the memory-bound suite (examples/suite.lua) with --check, on one fresh
+#     cache, three ways: --irregular (odd sizes), --nan (NaN and Inf planted in
+#     the inputs), then the quick run; each must exit 0 with no shape failed (no
+#     "suite --check" problem, no "(failed)" or "(no valid variant)" row, no
+#     "without a correct variant" line). test_gpu runs each suite kernel on one
+#     small shape only (tests/suite/small.lua); these are the full sweeps,
+#     "[suite ...: PASS]" or "[suite ...: FAIL ...]" in runs.txt, and a FAIL makes
+#     the script's exit status 1,
 #   - interrupts a tuning run with Ctrl-C and kills another with SIGKILL, and
 #     runs each again to show what was kept,
 #   - times cuBLAS on the gemm shapes when PyTorch is there.
-# Writes OUTDIR/tests.log (the test suite) and OUTDIR/runs.txt (everything else).
+# Writes OUTDIR/tests.log (the test suite), OUTDIR/suite-SET.log (each suite run)
+# and OUTDIR/runs.txt (everything else). Exits 1 when a test or a suite run failed.
 #
 #   scripts/gpu-validate.sh OUTDIR
 set -u
@@ -24,9 +33,22 @@ section() { printf '\n=== %s\n' "$*" | tee -a "$runs"; }
 timed() { # timed LABEL COMMAND...: runs it, appends its output and wall time
     start=$(date +%s%N)
     "$@" >> "$runs" 2>&1
-    status=$?
+    rc=$?
     end=$(date +%s%N)
-    echo "[$1 ... exit $status, $(( (end - start) / 1000000 )) ms]" | tee -a "$runs"
+    echo "[$1 ... exit $rc, $(( (end - start) / 1000000 )) ms]" | tee -a "$runs"
+}
+suite_run() { # suite_run SET: examples/suite.lua -- SET --check on the suite's cache
+    log="$out/suite-${1#--}.log"
+    start=$(date +%s%N)
+    $tune -q --cache "$cache/suite" examples/suite.lua -- "$1" --check > "$log" 2>&1
+    rc=$?
+    end=$(date +%s%N)
+    cat "$log" >> "$runs"
+    failed=$(grep -cE 'suite --check|\((failed|no valid variant)\)|without a correct variant' "$log")
+    verdict=PASS
+    if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ]; then verdict=FAIL status=1; fi
+    echo "[suite $1: $verdict (exit $rc, $failed line(s) naming a failed shape), $(( (end - start) / 1000000000 )) s]" |
+        tee -a "$runs"
 }
 
 section "GPU"
@@ -63,6 +85,9 @@ timed $tune examples/gemm_mma.lua --cache "$cache/mma" -- 4096 1000x1000x1000
 
 section "tests/faults/faults.lua"
 timed $tune tests/faults/faults.lua --cache "$cache/faults" --trial-timeout 20 -v
+
+section "examples/suite.lua --check: odd sizes, NaN and Inf inputs, then the quick run"
+for set in --irregular --nan --quick; do suite_run "$set"; done
 
 section "Ctrl-C after 8 s, then the same command again"
 timeout --preserve-status -s INT 8 $tune examples/gemm.lua --cache "$cache/int" >> "$runs" 2>&1

@@ -1,6 +1,9 @@
 /* The GPU session on a real device: buffers, launches, the check, timing, faults,
- * and a whole tuning run through the Lua binding. Every test skips when there is
- * no CUDA driver or no device, so the suite passes on machines without a GPU. */
+ * and whole tuning runs through the Lua binding, the memory-bound suite's kernels
+ * among them (each on one small shape; scripts/gpu-validate.sh runs the suite's
+ * sweeps). Every test skips when there is no CUDA driver or no device, so the
+ * program passes on machines without a GPU. With one, it holds the GPU's lease
+ * (gpu_present.h): the scripts run in this process, on a worker that takes none. */
 #include "gpu_present.h"
 #include "scratch.h"
 #include "cache/cache.h"
@@ -88,7 +91,7 @@ static void set_copy_problem(gb_gpu *gpu, uint64_t seed)
 
 static int setup(void **state)
 {
-    if (!gpu_present()) {
+    if (!gpu_lease_take()) {
         *state = NULL;
         return 0;
     }
@@ -444,7 +447,7 @@ static const char TUNE_SCRIPT[] =
 
 static void test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache(void **state)
 {
-    if (!gpu_present()) skip();
+    if (!gpu_lease_take()) skip();
     char dir[] = "/tmp/gb-test-gpu-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char script[4096];
@@ -475,7 +478,7 @@ static void test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache(vo
 
 static void test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins(void **state)
 {
-    if (!gpu_present()) skip();
+    if (!gpu_lease_take()) skip();
     char dir[] = "/tmp/gb-test-faults-XXXXXX", script[4096], cache_dir[64];
     assert_non_null(mkdtemp(dir));
     snprintf(script, sizeof script, "%s/tests/faults/faults.lua", getenv("GB_SOURCE_DIR"));
@@ -492,7 +495,7 @@ static void test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins(v
  * NaN and infinities, a norm check, and a pebibyte tensor (refused up front). */
 static void test_inout_planted_norm_and_oversized_tensors_through_a_script(void **state)
 {
-    if (!gpu_present()) skip();
+    if (!gpu_lease_take()) skip();
     char dir[] = "/tmp/gb-test-checks-XXXXXX", script[4096], cache_dir[64];
     assert_non_null(mkdtemp(dir));
     snprintf(script, sizeof script, "%s/tests/checks/checks.lua", getenv("GB_SOURCE_DIR"));
@@ -505,37 +508,23 @@ static void test_inout_planted_norm_and_oversized_tensors_through_a_script(void 
     scratch_remove(dir);
 }
 
-/* Runs examples/suite.lua with the script arguments given (after "--") through
- * gpubench-tune on a fresh cache; returns its exit status, its output in dir. */
-static int run_suite(const char *dir, const char *set)
+/* Every kernel of the memory-bound suite (examples/suite/) through the tuner on
+ * one small shape with NaN and infinities planted, two configurations each:
+ * tests/suite/small.lua fails unless each has a correct best and no variant was
+ * wrong, crashed, timed out or refused. */
+static void test_each_suite_kernel_tunes_to_a_correct_best_on_a_small_nan_shape(void **state)
 {
-    char exe[4096], script[4096], cache[128], out[128], err[128];
-    snprintf(exe, sizeof exe, "%s/cli/gpubench-tune", getenv("GB_BINARY_DIR"));
-    snprintf(script, sizeof script, "%s/examples/suite.lua", getenv("GB_SOURCE_DIR"));
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    snprintf(out, sizeof out, "%s/%s.out", dir, set);
-    snprintf(err, sizeof err, "%s/%s.err", dir, set);
-    char *argv[] = {exe, "-q", "--cache", cache, script, "--", (char *)set, "--check", NULL};
-    int status = scratch_spawn(argv, out, err, 0);
-    static char text[1 << 16];
-    scratch_read(err, text, sizeof text);
-    if (status != 0) fprintf(stderr, "suite %s: exit %d\n%s\n", set, status, text);
-    scratch_read(out, text, sizeof text);
-    printf("%s", text);
-    return status;
-}
-
-/* The suite (examples/suite/): every kernel correct on odd sizes and with NaN
- * and infinities planted in its inputs, and the quick run completes; --check
- * makes any wrong, crashed or refused variant an error. */
-static void test_the_suite_is_right_on_odd_sizes_and_nan_and_its_quick_run_completes(void **state)
-{
-    if (!gpu_present()) skip();
-    char dir[] = "/tmp/gb-test-suite-XXXXXX";
+    if (!gpu_lease_take()) skip();
+    char dir[] = "/tmp/gb-test-suite-XXXXXX", script[4096], cache_dir[64];
     assert_non_null(mkdtemp(dir));
-    assert_int_equal(run_suite(dir, "--irregular"), 0);
-    assert_int_equal(run_suite(dir, "--nan"), 0);
-    assert_int_equal(run_suite(dir, "--quick"), 0);
+    snprintf(script, sizeof script, "%s/tests/suite/small.lua", getenv("GB_SOURCE_DIR"));
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache", dir);
+    gb_lua_host host;
+    gb_err err = {0};
+    int rc = run_script(script, "check", cache_dir, &host, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, GB_OK);
+    assert_int_equal(host.n_shapes_failed, 0);
     scratch_remove(dir);
 }
 
@@ -605,7 +594,7 @@ int main(void)
         cmocka_unit_test(test_inout_planted_norm_and_oversized_tensors_through_a_script),
         cmocka_unit_test(test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache),
         cmocka_unit_test(test_faulty_variants_are_recorded_and_the_fastest_correct_one_wins),
-        cmocka_unit_test(test_the_suite_is_right_on_odd_sizes_and_nan_and_its_quick_run_completes),
+        cmocka_unit_test(test_each_suite_kernel_tunes_to_a_correct_best_on_a_small_nan_shape),
         T(test_a_fault_is_reported_and_poisons_the_session), /* last: see there */
     };
 #undef T

@@ -3,7 +3,8 @@
  * an in-out C, transposed operands, fp8 on Hopper), timed cold and hot and raced
  * like a kernel; cuBLASLt's measured rates; and whole runs through the worker
  * with gb.cublas.gemm as reference and baseline. Every test skips when there is
- * no CUDA driver or no device (or, for fp8, no GPU of compute capability 8.9). */
+ * no CUDA driver or no device (or, for fp8, no GPU of compute capability 8.9);
+ * with one, the program holds the GPU's lease (gpu_present.h). */
 #include "gpu_present.h"
 #include "scratch.h"
 #include "cache/cache.h"
@@ -71,7 +72,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     *state = NULL;
-    if (!gpu_present()) return 0;
+    if (!gpu_lease_take()) return 0;
     fixture *f = calloc(1, sizeof *f);
     gb_err err;
     if (gb_gpu_open(0, &f->gpu, &err) != GB_OK) {
@@ -388,7 +389,7 @@ static int open_worker(void *ctx, gb_exec **out, gb_err *err)
 static void test_the_worker_measures_a_cublas_rate(void **state)
 {
     (void)state;
-    if (!gpu_present()) skip();
+    if (!gpu_lease_take()) skip();
     gb_exec *exec = NULL;
     gb_err err;
     double tflops = 0;
@@ -430,7 +431,7 @@ static const char TUNE_SCRIPT[] =
 static void test_a_tuning_run_checks_and_times_against_cublas(void **state)
 {
     (void)state;
-    if (!gpu_present()) skip();
+    if (!gpu_lease_take()) skip();
     char dir[] = "/tmp/gb-test-gpu-cublas-XXXXXX", cache_dir[64];
     assert_non_null(mkdtemp(dir));
     assert_int_equal(scratch_write(dir, "tune.lua", TUNE_SCRIPT), 0);

@@ -2,7 +2,8 @@
  * templates/tma.cuh loads an irregular f32 matrix box by box through TMA (the
  * boxes past its edge read as the map's fill) in clusters of two, and is checked
  * against a plain copy. The kernels compile on every machine; the rest skips
- * without a driver or a GPU of compute capability 9.0 or newer. */
+ * without a driver or a GPU of compute capability 9.0 or newer, and holds the
+ * GPU's lease (gpu_present.h) while it runs. */
 #include "gpu_present.h"
 #include "engine/gpu.h"
 #include "engine/nvrtc.h"
@@ -85,7 +86,7 @@ static void compile(const char *arch, gb_compile_out *out)
 static int setup(void **state)
 {
     *state = NULL;
-    if (!gpu_present()) return 0;
+    if (!gpu_lease_take()) return 0;
     fixture *f = calloc(1, sizeof *f);
     gb_err err;
     if (gb_gpu_open(0, &f->gpu, &err) != GB_OK) {

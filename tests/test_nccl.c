@@ -575,7 +575,9 @@ static void test_without_a_driver_or_nccl_the_script_line_says_so(void **state)
 
 /* ---- on GPUs ----------------------------------------------------------------------- */
 
-/* The number of GPUs, or skip() when there are fewer than needed or no NCCL. */
+/* The number of GPUs, or skip() when there are fewer than needed or no NCCL.
+ * The collectives run on every GPU: this process holds all their leases (the
+ * children it starts take none). */
 static int gpus_or_skip(int needed)
 {
     int count = 0;
@@ -583,6 +585,7 @@ static int gpus_or_skip(int needed)
     if (gb_nccl_load(NULL) != GB_OK) skip();
     assert_int_equal(gb_cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
     if (count < needed) skip();
+    assert_true(gpu_lease_take_all());
     return count;
 }
 

@@ -158,7 +158,8 @@ static void test_without_a_tool_the_run_works_and_nothing_is_recorded(void **sta
 }
 
 /* On a GPU, the worker's ranges: each variant checked and measured, then the race
- * of the leaders; the reference's own run is not a range. */
+ * of the leaders; the reference's own run is not a range. gpubench-tune takes
+ * the GPU's lease itself, waiting for it: this process must not hold it. */
 static void test_a_tuning_run_names_each_check_measurement_and_the_race(void **state)
 {
     fixture *f = *state;
