@@ -29,6 +29,8 @@ typedef struct gb_device_info {
     int driver_version;   /* e.g. 13000 */
     char arch[16];        /* NVRTC target for this device, e.g. "sm_90a" */
     char clock_source[8]; /* where per-sample SM clocks come from: "nvml" or "probe" */
+    char timer[8];        /* what times samples: "cupti" (kernel records) or "events" */
+    char timer_note[512]; /* with events: the sentence saying why not CUPTI; else "" */
     char uuid[48];        /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi prints it
                              (cuDeviceGetUuid); "" when unknown. Names the GPU's lease. */
     char pci_bus_id[32];  /* "0000:3B:00.0" (cuDeviceGetPCIBusId); "" when unknown */
@@ -57,6 +59,8 @@ typedef struct gb_device_info {
     X(driver_version, INT, "driver", GB_WIRE_RANGE(0, INT_MAX))                                    \
     X(arch, CHARS, "arch")                                                                         \
     X(clock_source, CHARS, "clock_source")                                                         \
+    X(timer, CHARS, "timer", .flags = GB_WIRE_OPTIONAL, .dflt_str = "events")                      \
+    X(timer_note, CHARS, "timer_note", .flags = GB_WIRE_OPTIONAL)                                  \
     X(uuid, CHARS, "uuid", .flags = GB_WIRE_OPTIONAL)                                              \
     X(pci_bus_id, CHARS, "pci_bus_id", .flags = GB_WIRE_OPTIONAL)                                  \
     X(device_count, INT, "device_count", GB_WIRE_RANGE(0, INT_MAX), .flags = GB_WIRE_OPTIONAL)

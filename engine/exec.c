@@ -63,6 +63,8 @@ void gb_trial_phases_add(gb_trial_phases *sum, const gb_trial_phases *t)
     sum->warmup_ms += t->warmup_ms;
     sum->sample_ms += t->sample_ms;
     sum->kernel_ms += t->kernel_ms;
+    sum->timer_ms += t->timer_ms;
+    sum->n_samples += t->n_samples;
     sum->session_ms += t->session_ms;
     sum->total_ms += t->total_ms;
 }

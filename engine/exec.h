@@ -70,6 +70,8 @@ typedef struct gb_trial_phases {
     double sample_ms;  /* its samples (gb_measurement.wall_ms): the kernel and, per
                           sample, the L2 flush, the wait for the events, the clock */
     double kernel_ms;  /* of sample_ms, the kernel itself: the samples' sum */
+    double timer_ms;   /* of the warm-up and sample_ms, reading the timer (CUPTI's records) */
+    double n_samples;  /* samples taken: warm-up, kept and set apart (what timer_ms is over) */
     double session_ms; /* the whole trial in the GPU session, from load to unload */
     double total_ms;   /* the whole trial as the executor saw it (not on the wire) */
 } gb_trial_phases;
@@ -82,6 +84,8 @@ typedef struct gb_trial_phases {
     X(warmup_ms, DOUBLE, "warmup_ms", GB_WIRE_RANGE(0, INFINITY))                                  \
     X(sample_ms, DOUBLE, "sample_ms", GB_WIRE_RANGE(0, INFINITY))                                  \
     X(kernel_ms, DOUBLE, "kernel_ms", GB_WIRE_RANGE(0, INFINITY))                                  \
+    X(timer_ms, DOUBLE, "timer_ms", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_OPTIONAL)         \
+    X(n_samples, DOUBLE, "n_samples", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_OPTIONAL)       \
     X(session_ms, DOUBLE, "session_ms", GB_WIRE_RANGE(0, INFINITY))
 
 /* Adds each phase of t to sum (the tuner's totals over a run). */

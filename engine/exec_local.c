@@ -119,6 +119,9 @@ static int measure_phases(local_backend *b, gb_gpu_kernel *k, const gb_variant *
     out->phases.warmup_ms = out->measurement.warmup_ms;
     out->phases.sample_ms = out->measurement.wall_ms;
     out->phases.kernel_ms = kernel_ms(&out->measurement);
+    out->phases.timer_ms = out->measurement.timer_ms;
+    out->phases.n_samples =
+        out->measurement.n_warmup + out->measurement.n_samples + out->measurement.n_switch;
     return GB_OK;
 }
 

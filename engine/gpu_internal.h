@@ -6,6 +6,7 @@
 #ifndef GB_ENGINE_GPU_INTERNAL_H
 #define GB_ENGINE_GPU_INTERNAL_H
 
+#include "engine/cupti.h"
 #include "engine/driver.h"
 #include "engine/gpu.h"
 #include "engine/nvml.h"
@@ -56,6 +57,13 @@ struct gb_gpu {
     uint32_t flush_value;
     CUdeviceptr probe_out; /* the clock probe's (cycles, nanoseconds) */
     gb_nvml_device *nvml;  /* NULL: clocks come from the probe kernel */
+    double peak_clock_mhz; /* throttled samples are judged against it; 0 when unknown */
+    gb_cupti *cupti;       /* NULL: samples are timed with events, timer_note says why */
+    char timer_note[512];
+    struct {
+        bool kernel, library, graph; /* CUPTI was seen recording such a launch */
+    } cupti_seen;
+    gb_warmth warmth; /* what the last measurement left: no warm-up right after it */
     gpu_arg args[GB_MAX_ARGS];
     int n_args;
     uint64_t seed;

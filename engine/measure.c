@@ -16,6 +16,8 @@
 #define CHECK_SPACING     32
 
 static const char *const mode_names[] = {[GB_MODE_COLD] = "cold", [GB_MODE_HOT] = "hot"};
+static const char *const timer_names[] = {
+    [GB_TIMER_AUTO] = "auto", [GB_TIMER_CUPTI] = "cupti", [GB_TIMER_EVENTS] = "events"};
 
 const char *gb_measure_mode_name(gb_measure_mode mode)
 {
@@ -33,6 +35,22 @@ int gb_measure_mode_parse(const char *name, gb_measure_mode *out)
     return GB_EINVAL;
 }
 
+const char *gb_timer_name(gb_timer timer)
+{
+    return timer >= GB_TIMER_EVENTS && timer <= GB_TIMER_AUTO ? timer_names[timer] : "unknown";
+}
+
+int gb_timer_parse(const char *name, gb_timer *out)
+{
+    for (int t = GB_TIMER_EVENTS; t <= GB_TIMER_AUTO; t++) {
+        if (strcmp(name, timer_names[t]) == 0) {
+            *out = (gb_timer)t;
+            return GB_OK;
+        }
+    }
+    return GB_EINVAL;
+}
+
 gb_measure_opts gb_measure_defaults(void)
 {
     return (gb_measure_opts){
@@ -44,8 +62,10 @@ gb_measure_opts gb_measure_defaults(void)
         .warmup_ms = 20.0,
         .warmup_max_ms = 1000.0,
         .clock_tolerance = 0.01,
-        .throttle_drop = 0.05,
+        .throttle_threshold = 0.75,
         .hot_min_ms = 0.1,
+        .rewarm_after_ms = 1000.0,
+        .timer = GB_TIMER_AUTO,
     };
 }
 
@@ -77,10 +97,21 @@ int gb_measure_check(const gb_measure_opts *o, gb_err *err)
         return gb_err_set(err, GB_EINVAL, "measure: warmup_ms must be >= 0 and <= warmup_max_ms");
     if (!(o->hot_min_ms > 0))
         return gb_err_set(err, GB_EINVAL, "measure: hot_min_ms must be above 0");
+    if (!(o->throttle_threshold >= 0) || o->throttle_threshold >= 1)
+        return gb_err_set(err, GB_EINVAL,
+                          "measure: throttle_threshold must be at least 0 and below 1, got %g",
+                          o->throttle_threshold);
+    if (!(o->rewarm_after_ms >= 0))
+        return gb_err_set(err, GB_EINVAL, "measure: rewarm_after_ms must be at least 0");
     return GB_OK;
 }
 
 /* ---- measurements ------------------------------------------------------- */
+
+const char *gb_measurement_timer(const gb_measurement *m)
+{
+    return timer_names[m->timer == GB_TIMER_CUPTI ? GB_TIMER_CUPTI : GB_TIMER_EVENTS];
+}
 
 void gb_measurement_free(gb_measurement *m)
 {
@@ -192,15 +223,57 @@ static bool clock_settled(const warm_ring *r, int n, int window, double toleranc
     return clocks[0] >= median * (1 - tolerance) && clocks[window - 1] <= median * (1 + tolerance);
 }
 
+/* Takes one sample for m, counting what its timer cost. */
+static int take(const gb_sampler *s, gb_measurement *m, gb_sample *out, gb_err *err)
+{
+    *out = (gb_sample){0};
+    int rc = s->sample(s->ctx, out, err);
+    m->timer_ms += out->timer_ms;
+    m->n_lost += out->n_lost;
+    return rc;
+}
+
+/* A GPU another measurement left steady moments ago needs no warm-up but the
+ * kernel's first launch, if the clock is still where it was. */
+static bool warm_already(const gb_sampler *s, const gb_measure_opts *o, double now_ms)
+{
+    const gb_warmth *w = s->warmth;
+    return w && w->steady_mhz > 0 && now_ms - w->ended_ms <= o->rewarm_after_ms;
+}
+
+/* What a measurement leaves the next, at the end of its warm-up and again at its
+ * end: the steady clock it found, and when. */
+static void leave_warmth(const gb_sampler *s, const gb_measurement *m)
+{
+    if (!s->warmth) return;
+    s->warmth->steady_mhz = m->clock_steady ? m->steady_clock_mhz : 0;
+    s->warmth->ended_ms = s->now_ms(s->ctx);
+}
+
+static bool clock_near(double mhz, double steady_mhz, double tolerance)
+{
+    return mhz <= 0 || fabs(mhz - steady_mhz) <= tolerance * steady_mhz;
+}
+
 static int warm_up(const gb_sampler *s, const gb_measure_opts *o, gb_measurement *m, gb_err *err)
 {
     double start = s->now_ms(s->ctx);
+    bool warm = warm_already(s, o, start);
     warm_ring ring;
     for (;;) {
-        gb_sample sample = {0};
+        gb_sample sample;
         double began = s->now_ms(s->ctx);
-        int rc = s->sample(s->ctx, &sample, err);
+        int rc = take(s, m, &sample, err);
         if (rc) return rc;
+        if (warm && m->n_warmup == 0 &&
+            clock_near(sample.clock_mhz, s->warmth->steady_mhz, o->clock_tolerance)) {
+            m->n_warmup = 1;
+            m->clock_steady = true;
+            m->steady_clock_mhz = s->warmth->steady_mhz;
+            m->warmup_ms = s->now_ms(s->ctx) - start;
+            leave_warmth(s, m);
+            return GB_OK;
+        }
         ring.clock_mhz[m->n_warmup % STEADY_WINDOW] = sample.clock_mhz;
         ring.began_ms[m->n_warmup % STEADY_WINDOW] = began;
         m->n_warmup++;
@@ -209,8 +282,9 @@ static int warm_up(const gb_sampler *s, const gb_measure_opts *o, gb_measurement
         m->clock_steady = window > 0 && clock_settled(&ring, m->n_warmup, window,
                                                       o->clock_tolerance, &m->steady_clock_mhz);
         if ((elapsed >= o->warmup_ms && m->clock_steady) || elapsed >= o->warmup_max_ms) {
-            if (!m->clock_steady) m->steady_clock_mhz = 0; /* no reference to judge throttling by */
+            if (!m->clock_steady) m->steady_clock_mhz = 0; /* none to leave the next one */
             m->warmup_ms = elapsed;
+            leave_warmth(s, m);
             return GB_OK;
         }
     }
@@ -240,13 +314,14 @@ typedef struct state {
     int next_check;
     double start_ms;
     bool done;
+    double *switch_ms; /* race: the samples set apart, n_switch of them */
+    int switch_cap;
 } state;
 
-static bool is_throttled(const gb_measurement *m, const gb_sample *s, const gb_measure_opts *o)
+static bool is_throttled(const gb_sampler *s, const gb_sample *sample, const gb_measure_opts *o)
 {
-    if (s->throttled) return true;
-    return m->steady_clock_mhz > 0 && s->clock_mhz > 0 &&
-           s->clock_mhz < m->steady_clock_mhz * (1 - o->throttle_drop);
+    return s->peak_clock_mhz > 0 && sample->clock_mhz > 0 &&
+           sample->clock_mhz < s->peak_clock_mhz * o->throttle_threshold;
 }
 
 /* Whether the kept samples already know the median to the target. */
@@ -263,13 +338,14 @@ static bool converged(state *st, const gb_measure_opts *o)
 static int step(state *st, const gb_measure_opts *o, double cap_ms, gb_err *err)
 {
     gb_measurement *m = st->m;
-    gb_sample s = {0};
-    int rc = st->sampler->sample(st->sampler->ctx, &s, err);
+    gb_sample s;
+    int rc = take(st->sampler, m, &s, err);
     if (rc) return rc;
     int i = m->n_samples++;
     m->samples_ms[i] = s.ms;
     m->clock_mhz[i] = s.clock_mhz;
-    m->throttled[i] = is_throttled(m, &s, o);
+    m->throttled[i] = is_throttled(st->sampler, &s, o);
+    if (m->throttled[i]) m->throttle_reasons |= (int64_t)(s.throttle_reasons & INT64_MAX);
     st->n_kept += !m->throttled[i];
     double elapsed = st->sampler->now_ms(st->sampler->ctx) - st->start_ms;
     if (converged(st, o))
@@ -279,10 +355,30 @@ static int step(state *st, const gb_measure_opts *o, double cap_ms, gb_err *err)
     return GB_OK;
 }
 
+/* Race: a sample that follows another variant's, set apart from the statistics. */
+static int step_apart(state *st, gb_err *err)
+{
+    gb_measurement *m = st->m;
+    gb_sample s;
+    int rc = take(st->sampler, m, &s, err);
+    if (rc == GB_OK && m->n_switch < st->switch_cap) st->switch_ms[m->n_switch++] = s.ms;
+    return rc;
+}
+
+static void note_switches(state *st)
+{
+    gb_measurement *m = st->m;
+    if (m->n_switch < 1) return;
+    qsort(st->switch_ms, (size_t)m->n_switch, sizeof *st->switch_ms, compare_doubles);
+    m->switch_ms = gb_stats_quantile(st->switch_ms, m->n_switch, 0.5);
+}
+
 static int finish(state *st, const gb_measure_opts *o, gb_err *err)
 {
     gb_measurement *m = st->m;
     m->wall_ms = st->sampler->now_ms(st->sampler->ctx) - st->start_ms;
+    note_switches(st);
+    leave_warmth(st->sampler, m);
     if (gb_measurement_summarise(m) != GB_OK) return gb_err_set(err, GB_ENOMEM, "out of memory");
     /* The rule is checked only now and then on long runs: a stop by the cap whose
      * samples did reach the target is no cap. */
@@ -297,12 +393,13 @@ static int begin(const gb_sampler *s, const gb_measure_opts *o, gb_measurement *
     memset(m, 0, sizeof *m);
     m->mode = o->mode;
     m->launches_per_sample = 1;
+    m->timer = s->timer == GB_TIMER_CUPTI ? GB_TIMER_CUPTI : GB_TIMER_EVENTS;
+    *st = (state){.sampler = s, .m = m};
     int rc = gb_measure_check(o, err);
     if (rc) return rc;
     /* Storage for as many samples as can be taken: at most max_samples. */
     int cap = o->max_samples < 1 << 20 ? o->max_samples : 1 << 20;
     if (reserve(m, cap) != GB_OK) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    *st = (state){.sampler = s, .m = m};
     return warm_up(s, o, m, err);
 }
 
@@ -324,6 +421,31 @@ int gb_measure_run(const gb_sampler *s, const gb_measure_opts *o, gb_measurement
     return rc;
 }
 
+/* Room for the race's samples set apart: one per turn at most. */
+static int make_room_apart(state *st, const gb_measure_opts *o, gb_err *err)
+{
+    st->switch_cap = o->max_samples;
+    st->switch_ms = malloc((size_t)st->switch_cap * sizeof *st->switch_ms);
+    return st->switch_ms ? GB_OK : gb_err_set(err, GB_ENOMEM, "out of memory");
+}
+
+/* One variant's turn in the race: a sample set apart when another variant's
+ * launch came just before, then GB_RACE_TURN samples that count. A variant
+ * whose turn comes after the cap has passed stops there (capped), so that no
+ * sample that follows another variant's is ever counted. */
+static int turn(state *st, bool after_another, const gb_measure_opts *o, double cap_ms, gb_err *err)
+{
+    double elapsed = st->sampler->now_ms(st->sampler->ctx) - st->start_ms;
+    if (elapsed >= cap_ms && st->m->n_samples > 0) {
+        st->done = st->m->capped = true;
+        return GB_OK;
+    }
+    int rc = after_another ? step_apart(st, err) : GB_OK;
+    for (int k = 0; rc == GB_OK && k < GB_RACE_TURN && !st->done; k++)
+        rc = step(st, o, cap_ms, err);
+    return rc;
+}
+
 int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *o,
                     gb_measurement *out, gb_err *err)
 {
@@ -335,17 +457,20 @@ int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *o,
     if (opts.max_samples > 1 << 20) opts.max_samples = 1 << 20;
     int rc = GB_OK, left = n;
     for (int i = 0; rc == GB_OK && i < n; i++)
-        rc = begin(&samplers[i], &opts, &out[i], &st[i], err);
+        if ((rc = begin(&samplers[i], &opts, &out[i], &st[i], err)) == GB_OK)
+            rc = make_room_apart(&st[i], &opts, err);
     /* The variants share the GPU and the time: one look before and one after. */
     int before = rc == GB_OK ? others_now(&samplers[0]) : -1;
     /* One shared cap: each variant's clock starts now, and all stop by n * max_ms. */
     double start = samplers[0].now_ms(samplers[0].ctx), cap = n * opts.max_ms;
     for (int i = 0; i < n; i++)
         st[i].start_ms = start;
+    int last = n - 1; /* the variant whose launch came last: the last to warm up */
     while (rc == GB_OK && left > 0) {
         for (int i = 0; rc == GB_OK && i < n; i++) {
             if (st[i].done) continue;
-            rc = step(&st[i], &opts, cap, err);
+            rc = turn(&st[i], i != last, &opts, cap, err);
+            last = i;
             left -= st[i].done;
         }
     }
@@ -359,6 +484,8 @@ int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *o,
     if (rc)
         for (int i = 0; i < n; i++)
             gb_measurement_free(&out[i]);
+    for (int i = 0; i < n; i++)
+        free(st[i].switch_ms);
     free(st);
     return rc;
 }

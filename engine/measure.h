@@ -5,18 +5,22 @@
  * with L2 flushed before each launch, and hot, a CUDA graph of back-to-back
  * launches); this module decides how many samples to take and what they mean:
  *
- *   1. Warm up by time, not by count: sample for at least warmup_ms, and on until
- *      the SM clock of the last five samples is steady (within clock_tolerance of
- *      their median), or warmup_max_ms has passed; of the last three, when those
- *      alone lasted warmup_ms (a long kernel). Warm-up samples are not kept. The
- *      steady clock is the median clock of those last samples.
+ *   1. Warm up only when the GPU needs it. A GPU that another measurement left
+ *      steady moments ago (gb_warmth: less than rewarm_after_ms ago) needs one
+ *      sample, the kernel's first launch, whose clock must still be the steady
+ *      one. Otherwise warm up by time, not by count: sample for at least
+ *      warmup_ms, and on until the SM clock of the last five samples is steady
+ *      (within clock_tolerance of their median), or warmup_max_ms has passed; of
+ *      the last three, when those alone lasted warmup_ms (a long kernel). Warm-up
+ *      samples are not kept. The steady clock is the median clock of those last
+ *      samples.
  *   2. Sample until the 95% confidence interval of the median is within ±noise of
  *      the median (at least min_samples), or until max_ms of sampling or
  *      max_samples: a variant stopped there is marked capped and reports the
  *      interval it reached, never a pretended one.
- *   3. A sample taken while the GPU throttled (the sampler says so, or its clock
- *      is more than throttle_drop below the steady clock) is kept and tagged, and
- *      left out of the statistics; the count is reported. If every sample is
+ *   3. A sample taken while the GPU throttled (its SM clock below
+ *      throttle_threshold of the GPU's peak clock) is kept and tagged, and left
+ *      out of the statistics; the count is reported. If every sample is
  *      throttled the statistics use them all and say so.
  *   4. Just before the first sample and after the last, the sampler is asked how
  *      many other processes are using the GPU (NVML, where the sampler has it).
@@ -26,9 +30,13 @@
  *      between the two looks is not seen (the GPU lease, engine/lease.h, keeps
  *      other gpubench processes away).
  *
- * The race (gb_measure_race) measures several variants interleaved, one sample
- * each in turn (A B C A B C ...), so that slow drifts of clock or temperature
- * affect them alike; each stops on its own criterion, within a shared cap.
+ * The race (gb_measure_race) measures several variants interleaved, a few samples
+ * each in turn (A A A B B B ...), so that slow drifts of clock or temperature
+ * affect them alike; each stops on its own criterion, within a shared cap. The
+ * first sample of a turn follows another variant's launches, and a kernel can pay
+ * for that (its code is no longer in the SMs' instruction caches): those samples
+ * are kept apart, their median reported as switch_ms, so the figure a variant is
+ * ranked by is the same one screening measures, whatever shared its race.
  *
  * Everything here is deterministic given the samples and the clock it is fed, so
  * tests drive it with fake samplers.
@@ -40,6 +48,10 @@
 #include "engine/stats.h"
 
 #include <stdbool.h>
+#include <stdint.h>
+
+/* Samples a race variant takes in each of its turns, after the one set apart. */
+#define GB_RACE_TURN 2
 
 typedef enum gb_measure_mode {
     GB_MODE_COLD, /* flush L2 before each sample; one launch per sample */
@@ -49,17 +61,30 @@ typedef enum gb_measure_mode {
 const char *gb_measure_mode_name(gb_measure_mode mode); /* "cold", "hot" */
 int gb_measure_mode_parse(const char *name, gb_measure_mode *out);
 
+/* What times a sample (engine/timing.c): CUPTI's kernel records, stamped by the
+ * GPU on the kernel itself, or CUDA events around the launch. */
+typedef enum gb_timer {
+    GB_TIMER_EVENTS, /* events, even where CUPTI works (what a zeroed measurement says) */
+    GB_TIMER_CUPTI,  /* CUPTI, or fail: a run that must not fall back */
+    GB_TIMER_AUTO,   /* CUPTI where it works, else events (options only) */
+} gb_timer;
+
+const char *gb_timer_name(gb_timer timer); /* "auto", "cupti", "events" */
+int gb_timer_parse(const char *name, gb_timer *out);
+
 typedef struct gb_measure_opts {
     gb_measure_mode mode;
-    double noise;           /* target: CI95 of the median within ±noise (0.005 = ±0.5%) */
-    int min_samples;        /* never fewer kept samples */
-    int max_samples;        /* never more samples in all */
-    double max_ms;          /* wall-time cap for the sampling of one variant */
-    double warmup_ms;       /* warm up at least this long */
-    double warmup_max_ms;   /* stop waiting for a steady clock after this long */
-    double clock_tolerance; /* steady: the last clocks within ± this of their median */
-    double throttle_drop;   /* throttled: a clock this far below the steady clock */
-    double hot_min_ms;      /* hot mode: one graph replay lasts at least this */
+    double noise;              /* target: CI95 of the median within ±noise (0.005 = ±0.5%) */
+    int min_samples;           /* never fewer kept samples */
+    int max_samples;           /* never more samples in all */
+    double max_ms;             /* wall-time cap for the sampling of one variant */
+    double warmup_ms;          /* warm up at least this long */
+    double warmup_max_ms;      /* stop waiting for a steady clock after this long */
+    double clock_tolerance;    /* steady: the last clocks within ± this of their median */
+    double throttle_threshold; /* throttled: a clock below this share of the peak (0: never) */
+    double hot_min_ms;         /* hot mode: one graph replay lasts at least this */
+    double rewarm_after_ms;    /* a GPU left steady longer ago than this warms up again */
+    gb_timer timer;
 } gb_measure_opts;
 
 /* The most samples one measurement may hold (and a worker may send). */
@@ -76,11 +101,14 @@ typedef struct gb_measure_opts {
     X(warmup_ms, DOUBLE, "warmup_ms")                                                              \
     X(warmup_max_ms, DOUBLE, "warmup_max_ms")                                                      \
     X(clock_tolerance, DOUBLE, "clock_tolerance")                                                  \
-    X(throttle_drop, DOUBLE, "throttle_drop")                                                      \
-    X(hot_min_ms, DOUBLE, "hot_min_ms")
+    X(throttle_threshold, DOUBLE, "throttle_threshold", GB_WIRE_RANGE(0, 1))                       \
+    X(hot_min_ms, DOUBLE, "hot_min_ms")                                                            \
+    X(rewarm_after_ms, DOUBLE, "rewarm_after_ms", GB_WIRE_RANGE(0, INFINITY))                      \
+    X(timer, ENUM, "timer", .enumeration = &gb_wire_enum_timer)
 
-/* The full criterion: cold, ±0.5%, 10..100000 samples, 1 s cap, 20..1000 ms warm-up,
- * clock steady within ±1%, throttled 5% below it, hot replays of at least 0.1 ms. */
+/* The full criterion: cold, ±0.5%, 10..100000 samples, 1 s cap, 20..1000 ms warm-up
+ * (none within 1 s of a steady GPU), clock steady within ±1%, throttled below 75%
+ * of the peak clock, hot replays of at least 0.1 ms, CUPTI where it works. */
 gb_measure_opts gb_measure_defaults(void);
 
 /* The screening criterion used for every variant of a tuning run before the
@@ -95,8 +123,20 @@ int gb_measure_check(const gb_measure_opts *opts, gb_err *err);
 typedef struct gb_sample {
     double ms;        /* time of one launch (a hot sample is divided by its launches) */
     double clock_mhz; /* SM clock during or just after the sample; 0 when unknown */
-    bool throttled;   /* the device reported a slowdown during the sample */
+    double timer_ms;  /* host time spent reading the sample's timer */
+    int n_lost;       /* attempts before this one whose timer records were lost */
+    /* NVML's clock event reasons (GB_NVML_REASON_*), read only for a sample whose
+     * clock is under the threshold: why it was slow; 0 otherwise. */
+    unsigned long long throttle_reasons;
 } gb_sample;
+
+/* What one measurement leaves for the next on the same GPU, so that the next
+ * need not warm up again: the steady clock it found and when it ended (on the
+ * sampler's now_ms). The sampler's owner keeps it; zeroed, it says nothing. */
+typedef struct gb_warmth {
+    double steady_mhz; /* 0: none was found */
+    double ended_ms;
+} gb_warmth;
 
 typedef struct gb_sampler {
     int (*sample)(void *ctx, gb_sample *out, gb_err *err);
@@ -105,6 +145,9 @@ typedef struct gb_sampler {
     /* Optional: how many other processes use the GPU now; NULL, or an answer
      * below 0, when that cannot be known (no NVML): then nothing is contended. */
     int (*other_processes)(void *ctx);
+    double peak_clock_mhz; /* the GPU's highest SM clock; 0 when unknown: nothing throttles */
+    gb_timer timer;        /* which timer the samples come from (CUPTI or events) */
+    gb_warmth *warmth;     /* optional: NULL warms up every time */
 } gb_sampler;
 
 typedef struct gb_measurement {
@@ -121,11 +164,18 @@ typedef struct gb_measurement {
     bool clock_steady;       /* the warm-up saw a steady clock */
     int n_warmup;
     double warmup_ms;
-    double wall_ms;          /* sampling time, warm-up excluded */
-    bool capped;             /* stopped by max_ms or max_samples above the noise target */
-    int launches_per_sample; /* 1 cold; K hot */
-    bool contended;          /* other processes used the GPU before or after the samples */
-    int n_other_procs;       /* the most of them seen (0: none, or unknown without NVML) */
+    double wall_ms;           /* sampling time, warm-up excluded */
+    bool capped;              /* stopped by max_ms or max_samples above the noise target */
+    int launches_per_sample;  /* 1 cold; K hot */
+    bool contended;           /* other processes used the GPU before or after the samples */
+    int n_other_procs;        /* the most of them seen (0: none, or unknown without NVML) */
+    gb_timer timer;           /* what timed the samples: GB_TIMER_CUPTI or GB_TIMER_EVENTS */
+    double timer_ms;          /* host time spent reading the timer, warm-up included */
+    int n_lost;               /* samples taken again because their timer records were lost */
+    int64_t throttle_reasons; /* NVML's reasons seen on the throttled samples, OR'ed */
+    double switch_ms;         /* race: median of the samples that followed another variant's
+                                 launches, kept apart from the statistics; 0: none */
+    int n_switch;
 } gb_measurement;
 
 /* A per-sample array of gb_measurement: n_samples long, values >= 0. */
@@ -137,7 +187,8 @@ typedef struct gb_measurement {
  * throttled count and the median clock are not sent: the reader computes them from
  * the samples (gb_measurement_summarise), so they always agree with them. Lua sees
  * the fields a results table's `best` has: samples, clock_mhz (the median),
- * n_throttled, capped, mode, launches_per_sample, contended, n_other_procs. */
+ * n_throttled, capped, mode, launches_per_sample, contended, n_other_procs,
+ * timer, switch_ms. */
 #define GB_MEASUREMENT_WIRE(X)                                                                     \
     X(mode, ENUM, "mode", .enumeration = &gb_wire_enum_mode)                                       \
     X(stats, STRUCT, "stats", .type = &gb_wire_stats, .flags = GB_WIRE_DERIVED | GB_WIRE_NO_LUA)   \
@@ -161,9 +212,25 @@ typedef struct gb_measurement {
     X(launches_per_sample, INT, "launches_per_sample", GB_WIRE_RANGE(0, INT_MAX),                  \
       .flags = GB_WIRE_LUA_OMIT_ZERO)                                                              \
     X(contended, BOOL, "contended", .flags = GB_WIRE_OPTIONAL)                                     \
-    X(n_other_procs, INT, "n_other_procs", GB_WIRE_RANGE(0, INT_MAX), .flags = GB_WIRE_OPTIONAL)
+    X(n_other_procs, INT, "n_other_procs", GB_WIRE_RANGE(0, INT_MAX), .flags = GB_WIRE_OPTIONAL)   \
+    X(timer, ENUM, "timer", .enumeration = &gb_wire_enum_timer, .flags = GB_WIRE_OPTIONAL,         \
+      .dflt = GB_TIMER_EVENTS)                                                                     \
+    X(timer_ms, DOUBLE, "timer_ms", GB_WIRE_RANGE(0, INFINITY),                                    \
+      .flags = GB_WIRE_OPTIONAL | GB_WIRE_NO_LUA)                                                  \
+    X(n_lost, INT, "n_lost", GB_WIRE_RANGE(0, INT_MAX),                                            \
+      .flags = GB_WIRE_OPTIONAL | GB_WIRE_NO_LUA)                                                  \
+    X(throttle_reasons, INT64, "throttle_reasons", GB_WIRE_RANGE(0, INT64_MAX),                    \
+      .flags = GB_WIRE_OPTIONAL | GB_WIRE_NO_LUA)                                                  \
+    X(switch_ms, DOUBLE, "switch_ms", GB_WIRE_RANGE(0, INFINITY),                                  \
+      .flags = GB_WIRE_OPTIONAL | GB_WIRE_LUA_OMIT_ZERO)                                           \
+    X(n_switch, INT, "n_switch", GB_WIRE_RANGE(0, INT_MAX),                                        \
+      .flags = GB_WIRE_OPTIONAL | GB_WIRE_NO_LUA)
 
 void gb_measurement_free(gb_measurement *m);
+
+/* "cupti" or "events": what timed m (events for one that never said: it was
+ * taken before CUPTI timing). */
+const char *gb_measurement_timer(const gb_measurement *m);
 
 /* Copies src into out (the arrays too). */
 int gb_measurement_copy(const gb_measurement *src, gb_measurement *out);
@@ -176,9 +243,10 @@ int gb_measurement_summarise(gb_measurement *m);
 int gb_measure_run(const gb_sampler *sampler, const gb_measure_opts *opts, gb_measurement *out,
                    gb_err *err);
 
-/* Measures n variants interleaved; out has n entries (cleared here first). The
- * cap is opts->max_ms for each variant, shared: the race ends after n * max_ms at
- * the latest. */
+/* Measures n variants interleaved, GB_RACE_TURN samples each in turn after one
+ * set apart (the turn's first, when the sample before it was another variant's);
+ * out has n entries (cleared here first). The cap is opts->max_ms for each
+ * variant, shared: the race ends after n * max_ms of sampling at the latest. */
 int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *opts,
                     gb_measurement *out, gb_err *err);
 

@@ -1,6 +1,7 @@
 /* The GPU's samplers for engine/measure.h: cold samples (L2 flushed before each
- * launch), hot samples (a CUDA graph of back-to-back launches), and the SM clock
- * of each sample, from NVML or from a probe kernel. */
+ * launch), hot samples (a CUDA graph of back-to-back launches), each timed by
+ * CUPTI's kernel records where CUPTI works (engine/cupti.h) and by CUDA events
+ * otherwise, and the SM clock of each sample, from NVML or from a probe kernel. */
 #include "base/clock.h"
 #include "engine/gpu_internal.h"
 
@@ -11,6 +12,9 @@
 
 #define MIN_FLUSH_BYTES  (8u << 20)
 #define MAX_HOT_LAUNCHES 10000
+/* A sample whose CUPTI records are lost is taken again; after this many tries in
+ * a row it keeps its events' time (the loss is counted either way). */
+#define MAX_TRIES 4
 
 static double now_ms(void *ctx)
 {
@@ -32,6 +36,25 @@ static void open_nvml(gb_gpu *gpu)
     if (gb_nvml_open(bus_id, &gpu->nvml, &ignored) != GB_OK) gpu->nvml = NULL;
 }
 
+/* The clock below which a sample counts as throttled is a share of this one. */
+static double peak_clock(gb_gpu *gpu)
+{
+    double mhz = 0;
+    gb_err ignored;
+    if (gpu->nvml && gb_nvml_max_sm_clock(gpu->nvml, &mhz, &ignored) == GB_OK && mhz > 0)
+        return mhz;
+    return gpu->info.sm_clock_khz / 1e3;
+}
+
+/* CUPTI where it works; otherwise events, and the sentence that says why. */
+static void open_cupti(gb_gpu *gpu)
+{
+    gb_err why = {0};
+    if (gb_cupti_open(&gpu->cupti, &why) == GB_OK) return;
+    gpu->cupti = NULL;
+    snprintf(gpu->timer_note, sizeof gpu->timer_note, "%.460s: timing with CUDA events", why.msg);
+}
+
 int gb_gpu_timing_open(gb_gpu *gpu, gb_err *err)
 {
     size_t bytes = 2 * (size_t)gpu->info.l2_bytes;
@@ -41,6 +64,8 @@ int gb_gpu_timing_open(gb_gpu *gpu, gb_err *err)
     GB_CU_CHECK(rc, err, cuMemAlloc, (&gpu->flush_buf, bytes));
     GB_CU_CHECK(rc, err, cuMemAlloc, (&gpu->probe_out, 2 * sizeof(uint64_t)));
     open_nvml(gpu);
+    gpu->peak_clock_mhz = peak_clock(gpu);
+    open_cupti(gpu);
 cleanup:
     if (rc) gb_err_prefix(err, "setting up timing");
     return rc;
@@ -51,13 +76,21 @@ void gb_gpu_timing_close(gb_gpu *gpu)
     if (gpu->flush_buf) gb_cu.cuMemFree(gpu->flush_buf);
     if (gpu->probe_out) gb_cu.cuMemFree(gpu->probe_out);
     gb_nvml_close(gpu->nvml);
+    gb_cupti_close(gpu->cupti);
     gpu->flush_buf = gpu->probe_out = 0;
     gpu->nvml = NULL;
+    gpu->cupti = NULL;
 }
 
 const char *gb_gpu_clock_source(const gb_gpu *gpu)
 {
     return gpu->nvml ? "nvml" : "probe";
+}
+
+const char *gb_gpu_timer(const gb_gpu *gpu, const char **out_note)
+{
+    if (out_note) *out_note = gpu->cupti ? "" : gpu->timer_note;
+    return gpu->cupti ? "cupti" : "events";
 }
 
 /* ---- between samples -------------------------------------------------------- */
@@ -80,16 +113,13 @@ cleanup:
     return rc;
 }
 
-/* The SM clock and throttling right after a sample: NVML's reading, or cycles
- * over %globaltimer nanoseconds from the probe kernel. */
+/* The SM clock right after a sample: NVML's reading, or cycles over
+ * %globaltimer nanoseconds from the probe kernel. */
 static int read_clock(gb_gpu *gpu, gb_sample *s, gb_err *err)
 {
     if (gpu->nvml) {
-        unsigned long long reasons = 0;
         gb_err ignored;
         if (gb_nvml_sm_clock(gpu->nvml, &s->clock_mhz, &ignored) != GB_OK) s->clock_mhz = 0;
-        if (gb_nvml_throttled(gpu->nvml, &s->throttled, &reasons, &ignored) != GB_OK)
-            s->throttled = false;
         return GB_OK;
     }
     uint64_t probe[2] = {0, 0};
@@ -114,24 +144,55 @@ typedef struct sampler_ctx {
     CUgraph graph; /* hot mode */
     CUgraphExec exec;
     int launches;
+    gb_cupti *cupti;        /* NULL: events time the samples */
+    int kernels_per_launch; /* CUPTI records one launch makes; 0 until known */
+    double throttle_mhz;    /* a sample under this clock is throttled: NVML is asked why */
 } sampler_ctx;
 
-/* Times the work between two events on the session's stream; nothing else is
- * queued between them. */
-static int timed(sampler_ctx *c, double *out_ms, gb_err *err)
+/* What timed() saw of one launch (or graph replay). */
+typedef struct timing {
+    double event_ms; /* between the events around it, per launch */
+    double ms;       /* what the sample is: CUPTI's kernel time, or event_ms */
+    double timer_ms; /* host time spent reading CUPTI's records */
+    bool lost;       /* CUPTI's records of it were missing */
+} timing;
+
+static int launch_work(sampler_ctx *c, gb_err *err)
+{
+    if (!c->exec) return gb_gpu_launch(c->gpu, c->kernel, c->launch, false, err);
+    CUresult r = gb_cu.cuGraphLaunch(c->exec, c->gpu->stream);
+    return r == CUDA_SUCCESS ? GB_OK : gb_cu_fail(err, r, "cuGraphLaunch");
+}
+
+/* The kernels' own time from CUPTI, once the stop event says they are done. */
+static void read_records(sampler_ctx *c, timing *t)
+{
+    double start_ms = gb_now_ms();
+    gb_err lost;
+    int rc = gb_cupti_collect(c->cupti, c->launches, &c->kernels_per_launch, &t->ms, &lost);
+    t->timer_ms = gb_now_ms() - start_ms;
+    t->lost = rc != GB_OK;
+    if (t->lost) t->ms = t->event_ms;
+}
+
+/* Times the work between two events on the session's stream (nothing else is
+ * queued between them), and by CUPTI's records of its kernels. */
+static int timed(sampler_ctx *c, timing *out, gb_err *err)
 {
     gb_gpu *gpu = c->gpu;
     int rc = GB_OK;
     float ms = 0;
+    *out = (timing){0};
     GB_CU_CHECK(rc, err, cuEventRecord, (gpu->start, gpu->stream));
-    if (c->exec)
-        GB_CU_CHECK(rc, err, cuGraphLaunch, (c->exec, gpu->stream));
-    else if ((rc = gb_gpu_launch(gpu, c->kernel, c->launch, false, err)))
-        return rc;
+    if (c->cupti) gb_cupti_begin(c->cupti);
+    rc = launch_work(c, err);
+    if (c->cupti) gb_cupti_end(c->cupti);
+    if (rc) return rc;
     GB_CU_CHECK(rc, err, cuEventRecord, (gpu->stop, gpu->stream));
     GB_CU_CHECK(rc, err, cuEventSynchronize, (gpu->stop));
     GB_CU_CHECK(rc, err, cuEventElapsedTime, (&ms, gpu->start, gpu->stop));
-    *out_ms = ms;
+    out->event_ms = out->ms = ms / c->launches;
+    if (c->cupti) read_records(c, out);
 cleanup:
     return rc;
 }
@@ -147,15 +208,87 @@ static int sampler_others(void *ctx)
     return n;
 }
 
+/* For a sample under the throttle clock, NVML's reasons (power, thermal...). */
+static void why_slow(const sampler_ctx *c, gb_sample *s)
+{
+    bool throttled;
+    gb_err ignored;
+    if (!c->gpu->nvml || !(s->clock_mhz > 0) || s->clock_mhz >= c->throttle_mhz) return;
+    if (gb_nvml_throttled(c->gpu->nvml, &throttled, &s->throttle_reasons, &ignored) != GB_OK)
+        s->throttle_reasons = 0;
+}
+
+/* One sample; taken again when CUPTI lost its records, up to MAX_TRIES times. */
 static int take_sample(void *ctx, gb_sample *out, gb_err *err)
 {
     sampler_ctx *c = ctx;
-    double ms = 0;
-    int rc = c->mode == GB_MODE_COLD ? flush_l2(c->gpu, err) : GB_OK;
-    if (rc == GB_OK) rc = timed(c, &ms, err);
+    timing t = {.lost = true};
+    int rc = GB_OK;
+    for (int try = 0; rc == GB_OK && t.lost && try < MAX_TRIES; try++) {
+        out->n_lost += try > 0;
+        rc = c->mode == GB_MODE_COLD ? flush_l2(c->gpu, err) : GB_OK;
+        if (rc == GB_OK) rc = timed(c, &t, err);
+        out->timer_ms += t.timer_ms;
+    }
+    out->n_lost += rc == GB_OK && t.lost;
     if (rc == GB_OK) rc = read_clock(c->gpu, out, err);
-    out->ms = ms / c->launches;
+    if (rc == GB_OK) why_slow(c, out);
+    out->ms = t.ms;
     return gb_gpu_note_fault(c->gpu, rc, err);
+}
+
+/* Whether CUPTI was seen to record this kind of launch in this session, and
+ * noting that it was. */
+static bool *seen_recorded(sampler_ctx *c)
+{
+    return c->exec           ? &c->gpu->cupti_seen.graph
+           : c->kernel->gemm ? &c->gpu->cupti_seen.library
+                             : &c->gpu->cupti_seen.kernel;
+}
+
+/* After a launch timed with CUPTI: a kind of launch CUPTI gave no records for
+ * is timed with events from then on (a sampler falls back, and the session
+ * notes why); one it did record needs no more looking at. */
+static void judge_cupti(sampler_ctx *c, const timing *t)
+{
+    if (!c->cupti) return;
+    bool *seen = seen_recorded(c);
+    if (!t->lost) {
+        *seen = true;
+        return;
+    }
+    snprintf(c->gpu->timer_note, sizeof c->gpu->timer_note,
+             "CUPTI gave no kernel records for %s: timed with CUDA events",
+             c->exec           ? "a graph's launches"
+             : c->kernel->gemm ? "a library GEMM"
+                               : "a kernel");
+    c->cupti = NULL;
+}
+
+/* The fastest of n single launches; the first also tells whether CUPTI records
+ * the kernel, until the session has seen it record one like it. */
+static int probe_launches(sampler_ctx *c, int n, double *out_ms, gb_err *err)
+{
+    timing t;
+    int rc = GB_OK;
+    *out_ms = INFINITY;
+    for (int i = 0; rc == GB_OK && i < n; i++)
+        if ((rc = timed(c, &t, err)) == GB_OK) {
+            if (i == 0) judge_cupti(c, &t);
+            *out_ms = fmin(*out_ms, t.ms);
+        }
+    return rc;
+}
+
+/* One replay of the graph, which tells whether CUPTI gives a record for each of
+ * its launches (it should: they carry the graph launch's correlation id). */
+static int probe_graph(sampler_ctx *c, gb_err *err)
+{
+    timing t;
+    if (!c->cupti || *seen_recorded(c)) return GB_OK;
+    int rc = timed(c, &t, err);
+    if (rc == GB_OK) judge_cupti(c, &t);
+    return rc;
 }
 
 /* Hot mode: K launches captured into a graph, K such that one replay lasts at
@@ -163,10 +296,8 @@ static int take_sample(void *ctx, gb_sample *out, gb_err *err)
 static int build_graph(sampler_ctx *c, double hot_min_ms, gb_err *err)
 {
     gb_gpu *gpu = c->gpu;
-    double best = INFINITY, ms;
-    int rc = GB_OK;
-    for (int i = 0; rc == GB_OK && i < 3; i++)
-        if ((rc = timed(c, &ms, err)) == GB_OK) best = fmin(best, ms);
+    double best;
+    int rc = probe_launches(c, 3, &best, err);
     if (rc) return rc;
     double k = best > 0 ? ceil(hot_min_ms / best) : MAX_HOT_LAUNCHES;
     c->launches = k < 1 ? 1 : k > MAX_HOT_LAUNCHES ? MAX_HOT_LAUNCHES : (int)k;
@@ -177,6 +308,7 @@ static int build_graph(sampler_ctx *c, double hot_min_ms, gb_err *err)
     if (rc) return rc;
     if (cr != CUDA_SUCCESS) return gb_cu_fail(err, cr, "cuStreamEndCapture");
     GB_CU_CHECK(rc, err, cuGraphInstantiateWithFlags, (&c->exec, c->graph, 0));
+    rc = probe_graph(c, err);
 cleanup:
     return rc;
 }
@@ -189,13 +321,41 @@ static void free_sampler(sampler_ctx *c)
     c->graph = NULL;
 }
 
+/* The timer a measurement asked for: GB_ENODRIVER when it must be CUPTI and the
+ * session has none. */
+static int pick_timer(gb_gpu *gpu, const gb_measure_opts *opts, gb_cupti **out, gb_err *err)
+{
+    *out = opts->timer == GB_TIMER_EVENTS ? NULL : gpu->cupti;
+    if (opts->timer == GB_TIMER_CUPTI && !gpu->cupti)
+        return gb_err_set(err, GB_ENODRIVER, "the timer cupti was asked for, but %s",
+                          gpu->timer_note);
+    return GB_OK;
+}
+
 static int make_sampler(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l,
                         const gb_measure_opts *opts, sampler_ctx *c, gb_sampler *out, gb_err *err)
 {
-    *c = (sampler_ctx){.gpu = gpu, .kernel = k, .launch = l, .mode = opts->mode, .launches = 1};
+    *c = (sampler_ctx){.gpu = gpu,
+                       .kernel = k,
+                       .launch = l,
+                       .mode = opts->mode,
+                       .launches = 1,
+                       .throttle_mhz = gpu->peak_clock_mhz * opts->throttle_threshold};
+    int rc = pick_timer(gpu, opts, &c->cupti, err);
+    double ms;
+    if (rc == GB_OK && opts->mode == GB_MODE_HOT)
+        rc = build_graph(c, opts->hot_min_ms, err);
+    else if (rc == GB_OK && c->cupti && !*seen_recorded(c))
+        rc = probe_launches(c, 1, &ms, err);
     *out = (gb_sampler){
-        .sample = take_sample, .now_ms = now_ms, .ctx = c, .other_processes = sampler_others};
-    int rc = opts->mode == GB_MODE_HOT ? build_graph(c, opts->hot_min_ms, err) : GB_OK;
+        .sample = take_sample,
+        .now_ms = now_ms,
+        .ctx = c,
+        .other_processes = sampler_others,
+        .peak_clock_mhz = gpu->peak_clock_mhz,
+        .timer = c->cupti ? GB_TIMER_CUPTI : GB_TIMER_EVENTS,
+        .warmth = &gpu->warmth,
+    };
     return gb_gpu_note_fault(gpu, rc, err);
 }
 

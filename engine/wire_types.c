@@ -19,6 +19,11 @@ static const char *mode_name(int v)
     return gb_measure_mode_name((gb_measure_mode)v);
 }
 
+static const char *timer_name(int v)
+{
+    return gb_timer_name((gb_timer)v);
+}
+
 static const char *status_name(int v)
 {
     return gb_trial_status_name((gb_trial_status)v);
@@ -56,6 +61,7 @@ static const char *oob_fill_name(int v)
 }
 
 const gb_wire_enum gb_wire_enum_mode = {GB_MODE_HOT + 1, mode_name};
+const gb_wire_enum gb_wire_enum_timer = {GB_TIMER_AUTO + 1, timer_name};
 const gb_wire_enum gb_wire_enum_trial_status = {GB_TRIAL_STATUS_COUNT, status_name};
 const gb_wire_enum gb_wire_enum_dtype = {GB_DT_COUNT, dtype_name};
 const gb_wire_enum gb_wire_enum_init = {GB_INIT_VALUE + 1, init_name};

@@ -25,6 +25,7 @@ extern const gb_wire_type gb_wire_trial_result; /* gb_trial_result */
 
 /* The enums, by name. */
 extern const gb_wire_enum gb_wire_enum_mode;         /* gb_measure_mode: cold, hot */
+extern const gb_wire_enum gb_wire_enum_timer;        /* gb_timer: auto, cupti, events */
 extern const gb_wire_enum gb_wire_enum_trial_status; /* gb_trial_status: ok, wrong, ... */
 extern const gb_wire_enum gb_wire_enum_dtype;        /* gb_dtype: f32, ... */
 extern const gb_wire_enum gb_wire_enum_init;         /* gb_init: randn, ..., value */

@@ -106,6 +106,8 @@ void assert_measurement_equal(const gb_measurement *a, const gb_measurement *b);
 /* gb_measure_run on f's sampler (fails the test on an error), checking that every
  * call is accounted for as warm-up or a kept sample. */
 gb_measurement measure(fake *f, const gb_measure_opts *opts);
+/* The same, with what the last measurement left (NULL: warm up every time). */
+gb_measurement measure_warm(fake *f, const gb_measure_opts *opts, gb_warmth *warmth);
 /* gb_measure_race over n fakes into out[n], checked the same way. */
 void race(fake *f, int n, const gb_measure_opts *opts, gb_measurement *out);
 gb_measure_opts defaults_with_noise(double noise);

@@ -36,8 +36,10 @@ static void test_defaults_are_the_full_criterion(void **state)
     assert_near(o.warmup_ms, 20.0);
     assert_near(o.warmup_max_ms, 1000.0);
     assert_near(o.clock_tolerance, 0.01);
-    assert_near(o.throttle_drop, 0.05);
+    assert_near(o.throttle_threshold, 0.75);
     assert_near(o.hot_min_ms, 0.1);
+    assert_near(o.rewarm_after_ms, 1000.0);
+    assert_int_equal(o.timer, GB_TIMER_AUTO);
 }
 
 static void test_screening_is_looser_than_the_full_criterion(void **state)
@@ -59,14 +61,16 @@ static void test_screening_keeps_the_rest_of_the_full_criterion(void **state)
     full.max_samples = 777;
     full.warmup_max_ms = 321.0;
     full.clock_tolerance = 0.02;
-    full.throttle_drop = 0.08;
+    full.throttle_threshold = 0.6;
+    full.timer = GB_TIMER_EVENTS;
     full.hot_min_ms = 0.25;
     gb_measure_opts s = gb_measure_screening(&full);
     assert_int_equal(s.mode, GB_MODE_HOT);
     assert_int_equal(s.max_samples, 777);
     assert_near(s.warmup_max_ms, 321.0);
     assert_near(s.clock_tolerance, 0.02);
-    assert_near(s.throttle_drop, 0.08);
+    assert_near(s.throttle_threshold, 0.6);
+    assert_int_equal(s.timer, GB_TIMER_EVENTS);
     assert_near(s.hot_min_ms, 0.25);
 }
 
@@ -395,24 +399,31 @@ static int next_in_turn(int prev, const int *seen, const int *total, int n)
     return -1;
 }
 
-/* Once every sampler has warmed up, each call is by the next sampler in turn
- * (A B C A B C ...), skipping those that have stopped. Returns the turns checked. */
+/* Once every sampler has warmed up, the calls come in turns, each sampler's in
+ * order (A A A B B B C C C A ...), skipping those that have stopped: a turn is a
+ * call set apart and at most GB_RACE_TURN samples. Returns the turns checked. */
 static int assert_sampling_alternates(const gb_measurement *m, int n)
 {
-    int total[MAX_RACE], seen[MAX_RACE] = {0}, last_warmup = -1, checked = 0;
+    int total[MAX_RACE], seen[MAX_RACE] = {0}, last_warmup = -1, checked = 0, in_turn = 0;
     for (int s = 0; s < n; s++)
-        total[s] = m[s].n_warmup + m[s].n_samples;
+        total[s] = m[s].n_warmup + m[s].n_samples + m[s].n_switch;
     for (int i = 0; i < world.n; i++)
         if (++seen[world.calls[i].sampler] <= m[world.calls[i].sampler].n_warmup) last_warmup = i;
     memset(seen, 0, sizeof seen);
     for (int i = 0; i < world.n; i++) {
         int s = world.calls[i].sampler;
-        if (i >= last_warmup + 2) {
-            int prev = world.calls[i - 1].sampler, want = next_in_turn(prev, seen, total, n);
-            if (s != want)
-                fail_msg("call %d is %c's, expected %c's (after %c's)", i, 'A' + s, 'A' + want,
-                         'A' + prev);
-            checked++;
+        if (i > last_warmup) {
+            int prev = world.calls[i - 1].sampler;
+            if (s == prev && ++in_turn > GB_RACE_TURN && next_in_turn(prev, seen, total, n) != s)
+                fail_msg("call %d: %c's turn is longer than 1 + %d calls", i, 'A' + s,
+                         GB_RACE_TURN);
+            if (s != prev) {
+                int want = next_in_turn(prev, seen, total, n);
+                if (s != want)
+                    fail_msg("call %d is %c's, expected %c's (after %c's)", i, 'A' + s, 'A' + want,
+                             'A' + prev);
+                in_turn = 0, checked++;
+            }
         }
         seen[s]++;
     }
@@ -426,7 +437,7 @@ static void test_race_samplers_take_turns_after_the_warmup(void **state)
     gb_measure_opts opts = gb_measure_defaults();
     gb_measurement m[3];
     race(f, 3, &opts, m);
-    assert_true(assert_sampling_alternates(m, 3) >= 3 * opts.min_samples);
+    assert_true(assert_sampling_alternates(m, 3) >= 3 * opts.min_samples / GB_RACE_TURN);
     for (int i = 0; i < 3; i++) {
         assert_false(m[i].capped);
         assert_reports_its_samples_stats(&m[i]);
@@ -449,7 +460,7 @@ static void test_race_variants_stop_on_their_own_criterion(void **state)
         assert_true(gb_stats_rel_ci(&m[i].stats) <= opts.noise);
     }
     /* B and C keep taking turns after A stopped. */
-    assert_true(assert_sampling_alternates(m, 3) > 3 * opts.min_samples);
+    assert_true(assert_sampling_alternates(m, 3) > 3 * opts.min_samples / GB_RACE_TURN);
     for (int i = 0; i < 3; i++)
         gb_measurement_free(&m[i]);
 }
@@ -474,6 +485,65 @@ static void test_race_cap_is_shared_n_times_max_ms(void **state)
     assert_sampling_alternates(m, 3);
     for (int i = 0; i < 3; i++)
         gb_measurement_free(&m[i]);
+}
+
+/* A kernel that pays on its first launch after another's: three times as slow
+ * then, its usual time when it follows itself. */
+static gb_sample slow_after_another(fake *f, int i, double t_ms)
+{
+    bool after_another = world.n > 0 && world.calls[world.n - 1].sampler != f->id;
+    return (gb_sample){.ms = after_another ? 3.0 * f->base_ms : f->base_ms,
+                       .clock_mhz = STEADY_MHZ};
+}
+
+static void test_a_race_sets_the_first_launch_after_another_apart(void **state)
+{
+    fake f[3] = {make_fake(0, slow_after_another, 1.0, 0.0),
+                 make_fake(1, slow_after_another, 1.1, 0.0),
+                 make_fake(2, slow_after_another, 0.9, 0.0)};
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m[3];
+    race(f, 3, &opts, m);
+    assert_sampling_alternates(m, 3);
+    for (int i = 0; i < 3; i++) {
+        /* ranked on the kernel's own time, as a measurement of it alone gives ... */
+        assert_near(m[i].stats.median, f[i].base_ms);
+        assert_near(m[i].stats.max, f[i].base_ms);
+        /* ... and what a switch costs reported beside it */
+        assert_true(m[i].n_switch >= opts.min_samples / GB_RACE_TURN);
+        assert_near(m[i].switch_ms, 3.0 * f[i].base_ms);
+        assert_reports_its_samples_stats(&m[i]);
+        gb_measurement_free(&m[i]);
+    }
+}
+
+/* Each sample's timer cost 0.02 ms to read; every fourth was lost once first. */
+static gb_sample costly_timer(fake *f, int i, double t_ms)
+{
+    return (gb_sample){
+        .ms = f->base_ms, .clock_mhz = STEADY_MHZ, .timer_ms = 0.02, .n_lost = i % 4 == 0};
+}
+
+static void test_the_timers_cost_and_losses_are_summed_over_every_sample(void **state)
+{
+    fake f = make_fake(0, costly_timer, 1.0, 0.0);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    int taken = m.n_warmup + m.n_samples;
+    assert_near(m.timer_ms, 0.02 * taken);
+    assert_int_equal(m.n_lost, (taken + 3) / 4);
+    gb_measurement_free(&m);
+}
+
+static void test_a_lone_measurement_sets_nothing_apart(void **state)
+{
+    fake f = make_fake(0, slow_after_another, 1.0, 0.0);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_measurement m = measure(&f, &opts);
+    assert_int_equal(m.n_switch, 0);
+    assert_near(m.switch_ms, 0.0);
+    assert_near(m.stats.median, 1.0);
+    gb_measurement_free(&m);
 }
 
 static void assert_race_fails_at(int fail_at)
@@ -537,6 +607,9 @@ int main(void)
         T(test_race_variants_stop_on_their_own_criterion),
         T(test_race_cap_is_shared_n_times_max_ms),
         T(test_a_race_sampler_error_is_returned_and_nothing_leaks),
+        T(test_a_race_sets_the_first_launch_after_another_apart),
+        T(test_a_lone_measurement_sets_nothing_apart),
+        T(test_the_timers_cost_and_losses_are_summed_over_every_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

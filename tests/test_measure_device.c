@@ -136,9 +136,61 @@ static void test_an_unknown_clock_does_not_hold_up_the_warmup(void **state)
     gb_measurement_free(&m);
 }
 
+/* ---- no warm-up when the GPU is already warm ------------------------------ */
+
+/* Two measurements back to back: the second needs only its first launch. */
+static void test_a_measurement_right_after_another_warms_up_over_one_sample(void **state)
+{
+    fake a = make_fake(0, noisy, 1.0, 0.01), b = make_fake(1, noisy, 1.0, 0.01);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_warmth warmth = {0};
+    gb_measurement first = measure_warm(&a, &opts, &warmth);
+    assert_true(first.n_warmup >= 5);
+    assert_near(warmth.steady_mhz, STEADY_MHZ);
+    assert_near(warmth.ended_ms, world.now_ms);
+    gb_measurement second = measure_warm(&b, &opts, &warmth);
+    assert_int_equal(second.n_warmup, 1);
+    assert_true(second.clock_steady);
+    assert_near(second.steady_clock_mhz, STEADY_MHZ);
+    assert_true(second.warmup_ms < opts.warmup_ms);
+    gb_measurement_free(&first);
+    gb_measurement_free(&second);
+}
+
+/* The GPU sat idle longer than rewarm_after_ms: a whole warm-up again. */
+static void test_an_idle_gpu_warms_up_again(void **state)
+{
+    fake a = make_fake(0, noisy, 1.0, 0.01), b = make_fake(1, noisy, 1.0, 0.01);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_warmth warmth = {0};
+    gb_measurement first = measure_warm(&a, &opts, &warmth);
+    world.now_ms += opts.rewarm_after_ms + 1.0;
+    gb_measurement second = measure_warm(&b, &opts, &warmth);
+    assert_true(second.n_warmup >= 5);
+    assert_true(second.warmup_ms >= opts.warmup_ms);
+    gb_measurement_free(&first);
+    gb_measurement_free(&second);
+}
+
+/* The clock moved since (the first launch ran 20% slower): warm up properly. */
+static void test_a_clock_that_moved_since_warms_up_again(void **state)
+{
+    fake a = make_fake(0, noisy, 1.0, 0.01), b = make_fake(1, ramping_clock, 1.0, 0.0);
+    gb_measure_opts opts = gb_measure_defaults();
+    gb_warmth warmth = {0};
+    gb_measurement first = measure_warm(&a, &opts, &warmth);
+    world.now_ms = 0.0; /* the ramp starts now, and only a moment after the first */
+    warmth.ended_ms = 0.0;
+    gb_measurement second = measure_warm(&b, &opts, &warmth);
+    assert_true(second.n_warmup > 1);
+    assert_true(second.warmup_ms >= 40.0); /* the ramp's length */
+    gb_measurement_free(&first);
+    gb_measurement_free(&second);
+}
+
 /* ---- throttling ----------------------------------------------------------- */
 
-static void test_samples_the_device_flags_are_kept_tagged_and_left_out_of_the_stats(void **state)
+static void test_samples_under_the_threshold_are_kept_tagged_and_left_out_of_the_stats(void **state)
 {
     fake f = make_fake(0, flagged_block, 1.0, 0.01);
     gb_measure_opts opts = opts_sampling_past_50_ms();
@@ -154,7 +206,7 @@ static void test_samples_the_device_flags_are_kept_tagged_and_left_out_of_the_st
     gb_measurement_free(&m);
 }
 
-static void test_samples_well_below_the_steady_clock_are_tagged_throttled(void **state)
+static void test_only_samples_below_the_share_of_the_peak_clock_are_throttled(void **state)
 {
     fake f = make_fake(0, clock_drops, 1.0, 0.01);
     gb_measure_opts opts = opts_sampling_past_50_ms();
@@ -162,8 +214,8 @@ static void test_samples_well_below_the_steady_clock_are_tagged_throttled(void *
     assert_near(m.steady_clock_mhz, STEADY_MHZ);
     int n_slightly_low = 0;
     for (int i = 0; i < m.n_samples; i++) {
-        assert_int_equal(m.throttled[i], m.clock_mhz[i] == 1800.0);
-        n_slightly_low += m.clock_mhz[i] == 1900.0;
+        assert_int_equal(m.throttled[i], m.clock_mhz[i] == 1400.0);
+        n_slightly_low += m.clock_mhz[i] == 1600.0;
     }
     assert_true(n_slightly_low > 0);
     assert_true(m.n_throttled >= 3);
@@ -171,6 +223,18 @@ static void test_samples_well_below_the_steady_clock_are_tagged_throttled(void *
     assert_int_equal(m.stats.n, m.n_samples - m.n_throttled);
     assert_true(m.stats.max < 1.5);
     assert_reports_its_samples_stats(&m);
+    gb_measurement_free(&m);
+}
+
+static void test_a_threshold_of_zero_tags_nothing(void **state)
+{
+    fake f = make_fake(0, always_flagged, 1.0, 0.01);
+    gb_measure_opts opts = gb_measure_defaults();
+    opts.throttle_threshold = 0.0;
+    opts.max_ms = 50.0;
+    gb_measurement m = measure(&f, &opts);
+    assert_int_equal(m.n_throttled, 0);
+    assert_false(m.all_throttled);
     gb_measurement_free(&m);
 }
 
@@ -294,8 +358,12 @@ int main(void)
         T(test_a_long_kernel_still_waits_for_a_ramping_clock),
         T(test_warmup_gives_up_on_an_unsteady_clock_at_warmup_max_ms),
         T(test_an_unknown_clock_does_not_hold_up_the_warmup),
-        T(test_samples_the_device_flags_are_kept_tagged_and_left_out_of_the_stats),
-        T(test_samples_well_below_the_steady_clock_are_tagged_throttled),
+        T(test_a_measurement_right_after_another_warms_up_over_one_sample),
+        T(test_an_idle_gpu_warms_up_again),
+        T(test_a_clock_that_moved_since_warms_up_again),
+        T(test_samples_under_the_threshold_are_kept_tagged_and_left_out_of_the_stats),
+        T(test_only_samples_below_the_share_of_the_peak_clock_are_throttled),
+        T(test_a_threshold_of_zero_tags_nothing),
         T(test_when_every_sample_is_throttled_the_stats_use_them_all),
         T(test_clock_median_is_of_the_kept_samples),
         T(test_other_processes_are_looked_for_before_and_after_the_samples),

@@ -487,7 +487,8 @@ static void expect_payload_refused_at(const int *fds, gb_msg_type type, const ch
 #define MEASURE(min, max)                                                                          \
     "{\"mode\":\"cold\",\"noise\":0.005,\"min_samples\":" min ",\"max_samples\":" max              \
     ",\"max_ms\":1000,\"warmup_ms\":20,\"warmup_max_ms\":1000,\"clock_tolerance\":0.01,"           \
-    "\"throttle_drop\":0.05,\"hot_min_ms\":0.1}"
+    "\"throttle_threshold\":0.75,\"hot_min_ms\":0.1,\"rewarm_after_ms\":1000,"                     \
+    "\"timer\":\"auto\"}"
 #define RESULT_OK(measurement)                                                                     \
     "{\"status\":\"ok\",\"reason\":\"\",\"check\":{\"checked\":true,\"n_bad\":0,\"n_compared\":4," \
     "\"max_abs_err\":0,\"max_rel_err\":0}" measurement "}"
