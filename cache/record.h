@@ -77,6 +77,7 @@ typedef struct gb_best_record {
     gb_fields config;
     gb_stats stats;     /* milliseconds: the race's, to the full criterion */
     char mode[8];       /* "cold" or "hot" */
+    char timer[8];      /* what timed the samples: "cupti" or "events" */
     double clock_mhz;   /* median SM clock of the samples */
     int n_throttled;    /* samples taken while the GPU throttled (kept, not in stats) */
     bool capped;        /* the measurement hit its cap before the noise target */
@@ -123,6 +124,7 @@ typedef struct gb_best_record {
     X(config, FIELDS, "config")                                                                    \
     X(stats, STRUCT, "stats", .type = &gb_wire_stats)                                              \
     X(mode, CHARS, "mode", .flags = GB_WIRE_OPTIONAL, .dflt_str = "cold")                          \
+    X(timer, CHARS, "timer", .flags = GB_WIRE_OPTIONAL, .dflt_str = "events")                      \
     X(clock_mhz, DOUBLE, "clock_mhz", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_OPTIONAL)       \
     X(n_throttled, INT, "n_throttled", GB_RECORD_COUNT)                                            \
     X(capped, BOOL, "capped", .flags = GB_WIRE_OPTIONAL)                                           \
@@ -206,6 +208,7 @@ typedef struct gb_trial_record {
     bool has_stats;
     gb_stats stats;     /* the screening measurement's */
     char mode[8];       /* how it was timed: "cold" or "hot" (with stats) */
+    char timer[8];      /* ... and by what: "cupti" or "events" (with stats) */
     double clock_mhz;   /* its median SM clock; 0 when unknown */
     bool contended;     /* other processes used the GPU during its measurement (with stats) */
     double *samples_ms; /* its samples (NULL, 0 when none); owned when read */
@@ -232,6 +235,7 @@ typedef struct gb_trial_record {
     X(stats, STRUCT, "stats", .type = &gb_wire_stats, .flags = GB_WIRE_NULLABLE,                   \
       .present = offsetof(gb_trial_record, has_stats))                                             \
     X(mode, CHARS, "mode", .when = trial_timed, .dflt_str = "cold")                                \
+    X(timer, CHARS, "timer", .when = trial_timed, .flags = GB_WIRE_OPTIONAL, .dflt_str = "events") \
     X(clock_mhz, DOUBLE, "clock_mhz", GB_WIRE_RANGE(0, INFINITY), .when = trial_timed)             \
     X(contended, BOOL, "contended", .when = trial_timed)                                           \
     X(samples_ms, DOUBLE, "samples_ms", .arity = GB_WIRE_OWNED,                                    \

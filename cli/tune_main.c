@@ -79,6 +79,12 @@ static const char USAGE[] =
     "                   0.005, that is +/-0.5%%)\n"
     "  --max-ms MS      cap on the sampling time of one variant, in ms (default 1000)\n"
     "  --samples N      exactly N samples per variant (no adaptive stop; for ncu)\n"
+    "  --timer T        what times a sample: auto (default: CUPTI's kernel records,\n"
+    "                   stamped by the GPU, where CUPTI works; else CUDA events), cupti\n"
+    "                   (fail rather than fall back) or events\n"
+    "  --throttle-threshold X  samples taken with the SM clock below X times its\n"
+    "                   peak are tagged throttled and left out of the statistics\n"
+    "                   (default 0.75; 0 keeps every sample)\n"
     "  --trial-timeout S  the watchdog's cap for one trial, in seconds (default 60);\n"
     "                   below it a trial gets 10x the shape's typical trial, at least 5 s\n"
     "  --retry-crashed  run again the trials an earlier run recorded as crashed or\n"
@@ -198,6 +204,8 @@ enum {
     OPT_NOISE,
     OPT_MAX_MS,
     OPT_SAMPLES,
+    OPT_TIMER,
+    OPT_THROTTLE,
     OPT_LEASE_WAIT,
     OPT_EXPORT_HEADER,
     OPT_STRATEGY,
@@ -225,6 +233,8 @@ static const struct option long_options[] = {
     {"noise", required_argument, NULL, OPT_NOISE},
     {"max-ms", required_argument, NULL, OPT_MAX_MS},
     {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"timer", required_argument, NULL, OPT_TIMER},
+    {"throttle-threshold", required_argument, NULL, OPT_THROTTLE},
     {"lease-wait", required_argument, NULL, OPT_LEASE_WAIT},
     {"export-header", required_argument, NULL, OPT_EXPORT_HEADER},
     {"strategy", required_argument, NULL, OPT_STRATEGY},
@@ -251,6 +261,28 @@ static int parse_strategy(const char *prog, const char *name, const char **out)
     gb_strategy_append_names(&names);
     fprintf(stderr, "%s: --strategy is one of %s, not '%s'\n", prog, gb_sb_str(&names), name);
     gb_sb_free(&names);
+    return 2;
+}
+
+/* --timer, --throttle-threshold: the run's, which no measure table sets. */
+static int timer_option(int c, const char *prog, gb_lua_host *h)
+{
+    gb_measure_opts *m = &h->tuner.measure;
+    if (c == OPT_TIMER) {
+        if (gb_timer_parse(optarg, &m->timer) == GB_OK) return 0;
+        fprintf(stderr, "%s: --timer is auto, cupti or events, not '%s'\n", prog, optarg);
+        return 2;
+    }
+    char *end = NULL;
+    double x = strtod(optarg, &end);
+    if (end != optarg && !*end && x >= 0 && x < 1) {
+        m->throttle_threshold = x;
+        return 0;
+    }
+    fprintf(stderr,
+            "%s: --throttle-threshold is a share of the peak SM clock, at least 0 and below 1 "
+            "(0.75 is 75%%), not '%s'\n",
+            prog, optarg);
     return 2;
 }
 
@@ -377,6 +409,9 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_MAX_MS:
     case OPT_SAMPLES:
         return measure_option(c, prog, h) ? 2 : -1;
+    case OPT_TIMER:
+    case OPT_THROTTLE:
+        return timer_option(c, prog, h) ? 2 : -1;
     case 'v':
         h->tuner.verbose = true;
         return -1;

@@ -5,7 +5,10 @@
  */
 #include "report/table.h"
 
+#include "engine/nvml.h"
+
 #include <stdio.h>
+#include <string.h>
 
 /* "40 ok, 3 wrong, 2 crashed (5 from an earlier run)" */
 static void status_counts(FILE *out, const gb_shape_result *s)
@@ -52,12 +55,26 @@ static void race_line(FILE *out, const gb_shape_result *s)
             fprintf(out, "%s %s", i ? "," : "", s->tie[i]);
         fprintf(out, " (the first in the canonical order wins)\n");
     }
-    if (m->n_throttled)
-        fprintf(out, "    %d of %d samples taken while the GPU throttled were left out%s\n",
-                m->n_throttled, m->n_samples, m->all_throttled ? " (all were: kept)" : "");
+    if (m->n_throttled) {
+        char reasons[GB_NVML_REASONS_TEXT_BYTES] = "";
+        if (m->throttle_reasons)
+            gb_nvml_reasons_text((unsigned long long)m->throttle_reasons, reasons, sizeof reasons);
+        fprintf(out,
+                "    %d of %d samples taken while the GPU throttled (SM clock under the "
+                "threshold%s%s) were left out%s\n",
+                m->n_throttled, m->n_samples, *reasons ? "; NVML: " : "", reasons,
+                m->all_throttled ? " (all were: kept)" : "");
+    }
     if (m->capped)
         fprintf(out, "    the measurement hit its cap at ±%.2f%% (target not reached)\n",
                 100 * gb_stats_rel_ci(&s->best));
+    if (m->switch_ms > 0 && s->best.median > 0)
+        fprintf(out,
+                "    its first launch after another kernel: %.4g ms (%+.1f%%), %d such launches "
+                "in the race, kept apart\n",
+                m->switch_ms, 100 * (m->switch_ms / s->best.median - 1), m->n_switch);
+    if (m->n_lost)
+        fprintf(out, "    %d sample(s) taken again: CUPTI lost their kernel records\n", m->n_lost);
 }
 
 /* What other processes on the GPU did to this shape's figures. */
@@ -146,7 +163,7 @@ static void timing_line(FILE *out, const gb_tune_timing *t)
 
 /* Where a trial's time went, on average: its phases in the GPU session, and the
  * overhead around them, in the session and on the way to and from the worker. */
-static void phases_line(FILE *out, const gb_tune_timing *t)
+static void phases_line(FILE *out, const gb_tune_timing *t, const char *timer)
 {
     const gb_trial_phases *p = &t->trial_phases;
     if (t->n_trials == 0 || !(p->total_ms > 0)) return;
@@ -161,10 +178,14 @@ static void phases_line(FILE *out, const gb_tune_timing *t)
             "round trip)\n",
             p->load_ms / n, p->check_ms / n, p->warmup_ms / n, p->sample_ms / n, p->kernel_ms / n,
             (in_session + round_trip) / n, in_session / n, round_trip / n);
+    if (p->n_samples > 0 && timer && *timer)
+        fprintf(out, "  timer: %s, %.3f ms a sample to read\n",
+                !strcmp(timer, "cupti") ? "CUPTI's kernel records" : "CUDA events",
+                p->timer_ms / p->n_samples);
 }
 
-void gb_summary_timing(FILE *out, const gb_tune_timing *timing)
+void gb_summary_timing(FILE *out, const gb_tune_timing *timing, const char *timer)
 {
     timing_line(out, timing);
-    phases_line(out, timing);
+    phases_line(out, timing, timer);
 }

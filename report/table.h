@@ -65,7 +65,7 @@ void gb_report_tune(FILE *out, const char *kernel, const gb_tune_result *result,
 void gb_summary_shape(FILE *out, const gb_shape_result *s, bool bench, bool verbose);
 
 /* Where a call's time went, and where an average trial's went. */
-void gb_summary_timing(FILE *out, const gb_tune_timing *timing);
+void gb_summary_timing(FILE *out, const gb_tune_timing *timing, const char *timer);
 
 /* The --compile-only table (report/compile_table.c): a row per distinct compile,
  * with "error N" for a compile that failed and "over limits: why" for one that

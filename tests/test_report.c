@@ -1,9 +1,12 @@
 /*
  * The run summary's account of where the trials' time went (report/table.c): the
- * per-trial averages of the phases the GPU session timed, and the overhead around
- * them split between the worker and the round trip to it.
+ * per-trial averages of the phases the GPU session timed, the overhead around
+ * them split between the worker and the round trip to it, and what the timer cost
+ * a sample; and the lines a shape's best gets for what its race saw.
  */
 #include "report/table.h"
+
+#include "engine/nvml.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,9 +27,10 @@ static void contains_at(const char *text, const char *part, const char *file, in
 #define assert_contains(text, part) contains_at((text), (part), __FILE__, __LINE__)
 
 /* The summary of a run with no shapes and this timing (free the text). */
-static char *report(const gb_tune_timing *timing)
+static char *report_timed_by(const gb_tune_timing *timing, const char *timer)
 {
     gb_tune_result result = {.timing = *timing};
+    snprintf(result.timer, sizeof result.timer, "%s", timer);
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
@@ -35,6 +39,11 @@ static char *report(const gb_tune_timing *timing)
     gb_report_tune(out, "k", &result, &opts);
     fclose(out);
     return text;
+}
+
+static char *report(const gb_tune_timing *timing)
+{
+    return report_timed_by(timing, "");
 }
 
 static void test_each_trial_line_gives_the_average_phases_and_splits_the_overhead(void **state)
@@ -90,9 +99,61 @@ static void test_an_overhead_below_zero_shows_as_zero(void **state)
     free(text);
 }
 
+static void test_the_timer_line_gives_what_reading_it_cost_a_sample(void **state)
+{
+    (void)state;
+    gb_tune_timing t = {
+        .total_s = 1,
+        .screening_s = 0.5,
+        .n_trials = 2,
+        .trial_phases = {
+            .sample_ms = 10, .timer_ms = 2, .n_samples = 100, .session_ms = 12, .total_ms = 13}};
+    char *text = report_timed_by(&t, "cupti");
+    assert_contains(text, "  timer: CUPTI's kernel records, 0.020 ms a sample to read\n");
+    free(text);
+    text = report_timed_by(&t, "events");
+    assert_contains(text, "  timer: CUDA events, 0.020 ms a sample to read\n");
+    free(text);
+}
+
+static char *shape_lines(const gb_shape_result *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    gb_summary_shape(out, s, false, false);
+    fclose(out);
+    return text;
+}
+
+static void
+test_a_best_says_what_its_first_launches_cost_and_why_samples_were_left_out(void **state)
+{
+    (void)state;
+    gb_shape_result s = {.has_best = true,
+                         .best = {.median = 0.025},
+                         .best_measurement = {.switch_ms = 0.028,
+                                              .n_switch = 5,
+                                              .n_samples = 20,
+                                              .n_throttled = 3,
+                                              .throttle_reasons = GB_NVML_REASON_SW_POWER_CAP,
+                                              .n_lost = 2}};
+    char *text = shape_lines(&s);
+    assert_contains(text, "    its first launch after another kernel: 0.028 ms (+12.0%), 5 such "
+                          "launches in the race, kept apart\n");
+    assert_contains(text, "    3 of 20 samples taken while the GPU throttled (SM clock under the "
+                          "threshold; NVML: sw_power_cap) were left out\n");
+    assert_contains(text, "    2 sample(s) taken again: CUPTI lost their kernel records\n");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_timer_line_gives_what_reading_it_cost_a_sample),
+        cmocka_unit_test(
+            test_a_best_says_what_its_first_launches_cost_and_why_samples_were_left_out),
         cmocka_unit_test(test_each_trial_line_gives_the_average_phases_and_splits_the_overhead),
         cmocka_unit_test(test_no_phases_no_line),
         cmocka_unit_test(test_an_overhead_below_zero_shows_as_zero),

@@ -67,7 +67,7 @@ static void test_the_fixed_run_as_trials_matches_its_golden_file(void **state)
     assert_non_null(strstr(text, "kernel,shape,K,M,N,BK,BLOCK,BM,BN,config,role,is_best,"));
     assert_non_null(strstr(text, "\ncopy_f32,N=16777216,,,16777216,,256,,,BLOCK=256,trial,1,ok,"));
     /* a failed trial has no figures, and no "nan" anywhere */
-    assert_non_null(strstr(text, ",compile_error,,,,,,,,,,,,,,,0,"));
+    assert_non_null(strstr(text, ",compile_error,,,,,,,,,,,,,,,,0,"));
     assert_null(strstr(text, "nan"));
     free(text);
     rmdir(dir);
@@ -111,7 +111,7 @@ static void test_a_reason_with_a_comma_a_quote_and_a_newline_is_quoted(void **st
     char *dir = scratch();
     char *text = render(&r, GB_CSV_TRIALS, dir, "quoted.csv");
     assert_non_null(
-        strstr(text, ",crashed,,,,,,,,,,,,,,,0,\"bad, \"\"very\"\" bad\nsecond line\"\n"));
+        strstr(text, ",crashed,,,,,,,,,,,,,,,,0,\"bad, \"\"very\"\" bad\nsecond line\"\n"));
     free(text);
     rmdir(dir);
     free(dir);

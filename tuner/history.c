@@ -144,6 +144,7 @@ void gb_history_trial(run *r, const gb_record_id *id, const gb_trial_ident *iden
         .gpu = ran ? t->gpu : -1,
     };
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
+    gb_strlcpy(rec.timer, gb_measurement_timer(&t->measurement), sizeof rec.timer);
     if (cubin) gb_key_hex(cubin, rec.cubin); /* what `cache gc` keeps */
     put_trial(r, id, ident, &rec);
 }
@@ -164,6 +165,7 @@ static void keep_samples(const gb_trial_record *rec, gb_measurement *m)
     m->clock_mhz_median = rec->clock_mhz;
     m->contended = rec->contended;
     gb_measure_mode_parse(rec->mode, &m->mode);
+    gb_timer_parse(rec->timer, &m->timer);
     size_t n = rec->n_samples > 0 ? (size_t)rec->n_samples : 0;
     double *samples = n ? malloc(n * sizeof *samples) : NULL;
     double *clocks = n ? calloc(n, sizeof *clocks) : NULL; /* not kept: unknown */
@@ -186,12 +188,13 @@ static bool reusable(run *r, const gb_trial_record *rec, gb_trial_result *out)
 {
     bool lost =
         rec->in_flight || rec->status == GB_TRIAL_CRASHED || rec->status == GB_TRIAL_TIMEOUT;
-    /* A timing is reused only in the mode it was taken in, and only when no other
-     * process shared the GPU then; failures are kept, except a skip, which depends
-     * on this run's options. */
+    /* A timing is reused only in the mode it was taken in, by the timer this run
+     * uses (events read about a microsecond more than CUPTI), and only when no
+     * other process shared the GPU then; failures are kept, except a skip, which
+     * depends on this run's options. */
     bool timed_alike = rec->has_stats &&
                        strcmp(rec->mode, gb_measure_mode_name(r->full.mode)) == 0 &&
-                       !rec->contended;
+                       strcmp(rec->timer, gb_run_timer(r)) == 0 && !rec->contended;
     bool reuse = !(lost && r->opts->retry_crashed) && !(rec->in_flight && owner_alive(rec)) &&
                  !(rec->status == GB_TRIAL_OK && !timed_alike) && rec->status != GB_TRIAL_SKIPPED;
     if (reuse) {
@@ -297,6 +300,7 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
     /* A cached baseline answers only a run whose reference is of the same kind. */
     if (r->result->reference_lib[0]) rec.baseline_lib = r->result->reference_lib;
     gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
+    gb_strlcpy(rec.timer, gb_measurement_timer(&res->best_measurement), sizeof rec.timer);
     gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
     gb_strlcpy(rec.strategy, res->strategy, sizeof rec.strategy);
     gb_nvrtc_version(rec.nvrtc_version);
@@ -364,6 +368,7 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
                                     (res->budget_evals > 0 || res->budget_seconds > 0));
     hit = strcmp(rec.space_fp, r->space_fp) == 0 && covered && covers(r, &rec) && !rec.contended &&
           strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0 && /* cold is not hot */
+          strcmp(rec.timer, gb_run_timer(r)) == 0 &&                   /* nor events CUPTI */
           gb_fields_copy(&rec.config, &res->best_config) == GB_OK;
     if (hit) {
         res->cached = res->has_best = true;
@@ -374,6 +379,7 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
         res->best_measurement.capped = rec.capped;
         res->best_measurement.contended = rec.contended;
         gb_measure_mode_parse(rec.mode, &res->best_measurement.mode);
+        gb_timer_parse(rec.timer, &res->best_measurement.timer);
         res->tie = rec.tie; /* moved, like the samples */
         res->n_tie = rec.n_tie;
         res->best_measurement.samples_ms = rec.samples_ms;

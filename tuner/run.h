@@ -17,6 +17,7 @@
 #include "tuner/tune.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 /* A configuration's identity within a shape, made once per trial and carried to
  * every use: its values by name, its canonical text, its trial record's key. */
@@ -235,6 +236,14 @@ int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **jo
 static inline bool gb_run_wants_baseline(const run *r)
 {
     return r->req->baseline && r->k->reference;
+}
+/* The timer this run's samples come from ("cupti" or "events"): events when the
+ * run asks for them or the device has no CUPTI. A timing by another timer is
+ * neither resumed nor answered from the cache. */
+static inline const char *gb_run_timer(const run *r)
+{
+    if (r->full.timer == GB_TIMER_EVENTS || strcmp(r->dev.timer, "cupti") != 0) return "events";
+    return "cupti";
 }
 /* Times the reference alone with the full criterion, for the "vs ref" column. */
 int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res);

@@ -489,6 +489,9 @@ static int start_run(run *r)
         gb_device_fingerprint(&r->dev, r->result->device, sizeof r->result->device);
         if ((rc = same_gpus(r))) return rc;
         gb_strlcpy(r->result->clock_source, r->dev.clock_source, sizeof r->result->clock_source);
+        gb_strlcpy(r->result->timer, gb_run_timer(r), sizeof r->result->timer);
+        if (r->full.timer != GB_TIMER_EVENTS)
+            gb_strlcpy(r->result->timer_note, r->dev.timer_note, sizeof r->result->timer_note);
         gb_arch_limits_from_device(&r->dev, &r->limits);
     } else if ((rc = gb_arch_limits_for(r->arch, &r->limits, r->err))) {
         return rc;

@@ -302,6 +302,8 @@ typedef struct gb_tune_result {
     char kernel_fp[33];
     char device[320];       /* device fingerprint, "" without a device */
     char clock_source[8];   /* "nvml" or "probe"; "" without a device */
+    char timer[8];          /* what times the samples: "cupti" or "events"; "" without a device */
+    char timer_note[512];   /* with events where CUPTI was wanted: why not CUPTI */
     char arch[16];          /* the compile target ("sm_90a") */
     char reference_lib[16]; /* "cuBLAS" when the reference is a library call, else "" */
     bool bench;             /* a benchmark of fixed configurations, not a tuning run */

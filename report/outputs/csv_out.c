@@ -126,9 +126,9 @@ typedef struct csv_out {
 
 /* The columns after the field columns (docs/report-csv.md). */
 static const char *const tail_columns[] = {
-    "config",    "role",      "is_best", "status",      "median_ms", "ci_lo_ms", "ci_hi_ms",
-    "mean_ms",   "stddev_ms", "min_ms",  "max_ms",      "q1_ms",     "q3_ms",    "samples",
-    "clock_mhz", "tflops",    "gbps",    "pct_of_peak", "resumed",   "reason",
+    "config",    "role",      "is_best", "status", "median_ms",   "ci_lo_ms", "ci_hi_ms",
+    "mean_ms",   "stddev_ms", "min_ms",  "max_ms", "q1_ms",       "q3_ms",    "samples",
+    "clock_mhz", "timer",     "tflops",  "gbps",   "pct_of_peak", "resumed",  "reason",
 };
 #define N_TAIL_COLUMNS ((int)(sizeof tail_columns / sizeof *tail_columns))
 
@@ -140,6 +140,7 @@ typedef struct row_facts {
     const char *status;
     const gb_stats *stats; /* NULL: nothing was measured */
     double clock_mhz;      /* 0: unknown */
+    const char *timer;     /* "cupti", "events"; NULL: nothing was timed */
     int resumed;           /* 1, 0, or -1 for an empty cell */
     const char *reason;
 } row_facts;
@@ -185,6 +186,10 @@ static char *tail_text(const csv_out *c, const gb_report_entry *e, const row_fac
     for (int i = measured ? 10 : 0; i < 10; i++)
         csv_empty(&l);
     positive(&l, f->clock_mhz, 6);
+    if (measured && f->timer)
+        csv_text(&l, f->timer);
+    else
+        csv_empty(&l);
     double tflops = 0, gbps = 0, pct = 0;
     if (measured) rates(e, c->ctx, f->stats->median, &tflops, &gbps, &pct);
     positive(&l, tflops, 6);
@@ -236,6 +241,7 @@ static int trial_rows(csv_out *c, const gb_report_entry *e, gb_err *err)
                        .status = gb_trial_status_name(t->status),
                        .stats = ok ? &t->measurement.stats : NULL,
                        .clock_mhz = ok ? t->measurement.clock_mhz_median : 0,
+                       .timer = ok ? gb_measurement_timer(&t->measurement) : NULL,
                        .resumed = t->resumed,
                        .reason = t->reason};
         rc = add_row(c, e, &t->config, &f, err);
@@ -260,6 +266,7 @@ static int best_row(csv_out *c, const gb_report_entry *e, gb_err *err)
                    .status = "ok",
                    .stats = &s->best,
                    .clock_mhz = s->best_measurement.clock_mhz_median,
+                   .timer = gb_measurement_timer(&s->best_measurement),
                    .resumed = s->cached,
                    .reason = reason};
     int rc = add_row(c, e, &s->best_config, &f, err);
@@ -275,6 +282,7 @@ static int baseline_row(csv_out *c, const gb_report_entry *e, gb_err *err)
                    .status = "ok",
                    .stats = &s->baseline.stats,
                    .clock_mhz = s->baseline.clock_mhz_median,
+                   .timer = gb_measurement_timer(&s->baseline),
                    .resumed = -1,
                    .reason = ""};
     return add_row(c, e, NULL, &f, err);

@@ -95,6 +95,10 @@ static int read_device(gb_reader *r, const json_t *o, const char *where, gb_devi
     if (!rc) rc = gb_read_int(r, o, where, "mem_bytes", 0, INT64_MAX, &mem);
     if (!rc)
         rc = gb_read_chars(r, o, where, "clock_source", d->clock_source, sizeof d->clock_source);
+    if (!rc && json_object_get(o, "timer")) /* files from before CUPTI timing lack them */
+        rc = gb_read_chars(r, o, where, "timer", d->timer, sizeof d->timer);
+    if (!rc && json_object_get(o, "timer_note"))
+        rc = gb_read_chars(r, o, where, "timer_note", d->timer_note, sizeof d->timer_note);
     if (!rc) rc = gb_read_chars(r, o, where, "uuid", d->uuid, sizeof d->uuid);
     if (!rc) rc = gb_read_chars(r, o, where, "pci_bus_id", d->pci_bus_id, sizeof d->pci_bus_id);
     if (rc) return rc;

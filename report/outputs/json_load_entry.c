@@ -83,6 +83,20 @@ static int read_mode(gb_reader *r, const json_t *row, const char *where, gb_meas
     return rc;
 }
 
+/* What timed the row: "cupti" or "events"; absent (a file from before CUPTI
+ * timing) or null (nothing timed) reads as events. */
+static int read_timer(gb_reader *r, const json_t *row, const char *where, gb_timer *out)
+{
+    char name[16] = "";
+    *out = GB_TIMER_EVENTS;
+    int rc = json_object_get(row, "timer")
+                 ? gb_read_chars(r, row, where, "timer", name, sizeof name)
+                 : GB_OK;
+    if (!rc && *name && (gb_timer_parse(name, out) != GB_OK || *out == GB_TIMER_AUTO))
+        rc = gb_read_bad(r, where, "timer", "expected \"cupti\", \"events\" or null");
+    return rc;
+}
+
 /* The measurement fields every row has; the statistics go to stats (the best
  * keeps them apart from its measurement). */
 static int read_measurement(gb_reader *r, const json_t *row, const char *where, gb_stats *stats,
@@ -93,6 +107,9 @@ static int read_measurement(gb_reader *r, const json_t *row, const char *where, 
     if (!rc) rc = read_samples(r, row, where, m);
     if (!rc) rc = gb_read_num(r, row, where, "clock_mhz", GB_READ_NULL_ZERO, &m->clock_mhz_median);
     if (!rc) rc = read_mode(r, row, where, &m->mode);
+    if (!rc) rc = read_timer(r, row, where, &m->timer);
+    if (!rc && json_object_get(row, "switch_ms"))
+        rc = gb_read_num(r, row, where, "switch_ms", GB_READ_NULL_ZERO, &m->switch_ms);
     if (!rc) rc = gb_read_bool(r, row, where, "capped", &m->capped);
     if (!rc) rc = gb_read_bool(r, row, where, "contended", &m->contended);
     if (!rc) rc = gb_read_int(r, row, where, "throttled_samples", 0, INT32_MAX, &throttled);

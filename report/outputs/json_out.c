@@ -91,6 +91,8 @@ json_t *gb_json_device(const gb_device_info *d)
         gb_json_set(o, "l2_bytes", json_integer(d->l2_bytes)) ||
         gb_json_set(o, "mem_bytes", json_integer(d->mem_bytes)) ||
         gb_json_set(o, "clock_source", text_or_null(d->clock_source)) ||
+        gb_json_set(o, "timer", text_or_null(d->timer)) ||
+        gb_json_set(o, "timer_note", text_or_null(d->timer_note)) ||
         gb_json_set(o, "uuid", text_or_null(d->uuid)) ||
         gb_json_set(o, "pci_bus_id", text_or_null(d->pci_bus_id))) {
         json_decref(o);
@@ -219,20 +221,23 @@ static int measurement_fields(json_t *o, const gb_report_entry *e, const row *r)
 {
     const gb_measurement *m = r->m;
     const gb_shape_result *s = e->result;
-    int rc = gb_json_set(o, "status", json_string(r->status)) ||
-             gb_json_set(o, "reason", gb_json_text(r->reason ? r->reason : "", 0)) ||
-             gb_json_set(o, "statistics", r->timed ? stats_json(r->stats) : json_null()) ||
-             gb_json_set(o, "samples_ms", samples_json(m)) ||
-             gb_json_set(o, "clock_mhz", r->timed ? known(m->clock_mhz_median) : json_null()) ||
-             gb_json_set(o, "mode",
-                         r->timed ? json_string(gb_measure_mode_name(m->mode)) : json_null()) ||
-             gb_json_set(o, "capped", json_boolean(m->capped)) ||
-             gb_json_set(o, "contended", json_boolean(r->contended)) ||
-             gb_json_set(o, "throttled_samples", json_integer(m->n_throttled)) ||
-             gb_json_set(o, "flops", known(s->flops)) || gb_json_set(o, "bytes", known(s->bytes)) ||
-             gb_json_set(o, "tflops", rate(s->flops, r, 1e12)) ||
-             gb_json_set(o, "gbps", rate(s->bytes, r, 1e9)) ||
-             gb_json_set(o, "math", json_string(gb_math_name(e->math)));
+    int rc =
+        gb_json_set(o, "status", json_string(r->status)) ||
+        gb_json_set(o, "reason", gb_json_text(r->reason ? r->reason : "", 0)) ||
+        gb_json_set(o, "statistics", r->timed ? stats_json(r->stats) : json_null()) ||
+        gb_json_set(o, "samples_ms", samples_json(m)) ||
+        gb_json_set(o, "clock_mhz", r->timed ? known(m->clock_mhz_median) : json_null()) ||
+        gb_json_set(o, "mode",
+                    r->timed ? json_string(gb_measure_mode_name(m->mode)) : json_null()) ||
+        gb_json_set(o, "timer", r->timed ? text_or_null(gb_measurement_timer(m)) : json_null()) ||
+        gb_json_set(o, "switch_ms", r->timed ? known(m->switch_ms) : json_null()) ||
+        gb_json_set(o, "capped", json_boolean(m->capped)) ||
+        gb_json_set(o, "contended", json_boolean(r->contended)) ||
+        gb_json_set(o, "throttled_samples", json_integer(m->n_throttled)) ||
+        gb_json_set(o, "flops", known(s->flops)) || gb_json_set(o, "bytes", known(s->bytes)) ||
+        gb_json_set(o, "tflops", rate(s->flops, r, 1e12)) ||
+        gb_json_set(o, "gbps", rate(s->bytes, r, 1e9)) ||
+        gb_json_set(o, "math", json_string(gb_math_name(e->math)));
     return rc ? GB_ENOMEM : GB_OK;
 }
 

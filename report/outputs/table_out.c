@@ -151,8 +151,10 @@ static void heading(table_out *o, const gb_tune_result *call)
     else if (call && call->device[0])
         fprintf(o->out, "  %s", call->device);
     if (call && call->clock_source[0]) fprintf(o->out, ", clocks from %s", call->clock_source);
+    if (call && call->timer[0]) fprintf(o->out, ", timed by %s", call->timer);
     if (call && call->kernel_fp[0]) fprintf(o->out, "  (kernel %.12s)", call->kernel_fp);
     fputc('\n', o->out);
+    if (call && call->timer_note[0]) fprintf(o->out, "  %s\n", call->timer_note);
 }
 
 static void forget_group(table_out *o)
@@ -178,7 +180,7 @@ static void print_group(table_out *o, const gb_tune_result *call)
         fputs(gb_sb_str(&o->summary), o->out);
     }
     if (call && !o->opts.compile_only && !call->compile_only)
-        gb_summary_timing(o->out, &call->timing);
+        gb_summary_timing(o->out, &call->timing, call->timer);
     fflush(o->out);
     forget_group(o);
 }
