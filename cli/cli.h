@@ -2,9 +2,10 @@
  * The command-line front ends. gpubench-tune and `gpubench tune` share
  * gb_cli_tune; `gpubench cache ...` is gb_cli_cache; `gpubench export` is
  * gb_cli_export; `gpubench replay` is gb_cli_replay; `gpubench compare` is
- * gb_cli_compare; `gpubench report` is gb_cli_report (cli/outputs.h: the report
- * options it shares with gpubench-tune); `gpubench info` is gb_cli_info. Each returns the process's
- * exit status (see gb_cli_exit_status).
+ * gb_cli_compare; `gpubench repro` is gb_cli_repro; `gpubench report` is
+ * gb_cli_report (cli/outputs.h: the report options it shares with gpubench-tune);
+ * `gpubench info` is gb_cli_info. Each returns the process's exit status (see
+ * gb_cli_exit_status).
  */
 #ifndef GB_CLI_CLI_H
 #define GB_CLI_CLI_H
@@ -21,6 +22,7 @@ int gb_cli_cache(int argc, char **argv);
 int gb_cli_export(int argc, char **argv);
 int gb_cli_replay(int argc, char **argv);
 int gb_cli_compare(int argc, char **argv);
+int gb_cli_repro(int argc, char **argv);
 int gb_cli_report(int argc, char **argv);
 int gb_cli_info(int argc, char **argv);
 

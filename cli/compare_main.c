@@ -2,6 +2,7 @@
  * JSON, and an exit status that a CI job can gate on (docs/compare.md). The
  * statistics are report/compare/compare.h's; this file reads the arguments, pairs the
  * entries by name and prints. Pure CPU: it touches no GPU library. */
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "report/compare/compare.h"
 #include "report/table.h"
@@ -78,37 +79,13 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int usage_error(const char *prog, const char *msg, const char *what)
-{
-    fprintf(stderr, "%s compare: %s%s\n", prog, msg, what);
-    fprintf(stderr, "(`%s compare --help` lists the options)\n", prog);
-    return 2;
-}
-
-/* A number in [lo, hi] (or (lo, hi) when open); false otherwise. */
-static bool number(const char *text, double lo, double hi, bool open, double *out)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (!*text || *end || !(open ? v > lo && v < hi : v >= lo && v <= hi)) return false;
-    *out = v;
-    return true;
-}
-
 /* Returns -1 to go on, or an exit status. */
 static int apply_option(int c, compare_args *a)
 {
-    double pct;
     switch (c) {
     case OPT_THRESHOLD:
-        if (!number(optarg, 0, 100, false, &pct) || pct >= 100)
-            return usage_error(a->prog, "--threshold needs a percentage from 0 to below 100", "");
-        a->opts.threshold = pct / 100;
-        return -1;
     case OPT_ALPHA:
-        return number(optarg, 0, 1, true, &a->opts.alpha)
-                   ? -1
-                   : usage_error(a->prog, "--alpha needs a number between 0 and 1", "");
+        return gb_cli_compare_option(a->prog, "compare", c == OPT_ALPHA, optarg, &a->opts);
     case OPT_ALL:
         a->all = true;
         return -1;
@@ -122,7 +99,7 @@ static int apply_option(int c, compare_args *a)
         printf(USAGE, a->prog);
         return 0;
     default:
-        return usage_error(a->prog, "unknown option or missing argument", "");
+        return gb_cli_usage_error(a->prog, "compare", "unknown option or missing argument", "");
     }
 }
 
@@ -132,7 +109,7 @@ static int compile_filter(compare_args *a)
     if (rc) {
         char msg[256];
         regerror(rc, &a->filter, msg, sizeof msg);
-        return usage_error(a->prog, "--filter: ", msg);
+        return gb_cli_usage_error(a->prog, "compare", "--filter: ", msg);
     }
     a->has_filter = true;
     return -1;
@@ -147,8 +124,10 @@ static int parse_args(int argc, char **argv, compare_args *a)
         if (status >= 0) return status;
     }
     if (argc - optind < 2)
-        return usage_error(a->prog, "two files are needed: OLD.json NEW.json", "");
-    if (argc - optind > 2) return usage_error(a->prog, "unexpected argument: ", argv[optind + 2]);
+        return gb_cli_usage_error(a->prog, "compare", "two files are needed: OLD.json NEW.json",
+                                  "");
+    if (argc - optind > 2)
+        return gb_cli_usage_error(a->prog, "compare", "unexpected argument: ", argv[optind + 2]);
     a->old_path = argv[optind];
     a->new_path = argv[optind + 1];
     return a->filter_text ? compile_filter(a) : -1;

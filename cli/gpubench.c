@@ -30,6 +30,9 @@ static const char USAGE[] =
     "  compare OLD.json NEW.json [options]\n"
     "                          which benchmarks got slower between two runs (gpubench's\n"
     "                          or Google Benchmark's JSON); exit status 1 if any did\n"
+    "  repro RUN.json RUN.json... [options]\n"
+    "                          how reproducible a tuning is over repeated runs: winner\n"
+    "                          changes, spread of the best, regret, false alarms\n"
     "  info [--device N] [--json]\n"
     "                          the GPU, its clocks and memory, and its theoretical peaks\n"
     "  report RUN.json [options]\n"
@@ -60,7 +63,7 @@ int main(int argc, char **argv)
     /* Each command sees itself as argv[0], named as the messages should name it. */
     static char tune_name[] = "gpubench tune", cache_name[] = "gpubench";
     static char export_name[] = "gpubench", replay_name[] = "gpubench";
-    static char compare_name[] = "gpubench";
+    static char compare_name[] = "gpubench", repro_name[] = "gpubench";
     static char report_name[] = "gpubench", info_name[] = "gpubench";
     if (!strcmp(cmd, "tune")) {
         argv[1] = tune_name;
@@ -81,6 +84,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "compare")) {
         argv[1] = compare_name;
         return gb_cli_compare(argc - 1, argv + 1);
+    }
+    if (!strcmp(cmd, "repro")) {
+        argv[1] = repro_name;
+        return gb_cli_repro(argc - 1, argv + 1);
     }
     if (!strcmp(cmd, "report")) {
         argv[1] = report_name;
