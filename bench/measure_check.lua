@@ -2,7 +2,7 @@
 -- by default), for checking gpubench's numbers against Nsight Compute's
 -- gpu__time_duration (bench/ncu_compare.py runs both).
 --
---   gpubench-tune bench/measure_check.lua [copy|fma|gemm|all] [--mode hot] [--samples N]
+--   gpubench-tune bench/measure_check.lua [copy|fma|empty|gemm|all] [--mode hot] [--samples N]
 --
 -- Prints one line per kernel and size:
 --   RESULT <kernel> <shape key> <median us> <ci +/- %> <samples> <clock MHz> <mode>
@@ -70,6 +70,17 @@ extern "C" __global__ void check_fma(float *out, int iters)
   block  = 256,
 }
 
+-- A kernel that does nothing: what a tool's figure for it holds is the tool's own
+-- cost of a launch, which it adds to every kernel (bench/ncu_compare.py).
+local empty = gb.kernel {
+  name   = "check_empty",
+  source = [[extern "C" __global__ void check_empty(float *out) {}]],
+  entry  = "check_empty",
+  args   = function(s) return { gb.tensor("f32", { 1 }, "zeros") } end,
+  grid   = function(c, s) return s.blocks end,
+  block  = 256,
+}
+
 local function report(name, results)
   for _, r in ipairs(results) do
     local b = r.best
@@ -93,6 +104,9 @@ if which == "fma" or which == "all" then
   report("check_fma", gb.bench(fma, { shapes = { { iters = 200 }, { iters = 400 },
                                                  { iters = 700 }, { iters = 2500 } },
                                       config = {} }))
+end
+if which == "empty" or which == "all" then
+  report("check_empty", gb.bench(empty, { shapes = { { blocks = 132 } }, config = {} }))
 end
 if which == "gemm" or which == "all" then
   report("check_gemm", gb.bench(gemm, { shapes = { { M = 2048, N = 2048, K = 2048 },

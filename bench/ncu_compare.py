@@ -1,24 +1,34 @@
 #!/usr/bin/env python3
 """Checks gpubench's timings against Nsight Compute's gpu__time_duration.
 
-Runs bench/measure_check.lua (copies from ~2 us to ~2 ms, GEMMs to ~15 ms):
+Runs bench/measure_check.lua (copies from ~2 us to ~2 ms, an FMA loop of 2-30 us,
+GEMMs to ~15 ms):
 
-  1. three times with gpubench alone, cold mode (separate processes): the
-     spread of the median between runs;
+  1. --runs times with gpubench alone, cold mode (separate processes), timed by
+     the default timer (CUPTI's kernel records where CUPTI works): the spread of
+     the median between runs; and once more with --timer events, for the figures
+     CUDA events give beside them;
   2. once under ncu, one launch per sample, with
         ncu --metrics gpu__time_duration.sum --cache-control all --clock-control none
      and compares the medians;
-  3. small kernels in hot mode (a CUDA graph of back-to-back launches): an FMA
-     loop of 2-5 us, whose time does not depend on L2, against ncu; and the small
-     copies, for information (hot, they run from L2; ncu's replays do not).
+  3. the kernels of up to 50 us in hot mode (a CUDA graph of back-to-back
+     launches), by both timers: the FMA loop against ncu --cache-control all
+     (its time does not depend on L2); the copies against --cache-control none,
+     for information only: ncu profiles each launch alone, and its copies still
+     read from device memory (their figure is their cold one), where a hot copy
+     reads from L2. bench/cupti_compare.py holds their goal.
 
     python3 bench/ncu_compare.py --tune build/cli/gpubench-tune [--ncu ncu]
 
 gpubench's numbers come from the RESULT lines the script prints; ncu's are the
 median of gpu__time_duration over every profiled launch of the same kernel and
-grid. Goals (docs/measurement.md): within max(1 us, 2%) of ncu for kernels of
-10 us and more; a spread of at most 1% between runs for 50 us and more; within 5%
-of ncu in hot mode for 2-5 us kernels.
+grid. ncu's gpu__time_duration holds a fixed cost of its own per launch (about
+1 us on an H200), measured here as its figure for check_empty, a kernel that
+does nothing, less gpubench's. Goals (docs/measurement.md): every kernel from
+2 us up within max(0.3 us, 3%) of ncu less that cost, cold and hot, with the
+default timer; a spread of at most 1% between runs for 50 us and more.
+bench/cupti_compare.py holds the same goal against another CUPTI client. Under ncu gpubench itself times with
+events (ncu holds CUPTI), which does not matter: ncu's figures are the ones used.
 """
 import argparse
 import csv
@@ -28,7 +38,8 @@ import subprocess
 import sys
 
 SCRIPT = "bench/measure_check.lua"
-KERNELS = "regex:check_copy|check_fma|sgemm"
+KERNELS = "regex:check_copy|check_fma|check_empty|sgemm"
+NAMES = ("check_copy", "check_fma", "check_empty")
 
 
 def gpubench(tune, which, extra):
@@ -50,6 +61,8 @@ def grid_of(kernel, key):
         return ((int(s["n"]) + 255) // 256, 1, 1)
     if kernel == "check_fma":
         return (132 * 8 - int(s["iters"]) // 100, 1, 1)
+    if kernel == "check_empty":
+        return (int(s["blocks"]), 1, 1)
     return ((int(s["N"]) + 127) // 128, (int(s["M"]) + 63) // 64, 1)
 
 
@@ -65,7 +78,7 @@ def ncu(ncu_bin, tune, which, cache_control, extra):
         if row.get("Metric Name") != "gpu__time_duration.sum":
             continue
         kernel = row["Kernel Name"]
-        name = next((n for n in ("check_copy", "check_fma") if n in kernel), "check_gemm")
+        name = next((n for n in NAMES if n in kernel), "check_gemm")
         grid = tuple(int(x) for x in row["Grid Size"].strip("()").split(","))
         value = float(row["Metric Value"].replace(",", ""))
         durations.setdefault((name, grid), []).append(value / 1e3)  # ns -> us
@@ -79,6 +92,60 @@ def table(title, header, rows):
         print("  ".join(str(x).rjust(w) for x, w in zip(r, widths)))
 
 
+def within_goal(us, ref):
+    """The goal: within max(0.3 us, 3%), for kernels of 2 us and more."""
+    return ref < 2 or abs(us - ref) <= max(0.3, 0.03 * ref)
+
+
+def launch_cost(runs, prof):
+    """What ncu adds to every kernel, measured: its figure for a kernel that does
+    nothing, less gpubench's for the same kernel (0 when either is missing)."""
+    key = next((k for k in runs[0] if k[0] == "check_empty"), None)
+    if key is None or (key[0], grid_of(*key)) not in prof:
+        return 0.0
+    return prof[(key[0], grid_of(*key))][0] - statistics.mean(r[key][0] for r in runs if key in r)
+
+
+def cold_rows(runs, events, prof, offset):
+    rows, ok = [], True
+    for key in sorted(runs[0], key=lambda k: (k[0], runs[0][k][0])):
+        medians = [r[key][0] for r in runs if key in r]
+        mean = statistics.mean(medians)
+        spread = 100 * (max(medians) - min(medians)) / mean
+        ref, n_ref = prof.get((key[0], grid_of(*key)), (float("nan"), 0))
+        ev = events.get(key, (float("nan"),))[0]
+        diff, net = mean - ref, mean - (ref - offset)
+        passed = key[0] == "check_empty" or within_goal(mean, ref - offset)
+        stable = mean < 50 or spread <= 1.0
+        ok &= passed and stable
+        rows.append([key[0], key[1], " ".join(f"{m:.2f}" for m in medians), f"{spread:.2f}%",
+                     f"{ev:.2f}", f"{ref:.2f}", n_ref, f"{diff:+.2f}", f"{ev - ref:+.2f}",
+                     f"{net:+.2f}", f"{100 * net / (ref - offset):+.2f}%",
+                     "-" if key[0] == "check_empty" else "ok" if passed and stable else "MISS"])
+    return rows, ok
+
+
+def hot_rows(hot, hot_events, prof, offset):
+    rows, ok = [], True
+    for key in sorted(hot, key=lambda k: (k[0], hot[k][0])):
+        if hot[key][0] > 50:
+            continue
+        ref, n_ref = prof.get((key[0], grid_of(*key)), (float("nan"), 0))
+        us, ev = hot[key][0], hot_events.get(key, (float("nan"),))[0]
+        net = us - (ref - offset)
+        # ncu profiles each launch alone, and its copies read from device memory
+        # even without a flush (their figure is the cold one): the goal for hot
+        # copies is held against another CUPTI client (bench/cupti_compare.py).
+        goal = key[0] != "check_copy"
+        passed = not goal or within_goal(us, ref - offset)
+        ok &= passed
+        rows.append([key[0], key[1], f"{us:.3f}", f"{ev:.3f}", f"{ref:.3f}", n_ref,
+                     f"{us - ref:+.3f}", f"{ev - ref:+.3f}", f"{net:+.3f}",
+                     f"{100 * net / (ref - offset):+.2f}%",
+                     ("ok" if passed else "MISS") if goal else "-"])
+    return rows, ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -89,45 +156,29 @@ def main():
     args = ap.parse_args()
 
     runs = [gpubench(args.tune, "all", []) for _ in range(args.runs)]
+    events = gpubench(args.tune, "all", ["--timer", "events"])
     prof = ncu(args.ncu, args.tune, "all", "all", ["--samples", str(args.samples)])
-    rows, ok = [], True
-    for key in sorted(runs[0], key=lambda k: (k[0], runs[0][k][0])):
-        medians = [r[key][0] for r in runs if key in r]
-        mean = statistics.mean(medians)
-        spread = 100 * (max(medians) - min(medians)) / mean
-        ref, n_ref = prof.get((key[0], grid_of(*key)), (float("nan"), 0))
-        diff = mean - ref
-        goal = max(1.0, 0.02 * ref)
-        passed = ref < 10 or abs(diff) <= goal
-        stable = mean < 50 or spread <= 1.0
-        ok &= passed and stable
-        rows.append([key[0], key[1], " ".join(f"{m:.2f}" for m in medians), f"{spread:.2f}%",
-                     f"{ref:.2f}", n_ref, f"{diff:+.2f}", f"{100 * diff / ref:+.2f}%",
-                     "ok" if passed and stable else "MISS"])
-    table(f"cold: gpubench ({args.runs} processes) against ncu --cache-control all, microseconds",
-          ["kernel", "shape", "gpubench medians", "spread", "ncu", "n", "diff", "diff %", ""],
-          rows)
+    offset = launch_cost(runs, prof)
+    rows, ok = cold_rows(runs, events, prof, offset)
+    table(f"cold: gpubench ({args.runs} processes, default timer; then --timer events) against "
+          "ncu --cache-control all, microseconds; net: against ncu less its launch cost",
+          ["kernel", "shape", "gpubench medians", "spread", "events", "ncu", "n", "diff",
+           "events diff", "net", "net %", ""], rows)
+    print(f"ncu's launch cost: {offset:.2f} us (its figure for check_empty, which does nothing, "
+          "less gpubench's)")
 
-    # Hot mode: the fma kernels (2-5 us, no memory to speak of) carry the goal; the
-    # small copies are shown for information, since hot they run from L2.
-    hot = gpubench(args.tune, "fma", ["--mode", "hot"])
-    hot.update(gpubench(args.tune, "copy", ["--mode", "hot"]))
+    hot, hot_events = {}, {}
+    for which in ("fma", "copy"):
+        hot.update(gpubench(args.tune, which, ["--mode", "hot"]))
+        hot_events.update(gpubench(args.tune, which, ["--mode", "hot", "--timer", "events"]))
     prof_hot = ncu(args.ncu, args.tune, "fma", "all", ["--samples", str(args.samples)])
     prof_hot.update(ncu(args.ncu, args.tune, "copy", "none", ["--samples", str(args.samples)]))
-    rows = []
-    for key in sorted(hot, key=lambda k: (k[0], hot[k][0])):
-        if hot[key][0] > 50:
-            continue
-        ref, n_ref = prof_hot.get((key[0], grid_of(*key)), (float("nan"), 0))
-        diff = hot[key][0] - ref
-        goal = key[0] == "check_fma" and ref <= 6  # the goal is for 2-5 us kernels
-        passed = not goal or abs(diff) <= 0.05 * ref
-        ok &= passed
-        rows.append([key[0], key[1], f"{hot[key][0]:.3f}", f"{ref:.3f}", n_ref, f"{diff:+.3f}",
-                     f"{100 * diff / ref:+.2f}%", ("ok" if passed else "MISS") if goal else "-"])
-    table("hot: gpubench (CUDA graph) against ncu (fma: --cache-control all; copy: none), "
-          "microseconds", ["kernel", "shape", "gpubench", "ncu", "n", "diff", "diff %", ""], rows)
-    return 0 if ok else 1
+    rows, hot_ok = hot_rows(hot, hot_events, prof_hot, offset)
+    table("hot: gpubench (CUDA graph; default timer, then --timer events) against ncu (fma: "
+          "--cache-control all; copy: none), microseconds; net: against ncu less its launch cost",
+          ["kernel", "shape", "gpubench", "events", "ncu", "n", "diff", "events diff", "net",
+           "net %", ""], rows)
+    return 0 if ok and hot_ok else 1
 
 
 if __name__ == "__main__":

@@ -8,9 +8,12 @@
 --   gpubench-tune examples/suite.lua -- --only norms,softmax
 --   gpubench-tune examples/suite.lua --no-cache -- --irregular   correctness: odd sizes
 --   gpubench-tune examples/suite.lua --no-cache -- --nan         NaN/Inf inputs
+--   gpubench-tune examples/suite.lua -- --small     kernels of a few microseconds: STREAM
+--                                                   at 1 MiB, vectors of 1M, norms 8192x768
 --
 -- With --check the script fails (exit 1) unless every shape has a correct best
--- and no variant was wrong, crashed or timed out: test_gpu runs it so.
+-- and no variant was wrong, crashed or timed out: scripts/gpu-validate.sh runs
+-- it so (--irregular, --nan, then the quick run).
 --
 -- Each group lives in examples/suite/<group>.lua and runs alone too
 -- (gpubench-tune examples/suite/norms.lua tunes its quick shapes).
@@ -22,7 +25,8 @@ local GROUPS = { "stream", "vector", "norms", "softmax" }
 local function options()
   local o = { set = "quick", only = nil, baseline = "reference", check = false }
   for _, word in ipairs(arg or {}) do
-    if word == "--full" or word == "--irregular" or word == "--nan" or word == "--quick" then
+    if word == "--full" or word == "--irregular" or word == "--nan" or word == "--quick" or
+       word == "--small" then
       o.set = word:sub(3)
     elseif word == "--check" then
       o.check = true
@@ -35,7 +39,7 @@ local function options()
       for g in word:gmatch("[^,]+") do o.only[g] = true end
     else
       error("examples/suite.lua: unknown argument '" .. word ..
-            "' (--full, --irregular, --nan, --only GROUP[,GROUP], --check, nobaseline)")
+            "' (--full, --irregular, --nan, --small, --only GROUP[,GROUP], --check, nobaseline)")
     end
   end
   return o
@@ -112,7 +116,7 @@ for _, group in ipairs(GROUPS) do
       local shapes = e[o.set]
       if shapes and #shapes > 0 then
         local baseline = o.baseline and e.kernel.reference and "reference" or false
-        if o.set ~= "quick" and o.set ~= "full" then baseline = false end
+        if o.set ~= "quick" and o.set ~= "full" and o.set ~= "small" then baseline = false end
         local results = gb.tune(e.kernel, { shapes = shapes, baseline = baseline })
         for _, r in ipairs(results) do
           r.best_config_text = r.best and config_text(r.best.config)

@@ -347,7 +347,8 @@ local function bwd_kernel(op)
 end
 
 local function entry(kernel)
-  return { kernel = kernel, quick = QUICK, full = FULL, irregular = IRREGULAR, nan = NAN }
+  return { kernel = kernel, quick = QUICK, full = FULL, irregular = IRREGULAR, nan = NAN,
+           small = { { M = 8192, N = 768, dtype = "bf16" } } }
 end
 
 return {

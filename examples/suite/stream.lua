@@ -221,6 +221,7 @@ local entries = {}
 for _, op in ipairs(OPS) do
   entries[#entries + 1] = {
     kernel = kernel(op), quick = quick(), full = full(op), irregular = irregular(), nan = nan(),
+    small = { sized("seq", "f32", 1) }, -- 1 MiB arrays: a few microseconds a launch
   }
 end
 return entries
