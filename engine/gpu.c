@@ -90,7 +90,9 @@ int gb_gpu_open(int ordinal, gb_gpu **out, gb_err *err)
     gb_strlcpy(gpu->info.clock_source, gb_gpu_clock_source(gpu), sizeof gpu->info.clock_source);
     const char *note;
     gb_strlcpy(gpu->info.timer, gb_gpu_timer(gpu, &note), sizeof gpu->info.timer);
-    gb_strlcpy(gpu->info.timer_note, note, sizeof gpu->info.timer_note);
+    if (*note)
+        snprintf(gpu->info.timer_note, sizeof gpu->info.timer_note,
+                 "%.440s: timing with CUDA events", note);
     *out = gpu;
     return GB_OK;
 }

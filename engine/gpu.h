@@ -109,8 +109,8 @@ int gb_gpu_race(gb_gpu *gpu, gb_gpu_kernel *const *kernels, const gb_launch *lau
 const char *gb_gpu_clock_source(const gb_gpu *gpu);
 
 /* What times the samples by default: "cupti" (CUPTI's kernel records) or
- * "events"; *out_note (may be NULL) is then the sentence saying why not CUPTI,
- * "" with CUPTI. */
+ * "events"; *out_note (may be NULL) is then why not CUPTI ("CUPTI is
+ * unavailable: ..."), "" with CUPTI. */
 const char *gb_gpu_timer(const gb_gpu *gpu, const char **out_note);
 
 #endif

@@ -52,7 +52,7 @@ static void open_cupti(gb_gpu *gpu)
     gb_err why = {0};
     if (gb_cupti_open(&gpu->cupti, &why) == GB_OK) return;
     gpu->cupti = NULL;
-    snprintf(gpu->timer_note, sizeof gpu->timer_note, "%.460s: timing with CUDA events", why.msg);
+    gb_strlcpy(gpu->timer_note, why.msg, sizeof gpu->timer_note);
 }
 
 int gb_gpu_timing_open(gb_gpu *gpu, gb_err *err)
@@ -258,7 +258,7 @@ static void judge_cupti(sampler_ctx *c, const timing *t)
         return;
     }
     snprintf(c->gpu->timer_note, sizeof c->gpu->timer_note,
-             "CUPTI gave no kernel records for %s: timed with CUDA events",
+             "CUPTI gave no kernel records for %s",
              c->exec           ? "a graph's launches"
              : c->kernel->gemm ? "a library GEMM"
                                : "a kernel");
@@ -327,7 +327,7 @@ static int pick_timer(gb_gpu *gpu, const gb_measure_opts *opts, gb_cupti **out, 
 {
     *out = opts->timer == GB_TIMER_EVENTS ? NULL : gpu->cupti;
     if (opts->timer == GB_TIMER_CUPTI && !gpu->cupti)
-        return gb_err_set(err, GB_ENODRIVER, "the timer cupti was asked for, but %s",
+        return gb_err_set(err, GB_ENODRIVER, "--timer cupti was asked for, but %s",
                           gpu->timer_note);
     return GB_OK;
 }
