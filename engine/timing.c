@@ -257,8 +257,7 @@ static void judge_cupti(sampler_ctx *c, const timing *t)
         *seen = true;
         return;
     }
-    snprintf(c->gpu->timer_note, sizeof c->gpu->timer_note,
-             "CUPTI gave no kernel records for %s",
+    snprintf(c->gpu->timer_note, sizeof c->gpu->timer_note, "CUPTI gave no kernel records for %s",
              c->exec           ? "a graph's launches"
              : c->kernel->gemm ? "a library GEMM"
                                : "a kernel");
