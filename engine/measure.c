@@ -469,8 +469,9 @@ int gb_measure_race(const gb_sampler *samplers, int n, const gb_measure_opts *o,
     while (rc == GB_OK && left > 0) {
         for (int i = 0; rc == GB_OK && i < n; i++) {
             if (st[i].done) continue;
+            int taken = out[i].n_samples + out[i].n_switch;
             rc = turn(&st[i], i != last, &opts, cap, err);
-            last = i;
+            if (out[i].n_samples + out[i].n_switch > taken) last = i; /* it launched */
             left -= st[i].done;
         }
     }
