@@ -58,16 +58,7 @@ static int setup(void **state)
                           .name_exprs = {"spin", "spin2"},
                           .n_name_exprs = 2};
     assert_int_equal(gb_nvrtc_compile(&req, &f->cubin, &err), GB_OK);
-    gb_arg args[2] = {
-        {.kind = GB_ARG_TENSOR,
-         .dtype = GB_DT_F32,
-         .n_dims = 1,
-         .dims = {132},
-         .init = GB_INIT_OUTPUT},
-        {.kind = GB_ARG_SCALAR, .dtype = GB_DT_I64, .int_value = 0},
-    };
-    assert_int_equal(gb_gpu_set_problem(f->gpu, args, 2, 1, &err), GB_OK);
-    *state = f;
+    *state = f; /* each test sets its problem: spin_for */
     return 0;
 }
 
@@ -88,7 +79,7 @@ static fixture *need_cupti(void **state)
     return f;
 }
 
-/* Sets the spin time of the problem's second argument. */
+/* The problem: out[132] and the spin time in ns. */
 static void spin_for(fixture *f, long long ns)
 {
     gb_arg args[2] = {
