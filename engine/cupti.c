@@ -94,11 +94,6 @@ static gb_cupti tracer = {.lock = PTHREAD_MUTEX_INITIALIZER};
 /* Set between gb_cupti_begin and gb_cupti_end on the thread taking the sample. */
 static _Thread_local bool recording;
 
-const char *gb_cupti_library(void)
-{
-    return gb_dlib_path(&library);
-}
-
 static int cupti_fail(gb_err *err, CUptiResult result, const char *call)
 {
     const char *text = NULL;

@@ -44,9 +44,6 @@ int gb_cupti_open(gb_cupti **out, gb_err *err);
  * unsubscribes. NULL is a no-op. */
 void gb_cupti_close(gb_cupti *c);
 
-/* The file that was loaded ("libcupti.so.13"), NULL until one was. */
-const char *gb_cupti_library(void);
-
 /* Starts a sample: the CUDA calls this thread makes until gb_cupti_end are its
  * launches. Forgets an earlier sample's ids that were never collected. */
 void gb_cupti_begin(gb_cupti *c);

@@ -345,7 +345,9 @@ static int step(state *st, const gb_measure_opts *o, double cap_ms, gb_err *err)
     m->samples_ms[i] = s.ms;
     m->clock_mhz[i] = s.clock_mhz;
     m->throttled[i] = is_throttled(st->sampler, &s, o);
-    if (m->throttled[i]) m->throttle_reasons |= (int64_t)(s.throttle_reasons & INT64_MAX);
+    if (m->throttled[i] && st->sampler->throttle_reasons)
+        m->throttle_reasons |=
+            (int64_t)(st->sampler->throttle_reasons(st->sampler->ctx) & INT64_MAX);
     st->n_kept += !m->throttled[i];
     double elapsed = st->sampler->now_ms(st->sampler->ctx) - st->start_ms;
     if (converged(st, o))

@@ -125,9 +125,6 @@ typedef struct gb_sample {
     double clock_mhz; /* SM clock during or just after the sample; 0 when unknown */
     double timer_ms;  /* host time spent reading the sample's timer */
     int n_lost;       /* attempts before this one whose timer records were lost */
-    /* NVML's clock event reasons (GB_NVML_REASON_*), read only for a sample whose
-     * clock is under the threshold: why it was slow; 0 otherwise. */
-    unsigned long long throttle_reasons;
 } gb_sample;
 
 /* What one measurement leaves for the next on the same GPU, so that the next
@@ -146,8 +143,11 @@ typedef struct gb_sampler {
      * below 0, when that cannot be known (no NVML): then nothing is contended. */
     int (*other_processes)(void *ctx);
     double peak_clock_mhz; /* the GPU's highest SM clock; 0 when unknown: nothing throttles */
-    gb_timer timer;        /* which timer the samples come from (CUPTI or events) */
-    gb_warmth *warmth;     /* optional: NULL warms up every time */
+    /* Optional: why the GPU is slow right now (NVML's GB_NVML_REASON_* bits; 0 when
+     * unknown), asked right after a sample that was throttled, and only then. */
+    unsigned long long (*throttle_reasons)(void *ctx);
+    gb_timer timer;    /* which timer the samples come from (CUPTI or events) */
+    gb_warmth *warmth; /* optional: NULL warms up every time */
 } gb_sampler;
 
 typedef struct gb_measurement {

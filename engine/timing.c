@@ -146,15 +146,13 @@ typedef struct sampler_ctx {
     int launches;
     gb_cupti *cupti;        /* NULL: events time the samples */
     int kernels_per_launch; /* CUPTI records one launch makes; 0 until known */
-    double throttle_mhz;    /* a sample under this clock is throttled: NVML is asked why */
 } sampler_ctx;
 
 /* What timed() saw of one launch (or graph replay). */
 typedef struct timing {
-    double event_ms; /* between the events around it, per launch */
-    double ms;       /* what the sample is: CUPTI's kernel time, or event_ms */
+    double ms;       /* per launch: CUPTI's kernel time, else the events' */
     double timer_ms; /* host time spent reading CUPTI's records */
-    bool lost;       /* CUPTI's records of it were missing */
+    bool lost;       /* CUPTI's records of it were missing: ms is the events' */
 } timing;
 
 static int launch_work(sampler_ctx *c, gb_err *err)
@@ -167,12 +165,11 @@ static int launch_work(sampler_ctx *c, gb_err *err)
 /* The kernels' own time from CUPTI, once the stop event says they are done. */
 static void read_records(sampler_ctx *c, timing *t)
 {
-    double start_ms = gb_now_ms();
+    double start_ms = gb_now_ms(), ms;
     gb_err lost;
-    int rc = gb_cupti_collect(c->cupti, c->launches, &c->kernels_per_launch, &t->ms, &lost);
+    t->lost = gb_cupti_collect(c->cupti, c->launches, &c->kernels_per_launch, &ms, &lost) != GB_OK;
     t->timer_ms = gb_now_ms() - start_ms;
-    t->lost = rc != GB_OK;
-    if (t->lost) t->ms = t->event_ms;
+    if (!t->lost) t->ms = ms;
 }
 
 /* Times the work between two events on the session's stream (nothing else is
@@ -191,7 +188,7 @@ static int timed(sampler_ctx *c, timing *out, gb_err *err)
     GB_CU_CHECK(rc, err, cuEventRecord, (gpu->stop, gpu->stream));
     GB_CU_CHECK(rc, err, cuEventSynchronize, (gpu->stop));
     GB_CU_CHECK(rc, err, cuEventElapsedTime, (&ms, gpu->start, gpu->stop));
-    out->event_ms = out->ms = ms / c->launches;
+    out->ms = ms / c->launches;
     if (c->cupti) read_records(c, out);
 cleanup:
     return rc;
@@ -208,14 +205,16 @@ static int sampler_others(void *ctx)
     return n;
 }
 
-/* For a sample under the throttle clock, NVML's reasons (power, thermal...). */
-static void why_slow(const sampler_ctx *c, gb_sample *s)
+/* NVML's reasons (power, thermal...) for the slow sample just taken; 0 unknown. */
+static unsigned long long sampler_throttle_reasons(void *ctx)
 {
+    gb_gpu *gpu = ((sampler_ctx *)ctx)->gpu;
+    unsigned long long reasons = 0;
     bool throttled;
     gb_err ignored;
-    if (!c->gpu->nvml || !(s->clock_mhz > 0) || s->clock_mhz >= c->throttle_mhz) return;
-    if (gb_nvml_throttled(c->gpu->nvml, &throttled, &s->throttle_reasons, &ignored) != GB_OK)
-        s->throttle_reasons = 0;
+    if (!gpu->nvml || gb_nvml_throttled(gpu->nvml, &throttled, &reasons, &ignored) != GB_OK)
+        return 0;
+    return reasons;
 }
 
 /* One sample; taken again when CUPTI lost its records, up to MAX_TRIES times. */
@@ -232,13 +231,11 @@ static int take_sample(void *ctx, gb_sample *out, gb_err *err)
     }
     out->n_lost += rc == GB_OK && t.lost;
     if (rc == GB_OK) rc = read_clock(c->gpu, out, err);
-    if (rc == GB_OK) why_slow(c, out);
     out->ms = t.ms;
     return gb_gpu_note_fault(c->gpu, rc, err);
 }
 
-/* Whether CUPTI was seen to record this kind of launch in this session, and
- * noting that it was. */
+/* Where the session notes that CUPTI was seen to record this kind of launch. */
 static bool *seen_recorded(sampler_ctx *c)
 {
     return c->exec           ? &c->gpu->cupti_seen.graph
@@ -334,12 +331,7 @@ static int pick_timer(gb_gpu *gpu, const gb_measure_opts *opts, gb_cupti **out, 
 static int make_sampler(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l,
                         const gb_measure_opts *opts, sampler_ctx *c, gb_sampler *out, gb_err *err)
 {
-    *c = (sampler_ctx){.gpu = gpu,
-                       .kernel = k,
-                       .launch = l,
-                       .mode = opts->mode,
-                       .launches = 1,
-                       .throttle_mhz = gpu->peak_clock_mhz * opts->throttle_threshold};
+    *c = (sampler_ctx){.gpu = gpu, .kernel = k, .launch = l, .mode = opts->mode, .launches = 1};
     int rc = pick_timer(gpu, opts, &c->cupti, err);
     double ms;
     if (rc == GB_OK && opts->mode == GB_MODE_HOT)
@@ -352,6 +344,7 @@ static int make_sampler(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l,
         .ctx = c,
         .other_processes = sampler_others,
         .peak_clock_mhz = gpu->peak_clock_mhz,
+        .throttle_reasons = sampler_throttle_reasons,
         .timer = c->cupti ? GB_TIMER_CUPTI : GB_TIMER_EVENTS,
         .warmth = &gpu->warmth,
     };

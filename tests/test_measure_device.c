@@ -226,6 +226,41 @@ static void test_only_samples_below_the_share_of_the_peak_clock_are_throttled(vo
     gb_measurement_free(&m);
 }
 
+static int n_asked;
+
+static unsigned long long power_capped(void *ctx)
+{
+    (void)ctx;
+    n_asked++;
+    return 0x4; /* NVML's software power cap */
+}
+
+/* NVML is asked why only after the samples it tagged, and its answers are kept. */
+static void test_the_sampler_is_asked_why_only_for_throttled_samples(void **state)
+{
+    gb_measure_opts opts = opts_sampling_past_50_ms();
+    fake f = make_fake(0, flagged_block, 1.0, 0.01);
+    gb_sampler s = sampler_of(&f);
+    s.throttle_reasons = power_capped;
+    gb_measurement m;
+    gb_err err = {0};
+    n_asked = 0;
+    assert_int_equal(gb_measure_run(&s, &opts, &m, &err), GB_OK);
+    assert_true(m.n_throttled > 0);
+    assert_int_equal(n_asked, m.n_throttled);
+    assert_int_equal(m.throttle_reasons, 0x4);
+    gb_measurement_free(&m);
+    reset_world(state);
+    fake g = make_fake(0, constant, 1.0, 0.0);
+    s = sampler_of(&g);
+    s.throttle_reasons = power_capped;
+    n_asked = 0;
+    assert_int_equal(gb_measure_run(&s, &opts, &m, &err), GB_OK);
+    assert_int_equal(n_asked, 0);
+    assert_int_equal(m.throttle_reasons, 0);
+    gb_measurement_free(&m);
+}
+
 static void test_a_threshold_of_zero_tags_nothing(void **state)
 {
     fake f = make_fake(0, always_flagged, 1.0, 0.01);
@@ -364,6 +399,7 @@ int main(void)
         T(test_samples_under_the_threshold_are_kept_tagged_and_left_out_of_the_stats),
         T(test_only_samples_below_the_share_of_the_peak_clock_are_throttled),
         T(test_a_threshold_of_zero_tags_nothing),
+        T(test_the_sampler_is_asked_why_only_for_throttled_samples),
         T(test_when_every_sample_is_throttled_the_stats_use_them_all),
         T(test_clock_median_is_of_the_kept_samples),
         T(test_other_processes_are_looked_for_before_and_after_the_samples),
