@@ -94,3 +94,39 @@ void source_dir(char *out, size_t n)
     char *tests = strstr(out, "/tests/scratch.c");
     if (tests) *tests = '\0';
 }
+
+scratch_command *scratch_command_new(const char *name)
+{
+    scratch_command *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    snprintf(c->dir, sizeof c->dir, "/tmp/gb-test-%.32s-XXXXXX", name);
+    if (!mkdtemp(c->dir)) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void scratch_command_free(scratch_command *c)
+{
+    if (!c) return;
+    scratch_remove(c->dir);
+    free(c);
+}
+
+int scratch_command_run(scratch_command *c, const char *fmt, ...)
+{
+    char line[2048], cmd[2400], path[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd %s && %s >stdout 2>stderr", c->dir, line);
+    int status = system(cmd);
+    c->status = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    snprintf(path, sizeof path, "%s/stdout", c->dir);
+    scratch_read(path, c->out, sizeof c->out);
+    snprintf(path, sizeof path, "%s/stderr", c->dir);
+    scratch_read(path, c->err, sizeof c->err);
+    return c->status;
+}

@@ -35,4 +35,23 @@ int scratch_spawn(char *const argv[], const char *out_path, const char *err_path
  * dir/stderr into out and err. Returns its exit status, or -1 when it could not run. */
 int scratch_tune(const char *dir, char *out, size_t out_n, char *err, size_t err_n, ...);
 
+/* The fixture of a test that runs a command over files it writes: a scratch folder
+ * and what the last command did. */
+typedef struct scratch_command {
+    char dir[64];
+    int status; /* the exit status; 128 when it did not exit */
+    char out[1 << 16];
+    char err[1 << 14];
+} scratch_command;
+
+/* A fresh fixture in /tmp/gb-test-NAME-XXXXXX (NULL on failure); free it with
+ * scratch_command_free, which removes the folder. */
+scratch_command *scratch_command_new(const char *name);
+void scratch_command_free(scratch_command *c);
+
+/* Runs the shell command line fmt... in c's folder, stdout and stderr through
+ * files there into c->out and c->err; returns c->status. */
+int scratch_command_run(scratch_command *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -25,28 +25,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct fixture {
-    char dir[64];
-    int status;
-    char out[1 << 16];
-    char err[1 << 14];
-} fixture;
+typedef scratch_command fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f) return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/gb-test-compare-XXXXXX");
-    if (!mkdtemp(f->dir)) return free(f), -1;
-    *state = f;
-    return 0;
+    *state = scratch_command_new("compare");
+    return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    scratch_remove(f->dir);
-    free(f);
+    scratch_command_free(*state);
     return 0;
 }
 
@@ -69,14 +58,8 @@ static void write_text(fixture *f, const char *name, const char *text)
 /* `gpubench compare ARGS` in the fixture's folder; status and output land in f. */
 static int compare(fixture *f, const char *args)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd %s && NO_COLOR=1 %s/cli/gpubench compare %s >stdout 2>stderr",
-             f->dir, getenv("GB_BINARY_DIR"), args);
-    int status = system(cmd);
-    f->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    scratch_read(path_of(f, "stdout"), f->out, sizeof f->out);
-    scratch_read(path_of(f, "stderr"), f->err, sizeof f->err);
-    return f->status;
+    return scratch_command_run(f, "NO_COLOR=1 %s/cli/gpubench compare %s", getenv("GB_BINARY_DIR"),
+                               args);
 }
 
 static void expect_status(fixture *f, int want)

@@ -364,28 +364,17 @@ static void shapes_pair_by_kernel_and_key(void **state)
 
 /* ---- the command -------------------------------------------------------------------- */
 
-typedef struct fixture {
-    char dir[64];
-    int status;
-    char out[1 << 16];
-    char err[1 << 14];
-} fixture;
+typedef scratch_command fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f) return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/gb-test-repro-XXXXXX");
-    if (!mkdtemp(f->dir)) return free(f), -1;
-    *state = f;
-    return 0;
+    *state = scratch_command_new("repro");
+    return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    scratch_remove(f->dir);
-    free(f);
+    scratch_command_free(*state);
     return 0;
 }
 
@@ -421,16 +410,7 @@ static void write_runs(fixture *f)
 /* `gpubench repro ARGS` in the fixture's folder; status and output land in f. */
 static int repro(fixture *f, const char *args)
 {
-    char cmd[2048], path[256];
-    snprintf(cmd, sizeof cmd, "cd %s && %s/cli/gpubench repro %s >stdout 2>stderr", f->dir,
-             getenv("GB_BINARY_DIR"), args);
-    int status = system(cmd);
-    f->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    snprintf(path, sizeof path, "%s/stdout", f->dir);
-    scratch_read(path, f->out, sizeof f->out);
-    snprintf(path, sizeof path, "%s/stderr", f->dir);
-    scratch_read(path, f->err, sizeof f->err);
-    return f->status;
+    return scratch_command_run(f, "%s/cli/gpubench repro %s", getenv("GB_BINARY_DIR"), args);
 }
 
 static void expect(fixture *f, int status, const char *in_out, const char *in_err)
