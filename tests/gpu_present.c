@@ -2,6 +2,7 @@
 
 #include "engine/device.h"
 #include "engine/driver.h"
+#include "engine/gpu.h"
 #include "engine/lease.h"
 
 #include <stdio.h>
@@ -66,4 +67,14 @@ bool gpu_lease_take_all(void)
     int count = 0;
     if (!gpu_present() || gb_cu.cuDeviceGetCount(&count) != CUDA_SUCCESS) return false;
     return take_leases(count);
+}
+
+int gpu_session_open(gb_gpu **out)
+{
+    *out = NULL;
+    if (!gpu_lease_take()) return 0;
+    gb_err err;
+    if (gb_gpu_open(0, out, &err) == GB_OK) return 0;
+    fprintf(stderr, "gb_gpu_open: %s\n", err.msg);
+    return -1;
 }

@@ -29,4 +29,10 @@ bool gpu_lease_take(void);
  * on all of them). */
 bool gpu_lease_take_all(void);
 
+/* For a GPU test's setup: with a GPU, takes its lease and opens GPU 0 into *out;
+ * without one, *out is NULL (the tests skip). Returns -1, having said why on
+ * stderr, when the GPU is there but will not open; 0 otherwise. */
+struct gb_gpu;
+int gpu_session_open(struct gb_gpu **out);
+
 #endif

@@ -91,17 +91,12 @@ static void set_copy_problem(gb_gpu *gpu, uint64_t seed)
 
 static int setup(void **state)
 {
-    if (!gpu_lease_take()) {
-        *state = NULL;
-        return 0;
-    }
+    *state = NULL;
+    gb_gpu *gpu;
+    int rc = gpu_session_open(&gpu);
+    if (rc || !gpu) return rc;
     fixture *f = calloc(1, sizeof *f);
-    gb_err err;
-    if (gb_gpu_open(0, &f->gpu, &err) != GB_OK) {
-        fprintf(stderr, "gb_gpu_open: %s\n", err.msg);
-        free(f);
-        return -1;
-    }
+    f->gpu = gpu;
     compile_kernels(gb_gpu_device(f->gpu)->arch, &f->cubin);
     set_copy_problem(f->gpu, 42);
     f->check = (gb_check_spec){.n_outputs = 1, .outputs = {1}, .rtol = 0, .atol = 0};

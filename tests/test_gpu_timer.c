@@ -41,14 +41,12 @@ typedef struct fixture {
 static int setup(void **state)
 {
     *state = NULL;
-    if (!gpu_lease_take()) return 0;
+    gb_gpu *gpu;
+    int rc = gpu_session_open(&gpu);
+    if (rc || !gpu) return rc;
     fixture *f = calloc(1, sizeof *f);
+    f->gpu = gpu;
     gb_err err;
-    if (gb_gpu_open(0, &f->gpu, &err) != GB_OK) {
-        fprintf(stderr, "gb_gpu_open: %s\n", err.msg);
-        free(f);
-        return -1;
-    }
     const char *note = NULL;
     f->cupti = strcmp(gb_gpu_timer(f->gpu, &note), "cupti") == 0;
     if (!f->cupti) fprintf(stderr, "no CUPTI: %s\n", note);

@@ -86,14 +86,11 @@ static void compile(const char *arch, gb_compile_out *out)
 static int setup(void **state)
 {
     *state = NULL;
-    if (!gpu_lease_take()) return 0;
+    gb_gpu *gpu;
+    int rc = gpu_session_open(&gpu);
+    if (rc || !gpu) return rc;
     fixture *f = calloc(1, sizeof *f);
-    gb_err err;
-    if (gb_gpu_open(0, &f->gpu, &err) != GB_OK) {
-        fprintf(stderr, "gb_gpu_open: %s\n", err.msg);
-        free(f);
-        return -1;
-    }
+    f->gpu = gpu;
     if (gb_gpu_device(f->gpu)->cc_major < 9) { /* no TMA, no clusters */
         gb_gpu_close(f->gpu);
         free(f);
