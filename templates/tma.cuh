@@ -169,11 +169,14 @@ __device__ __forceinline__ unsigned cluster_rank()
 }
 
 // One arrival on the barrier at bar's offset in block `rank` of the cluster.
+// Its release is the block's (.cta, PTX's default), not the cluster's: what it
+// orders is this block's own reads of its shared memory (wgmma's, complete
+// before the arrival), so no cluster-wide fence is needed.
 __device__ __forceinline__ void arrive_in(unsigned long long *bar, unsigned rank)
 {
     asm volatile("{\n .reg .b32 remote;\n"
                  " mapa.shared::cluster.u32 remote, %0, %1;\n"
-                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" ::"r"(smem(bar)),
+                 " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(smem(bar)),
                  "r"(rank)
                  : "memory");
 }

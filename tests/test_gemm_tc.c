@@ -145,7 +145,7 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
     EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,0,2,0,0>", bf16,
                   "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                   ".multicast::cluster",
-                  "mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64",
+                  "mapa.shared::cluster.u32", "mbarrier.arrive.shared::cluster.b64",
                   "barrier.cluster.arrive");
     /* tiles walked along N */
     EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,0,1,0,1>", bf16,
