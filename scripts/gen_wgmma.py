@@ -21,7 +21,7 @@ TYPES = [
     ("e4m3.e5m2", "wgmma_e4m3_e5m2", 32, False),
     ("tf32.tf32", "wgmma_tf32", 8, False),
 ]
-NS = [64, 96, 128, 160, 192, 224, 256]
+NS = [8, 16, 32, 64, 96, 128, 160, 192, 224, 256]
 
 
 def wrapper(ptx_types, tag, k, transposes, n):
