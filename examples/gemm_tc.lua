@@ -7,9 +7,14 @@
 --   gpubench-tune examples/gemm_tc.lua -- f16 8192 4096x11008x4096
 --   gpubench-tune examples/gemm_tc.lua -- e4m3 tf32     fp8 and tf32 at 4096^3
 --   gpubench-tune examples/gemm_tc.lua -- llm batch=1,8  the seeds' LLM shapes, 1 and 8 matrices
+--   gpubench-tune examples/gemm_tc.lua -- llm=1,8,64     the same with 1, 8 and 64 times the rows
+--                                                       (a batch folded into M, as the seeds have it)
 --   gpubench-tune examples/gemm_tc.lua -- squares        256^3 to 16384^3
 --   gpubench-tune examples/gemm_tc.lua -- layouts 2048   NN, NT, TN and TT
 --   gpubench-tune examples/gemm_tc.lua -- 8192 BN=256    only configurations with BN 256
+--   gpubench-tune examples/gemm_tc.lua -- 512 space=full  the whole space, not the one for 512^3
+--   gpubench-tune examples/gemm_tc.lua -- 1001 BM=64 BN=64 SPLIT=4 STAGES=2 CONSUMERS=1 same
+--                                                       a split-K variant, bit for bit twice
 --   gpubench-tune examples/gemm_tc.lua --compile-only
 --
 -- C[b] = op(A[b]) * op(B[b]) for each matrix b of the batch, row-major, with
@@ -29,9 +34,21 @@
 -- a multiple of 16 bytes (a leading dimension, as BLAS has): the tensors hold
 -- the padding, the tensor maps and cuBLAS see the matrices inside them.
 --
+-- Each shape is tuned over the part of the space that suits its size (SPACES
+-- below): the tiles of a small problem do not fill the GPU, so its space has
+-- 64-row and narrow tiles (and split K where a few tiles have a long K loop);
+-- a large one's, the wide tiles and the overlapped epilogues.
+-- `space=small|deep|medium|large|full` sets one for every shape.
+--
+-- `same` tunes one configuration, the one the command line fixes (the first
+-- value of the shape's space for a parameter not fixed), and checks it against
+-- itself instead of cuBLAS: the reference is the same configuration launched
+-- apart, and the check is bit for bit, so a variant whose result changes from
+-- launch to launch (the order of a sum) fails it.
+--
 -- cuBLASLt is the reference and the baseline wherever it has the GEMM. It has
--- no fp8 GEMM with an MN-major operand, none with K not a multiple of 16 and
--- no e5m2 x e5m2 one: those are checked against templates/gemm_tc_ref.cuh
+-- no fp8 GEMM with an MN-major operand, none with M, N or K not a multiple of
+-- 16 and no e5m2 x e5m2 one: those are checked against templates/gemm_tc_ref.cuh
 -- (sums in double), with no baseline.
 
 local gb = require "gpubench"
@@ -63,9 +80,37 @@ local LLM = {
   { M = 512, N = 2048, K = 512 },
 }
 
+-- The whole space. SPLIT cuts each tile's K loop into that many parts, each a
+-- unit of work of the grid, summed in a fixed order (templates/splitk.h).
+local FULL = {
+  BM = { 64, 128, 256 }, BN = { 8, 16, 32, 64, 128, 192, 256 }, STAGES = { 2, 3, 4, 5, 6, 8 },
+  CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 }, CLUSTER = { 1, 2 },
+  STORE = { 0, 1, 2 }, RASTER = { 0, 1 }, PRE = { 0, 1 }, SPLIT = { 1, 2, 4, 8 },
+}
+
+-- The sub-spaces a shape is tuned over by default, by size (size_of), each
+-- what won there on an H200 and its neighbours (docs/gemm.md): small problems
+-- (their 128 x 128 tiles fill less than one wave of the GPU's SMs) take tiles
+-- of 64 or 128 rows and 8 to 256 columns, one consumer, deep pipelines; deep
+-- ones (a few tiles, a long K loop) the same and split K; medium ones (up to
+-- four waves), 128-row tiles and either epilogue; large ones, the wide tiles
+-- with their epilogue through TMA. A parameter missing here is FULL's first
+-- value.
+local SMALL = { BM = { 64, 128 }, BN = { 8, 16, 32, 64, 128, 256 }, STAGES = { 4, 8 }, CONSUMERS = { 1 },
+                STORE = { 0, 1 } }
+local SPACES = {
+  small = SMALL,
+  deep = setmetatable({ SPLIT = { 1, 2, 4, 8 } }, { __index = SMALL }),
+  medium = { BM = { 128 }, BN = { 128, 256 }, STAGES = { 4 }, CONSUMERS = { 1, 2 },
+             PINGPONG = { 0, 1 }, STORE = { 1, 2 }, RASTER = { 0, 1 } },
+  large = { BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 4 }, CONSUMERS = { 2 },
+            PINGPONG = { 0, 1 }, STORE = { 1, 2 }, GROUP = { 8, 16 }, RASTER = { 0, 1 } },
+}
+
 local function word_error(word)
   error("a script argument is a type (bf16, f16, e4m3, e5m2, e5m2_e5m2, tf32), a layout (NN, NT, TN, TT, layouts), " ..
-        "llm, squares, batch=B[,B...], PARAM=value or a shape (N or MxNxK), got '" .. word .. "'", 0)
+        "llm, llm=B[,B...], squares, batch=B[,B...], space=small|deep|medium|large|full, same, PARAM=value or a shape " ..
+        "(N or MxNxK), got '" .. word .. "'", 0)
 end
 
 local function add_shape(shapes, m, n, k) shapes[#shapes + 1] = { M = m, N = n, K = k } end
@@ -81,11 +126,20 @@ local function from_arguments()
       for _, l in ipairs { "NN", "NT", "TN", "TT" } do run.layouts[#run.layouts + 1] = l end
     elseif word == "llm" then
       for _, s in ipairs(LLM) do add_shape(run.shapes, s.M, s.N, s.K) end
+    elseif word:match("^llm=[%d,]+$") then
+      for b in word:sub(5):gmatch("%d+") do
+        for _, s in ipairs(LLM) do add_shape(run.shapes, tonumber(b) * s.M, s.N, s.K) end
+      end
     elseif word == "squares" then
       for e = 8, 14 do add_shape(run.shapes, 1 << e, 1 << e, 1 << e) end
     elseif word:match("^batch=[%d,]+$") then
       run.batches = {}
       for b in word:sub(7):gmatch("%d+") do run.batches[#run.batches + 1] = tonumber(b) end
+    elseif word:match("^space=") then
+      run.space = word:sub(7)
+      if run.space ~= "full" and not SPACES[run.space] then word_error(word) end
+    elseif word == "same" then
+      run.same = true
     elseif word:match("^%u+=%d+$") then
       local name, value = word:match("^(%u+)=(%d+)$")
       run.fixed[name] = tonumber(value)
@@ -139,14 +193,26 @@ local function sms()
   return d and d.sms or 132
 end
 
--- The space; PRE (how an fp8 or tf32 MN-major operand is transposed) only
--- where the kernel transposes one, else 0 whatever the command line fixes.
-local function params(transposes)
-  local p = {
-    BM = { 128, 256 }, BN = { 128, 192, 256 }, STAGES = { 3, 4, 5 },
-    CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 }, CLUSTER = { 1, 2 },
-    STORE = { 0, 1, 2 }, RASTER = { 0, 1 }, PRE = { 0, 1 },
-  }
+-- A shape's size: small when its 128 x 128 tiles fill less than one wave of
+-- the SMs (deep when even its 64 x 64 tiles fill a quarter or less and K is
+-- 2048 or more: split K's ground), medium up to four waves, large beyond.
+local function size_of(s)
+  local waves = gb.cdiv(s.M, 128) * gb.cdiv(s.N, 128) * s.batch / sms()
+  if waves < 1 then
+    local few = gb.cdiv(s.M, 64) * gb.cdiv(s.N, 64) * s.batch * 4 <= sms()
+    return few and s.K >= 2048 and "deep" or "small"
+  end
+  return waves <= 4 and "medium" or "large"
+end
+
+-- The space of one size (or FULL); the command line's PARAM=value fixes a
+-- parameter whatever the size; PRE (how an fp8 or tf32 MN-major operand is
+-- transposed) only where the kernel transposes one, else 0.
+local function params(size, transposes)
+  local p = {}
+  for name, values in pairs(FULL) do
+    p[name] = size == "full" and values or SPACES[size][name] or { values[1] }
+  end
   for name, value in pairs(run.fixed) do
     if not p[name] then error("no parameter " .. name .. " to fix", 0) end
     p[name] = { value }
@@ -155,20 +221,27 @@ local function params(transposes)
   return p
 end
 
--- Whether every shape of the run has K a multiple of 16 (cuBLASLt's fp8 GEMMs
--- need it, padded rows or not).
-local function k_by_16()
+-- The most parts any configuration of a space splits K into.
+local function most_parts(p)
+  local most = 1
+  for _, v in ipairs(p.SPLIT) do most = math.max(most, v) end
+  return most
+end
+
+-- Whether every shape of the run has M, N and K multiples of 16 (cuBLASLt has
+-- no fp8 GEMM for others on an H200: CUBLAS_STATUS_NOT_SUPPORTED).
+local function by_16()
   for _, s in ipairs(run.shapes) do
-    if s.K % 16 ~= 0 then return false end
+    if s.M % 16 ~= 0 or s.N % 16 ~= 0 or s.K % 16 ~= 0 then return false end
   end
   return true
 end
 
--- Where cuBLASLt has no GEMM (fp8 with an MN-major operand or a K that is no
--- multiple of 16, e5m2 x e5m2), the reference is templates/gemm_tc_ref.cuh,
+-- Where cuBLASLt has no GEMM (fp8 with an MN-major operand or an M, N or K
+-- that is no multiple of 16, e5m2 x e5m2), the reference is templates/gemm_tc_ref.cuh,
 -- which takes the kernel's arguments.
 local function reference(t, a_mn, b_mn, lda, ldb)
-  local cublas = t.bytes ~= 1 or (a_mn == 0 and b_mn == 0 and t.b == "fp8_e4m3" and k_by_16())
+  local cublas = t.bytes ~= 1 or (a_mn == 0 and b_mn == 0 and t.b == "fp8_e4m3" and by_16())
   if cublas then
     return gb.cublas.gemm {
       a = 1, b = 2, c = 3, m = "M", n = "N", k = "K", batch = "batch", lda = lda, ldb = ldb,
@@ -186,8 +259,20 @@ local function reference(t, a_mn, b_mn, lda, ldb)
   }, false
 end
 
--- The kernel for one type and layout, and whether cuBLAS is its reference.
-local function kernel(dtype, layout)
+-- The parts a configuration cuts a shape's K loop into (templates/splitk.h).
+local function parts(c, s, bk)
+  local slices = gb.cdiv(s.K, bk)
+  local per = gb.cdiv(slices, c.SPLIT)
+  return per > 0 and gb.cdiv(slices, per) or 1
+end
+
+-- The entry of gemm_wgmma for a configuration's values (`${P}` for a parameter's).
+local ENTRY = "gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER}," ..
+              "${STORE},${RASTER},${PRE},${SPLIT}>"
+
+-- The kernel for one type, layout and size of shape, and whether cuBLAS is its
+-- reference.
+local function kernel(dtype, layout, size)
   local t, mn = TYPES[dtype], LAYOUTS[layout]
   local a_mn, b_mn = mn[1], mn[2]
   -- fp8 and tf32 MN-major operands are transposed, from unswizzled raw slices:
@@ -209,6 +294,7 @@ local function kernel(dtype, layout)
                           swizzle = raw and "none" or "128B", l2_promotion = "256B" }
   end
   local smem = smem_of(t.c_bytes, xa, xb)
+  local space = params(size, xa or xb)
   local ref, is_cublas = reference(t, a_mn, b_mn, lda, ldb)
   -- a map the kernel never uses: the first 16 bytes of a tensor of `bytes`-byte
   -- elements
@@ -217,12 +303,13 @@ local function kernel(dtype, layout)
   end
   -- C's map, for STORE's TMA stores: boxes of 64 rows of 128 bytes; TMA needs
   -- rows of 16-byte multiples, and for other N the kernel stores from registers
-  -- and gets a stand-in
+  -- and gets a stand-in (over split K's workspace, which has 16 bytes where C
+  -- may not)
   local function c_map(s)
     if s.N * t.c_bytes % 16 == 0 then
       return gb.tensormap { tensor = 3, box = { 1, 64, 128 // t.c_bytes }, swizzle = "128B" }
     end
-    return stand_in(3, t.c_bytes)
+    return stand_in(18, 4)
   end
   -- PRE=1's K-major copy of a transposed operand (`rows` of K), or, for one not
   -- transposed, 16 bytes and a stand-in map
@@ -234,13 +321,36 @@ local function kernel(dtype, layout)
     if transposed then return map(tensor, { s.batch, rows, s.K }, 0, false) end
     return stand_in(tensor, t.bytes)
   end
-  return gb.kernel {
+  -- split K's workspace (templates/splitk.h): every part of every tile, the
+  -- tiles' rows padded to a cluster of two 256-row tiles and their columns to
+  -- one more tile of up to 256; a counter for each warp of each consumer's
+  -- share of a tile (shares of at least 64 rows, tiles of at least 8 columns,
+  -- and four more rows of shares for a cluster's padding). Where the space
+  -- does not split, 16 bytes never used.
+  local split = most_parts(space)
+  local function workspace(s)
+    if split == 1 then return gb.tensor("f32", { 4 }, "zeros") end
+    return gb.tensor("f32", { s.batch * split, gb.cdiv(s.M, 512) * 512, s.N + 256 }, "zeros")
+  end
+  local function counters(s)
+    if split == 1 then return gb.tensor("i32", { 4 }, "zeros", { inout = true }) end
+    return gb.tensor("i32", { s.batch, gb.cdiv(s.M, 64) + 4, gb.cdiv(s.N, 8) * 4 }, "zeros",
+                     { inout = true })
+  end
+  -- B's map for tiles narrower than 64 columns: boxes of 8 rows of a K-major
+  -- B; a stand-in for an MN-major one, which only whole boxes of 64 read
+  local function narrow_b(s)
+    if b_mn == 1 then return stand_in(18, 4) end
+    local dims = b_dims(s)
+    return gb.tensormap { tensor = 2, dims = dims, strides = { dims[2] * ldb(s), ldb(s), 1 },
+                          box = { 1, 8, bk }, swizzle = "128B", l2_promotion = "256B" }
+  end
+  local entry = string.format(ENTRY, bk, a_mn, b_mn)
+  local spec = {
     name   = "gemm_tc_" .. dtype .. "_" .. layout:lower(),
     source = gb.template "gemm_wgmma.cuh",
-    entry  = string.format(
-      "gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER},${STORE},${RASTER},${PRE}>",
-      bk, a_mn, b_mn),
-    params = params(xa or xb),
+    entry  = entry,
+    params = space,
     constraints = {
       -- ping-pong takes turns between consumers: it needs two
       function(c) return c.PINGPONG == 0 or c.CONSUMERS == 2 end,
@@ -255,6 +365,14 @@ local function kernel(dtype, layout)
       -- nor with copies, whose grid-wide barrier needs every block resident at
       -- once, which clusters, placed a pair to a GPC, might not be
       function(c) return c.CLUSTER == 1 or not (xa or xb) end,
+      -- a tile narrower than 64 columns reads a K-major B through 8-row boxes,
+      -- alone (no multicast), and stores C from registers
+      function(c) return c.BN >= 64 or (b_mn == 0 and c.CLUSTER == 1 and c.STORE == 0) end,
+      -- split K: the parts of a tile meet in cooperative consumers that store
+      -- from registers, and not where slices are transposed in shared memory
+      function(c)
+        return c.SPLIT == 1 or (c.PINGPONG == 0 and c.STORE == 0 and (c.PRE == 1 or not (xa or xb)))
+      end,
     },
     defines = function() return { GEMM_T = t.cxx[1], GEMM_TB = t.cxx[2], GEMM_OUT = t.cxx[3] } end,
     args = function(s) return {
@@ -270,10 +388,14 @@ local function kernel(dtype, layout)
       copy_map(s, 13, xa, s.M),
       copy_map(s, 14, xb, s.N),
       gb.tensor("i32", { 2 }, "zeros", { inout = true }),            -- 17: the grid barrier's counters
+      workspace(s),                                                  -- 18: split K's parts
+      counters(s),                                                   -- 19: and their counters
+      narrow_b(s),                                                   -- 20: B in 8-row boxes
     } end,
-    -- persistent: at most a block an SM, whole clusters, each on CLUSTER row tiles
+    -- persistent: at most a block an SM, whole clusters, each on CLUSTER row
+    -- tiles, and with split K on one part of their K loop
     grid  = function(c, s)
-      local units = gb.cdiv(gb.cdiv(s.M, c.BM), c.CLUSTER) * gb.cdiv(s.N, c.BN) * s.batch
+      local units = gb.cdiv(gb.cdiv(s.M, c.BM), c.CLUSTER) * gb.cdiv(s.N, c.BN) * s.batch * parts(c, s, bk)
       local sm = sms()
       return { math.min(units, sm // c.CLUSTER) * c.CLUSTER }
     end,
@@ -287,12 +409,58 @@ local function kernel(dtype, layout)
     check = { outputs = { 3 }, norm = true, rtol = 1e-2, atol = 0 },
     flops = function(s) return 2 * s.M * s.N * s.K * s.batch end,
     math  = t.math,
-  }, is_cublas
+  }
+  if run.same then
+    -- one configuration, the command line's values and the space's first
+    -- for the rest, against itself launched apart, bit for bit
+    local fixed, names = {}, {}
+    for name, values in pairs(space) do
+      fixed[name] = values[1]
+      space[name] = { values[1] }
+      names[#names + 1] = name .. "=" .. values[1]
+    end
+    for i, holds in ipairs(spec.constraints) do
+      if not holds(fixed) then
+        table.sort(names)
+        error(string.format("same: %s breaks constraint %d of %s: fix other values", table.concat(names, ","), i,
+                            spec.name), 0)
+      end
+    end
+    local self = {}
+    for field, value in pairs(spec) do self[field] = value end
+    self.name = spec.name .. "_same"
+    self.params, self.constraints, self.reference, self.check = nil, nil, nil, nil
+    self.entry = entry:gsub("%${(%u+)}", function(name) return tostring(fixed[name]) end)
+    for _, hook in ipairs { "grid", "cluster", "block", "smem" } do
+      self[hook] = function(_, s) return spec[hook](fixed, s) end
+    end
+    spec.reference = gb.kernel(self)
+    spec.check = { outputs = { 3 }, rtol = 0, atol = 0 }
+    return gb.kernel(spec), false
+  end
+  return gb.kernel(spec), is_cublas
 end
 
+-- The shapes of a run, by size (or all under the size space= names).
+local function by_size(shapes)
+  local sizes, order = {}, {}
+  for _, s in ipairs(shapes) do
+    local size = run.space or size_of(s)
+    if not sizes[size] then
+      sizes[size] = {}
+      order[#order + 1] = size
+    end
+    table.insert(sizes[size], s)
+  end
+  return sizes, order
+end
+
+local sizes, order = by_size(batched(run.shapes, run.batches))
 for _, dtype in ipairs(run.types) do
   for _, layout in ipairs(run.layouts) do
-    local k, is_cublas = kernel(dtype, layout)
-    gb.tune(k, { shapes = batched(run.shapes, run.batches), baseline = is_cublas and "reference" or nil })
+    for _, size in ipairs(order) do
+      local k, is_cublas = kernel(dtype, layout, size)
+      gb.tune(k, { shapes = sizes[size], baseline = is_cublas and "reference" or nil })
+    end
   end
 end

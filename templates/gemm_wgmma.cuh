@@ -56,6 +56,16 @@
 //     consumers are done with it, so they arrive on each other's `empty`
 //     barriers. The grid must be launched with cluster dimensions (CLUSTER, 1, 1).
 //     Not with an operand transposed in shared memory.
+//   - small problems, whose tiles would not fill the GPU: tiles of 64 rows (one
+//     consumer of one m64 block) and tiles narrower than 64 columns (BN 8, 16
+//     or 32: m64nBN wgmmas, a K-major B read through a second map of 8-row
+//     boxes, C stored from registers);
+//   - SPLIT > 1 (split K): each tile's K loop is cut into up to SPLIT parts
+//     (templates/splitk.h), each a unit of work of the grid. Every warp writes
+//     its part's sums to a workspace and counts itself on its slot's counter;
+//     the last to arrive sums all parts in part order, so the result is the
+//     same bit for bit from run to run, and stores the tile. Cooperative
+//     consumers, STORE 0, no transpose in shared memory.
 //
 // A slice is 128 bytes deep in K (BK = 128 / sizeof(element): 64 16-bit, 128
 // fp8, 32 fp32 elements), one swizzle span, read by wgmmas of 32 bytes of K each.
@@ -76,7 +86,10 @@
 // beta; then for PRE (gemm_pretranspose.cuh) the K-major copies of A and B
 // (batch x M x K and batch x N x K, rows padded to 16 bytes; stand-ins where
 // an operand is not transposed), their maps (as a K-major operand's) and two
-// u32 counters that start at zero, for the grid-wide barrier.
+// u32 counters that start at zero, for the grid-wide barrier; then for SPLIT
+// the workspace (fp32, SPLIT x the tiles' padded area) and a u32 counter a
+// slot, zero at the start and left at zero (splitk.h); then B's map in boxes
+// of 1 x 8 x BK for tiles narrower than 64 (a stand-in otherwise).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -87,6 +100,7 @@
 #include "gemm_pretranspose.cuh"
 #include "gemm_types.cuh"
 #include "smem_transpose.cuh"
+#include "splitk.h"
 #include "tile_order.cuh"
 #include "tma.cuh"
 #include "wgmma_ops.cuh"
@@ -272,16 +286,22 @@ __device__ __forceinline__ void store_part(const float (&d)[MT][BN / 2], unsigne
 // Loads slice k of tile (b, m0, n0), completing on bar: with LOAD_A, A's BM/64
 // boxes into sa; with LOAD_B, B's BN/64 boxes into sb, shared by the CLUSTER
 // blocks of a cluster (which take neighbouring row tiles of one column), each
-// block loading every CLUSTER-th box into all of them.
+// block loading every CLUSTER-th box into all of them. A narrow B (BN under
+// 64, K-major) comes in BN/8 boxes of 8 rows through mb8, each one swizzle
+// atom, so they lie as one box of BN rows would.
 template <int BM, int BN, int BK, int A_MN, int B_MN, int CLUSTER, bool LOAD_A, bool LOAD_B,
           class TA, class TB>
-__device__ __forceinline__ void load_slice(const gb_tensormap *ma, const gb_tensormap *mb, TA *sa,
-                                           TB *sb, unsigned long long *bar, int k, int b, int m0,
-                                           int n0, unsigned rank)
+__device__ __forceinline__ void load_slice(const gb_tensormap *ma, const gb_tensormap *mb,
+                                           const gb_tensormap *mb8, TA *sa, TB *sb,
+                                           unsigned long long *bar, int k, int b, int m0, int n0,
+                                           unsigned rank)
 {
 #pragma unroll
     for (int r = 0; LOAD_A && r < BM / 64; r++)
         load_box<A_MN, BK>(ma, sa + r * 64 * BK, bar, m0 + r * 64, k, b);
+#pragma unroll
+    for (int r = 0; LOAD_B && BN < 64 && r < BN / 8; r++)
+        load_box<0, BK>(mb8, sb + r * 8 * BK, bar, n0 + r * 8, k, b);
 #pragma unroll
     for (int r = 0; LOAD_B && r < BN / 64; r++) {
         TB *dst = sb + r * 64 * BK;
@@ -306,17 +326,66 @@ template <int CLUSTER> __device__ __forceinline__ void release(unsigned long lon
     }
 }
 
+// Split K: warp `threadIdx / 32 % 4` of a consumer has summed part `part` of
+// `parts` of its tile's K loop into d. It writes them to its place in the
+// workspace and counts itself on its slot's counter (splitk.h). Returns false
+// for every part but the last to arrive; the last sums all of them, in part
+// order, into d (the same bits whoever arrives last), sets the counter back to
+// zero and returns true: its warp stores the tile's rows.
+template <int BN, int MT, int SPLIT>
+__device__ __forceinline__ bool settle(float (&d)[MT][BN / 2], float *partials,
+                                       unsigned *arrivals, unsigned long long slot, int part,
+                                       int parts)
+{
+    constexpr int GROUPS = BN / 8, QUADS = MT * GROUPS; // float4s a thread
+    int lane = threadIdx.x % 32;
+    float4 *all = reinterpret_cast<float4 *>(partials) +
+                  splitk_offset(slot, SPLIT, 0, 32 * QUADS * 4) / 4 + lane;
+    float4 *mine = all + part * 32 * QUADS;
+#pragma unroll
+    for (int q = 0; q < QUADS; q++) {
+        const float *x = &d[q / GROUPS][4 * (q % GROUPS)];
+        __stcg(mine + q * 32, make_float4(x[0], x[1], x[2], x[3]));
+    }
+    __threadfence(); // the parts are in memory before the count says so
+    __syncwarp();
+    unsigned arrived = 0;
+    if (lane == 0) arrived = atomicAdd(&arrivals[slot], 1u);
+    arrived = __shfl_sync(0xffffffffu, arrived, 0);
+    if (arrived != (unsigned)parts - 1) return false;
+    __threadfence(); // the other warps' parts are read after their count
+    if (lane == 0) arrivals[slot] = 0;
+#pragma unroll
+    for (int q = 0; q < QUADS; q++) {
+        float4 sum = __ldcg(all + q * 32);
+        for (int p = 1; p < parts; p++) {
+            float4 v = __ldcg(all + (p * QUADS + q) * 32);
+            sum.x += v.x;
+            sum.y += v.y;
+            sum.z += v.z;
+            sum.w += v.w;
+        }
+        float *x = &d[q / GROUPS][4 * (q % GROUPS)];
+        x[0] = sum.x;
+        x[1] = sum.y;
+        x[2] = sum.z;
+        x[3] = sum.w;
+    }
+    return true;
+}
+
 } // namespace wg
 
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP, int PINGPONG, int A_MN,
-          int B_MN, int CLUSTER, int STORE, int RASTER, int PRE = 0>
+          int B_MN, int CLUSTER, int STORE, int RASTER, int PRE = 0, int SPLIT = 1>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma(const GEMM_T *A, const GEMM_TB *B, GEMM_OUT *C,
                const __grid_constant__ gb_tensormap ma, const __grid_constant__ gb_tensormap mb,
                const __grid_constant__ gb_tensormap mc, int M, int N, int K, int batch,
                float alpha, float beta, const GEMM_T *A_copy, const GEMM_TB *B_copy,
                const __grid_constant__ gb_tensormap ma_copy,
-               const __grid_constant__ gb_tensormap mb_copy, unsigned *sync)
+               const __grid_constant__ gb_tensormap mb_copy, unsigned *sync, float *partials,
+               unsigned *arrivals, const __grid_constant__ gb_tensormap mb8)
 {
     using TA = GEMM_T;
     using TB = GEMM_TB;
@@ -340,10 +409,17 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     static_assert(sizeof(TA) == sizeof(TB), "wgmma's operands are of one width");
     static_assert(BK * sizeof(TA) == 128, "a slice is one 128-byte swizzle span deep");
     static_assert(WM % 64 == 0, "each consumer owns whole m64 row blocks");
-    static_assert(BN % 64 == 0 && BN <= 256, "B's slice is whole 64-row boxes, wgmma's N <= 256");
+    static_assert((BN % 64 == 0 && BN <= 256) || (BN < 64 && BN % 8 == 0),
+                  "B's slice is whole 64-row boxes, or 8-row ones under 64; wgmma's N <= 256");
+    static_assert(BN >= 64 || (!B_MN && CLUSTER == 1 && STORE == 0),
+                  "a narrow B: K-major, not multicast, C stored from registers");
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 blocks");
     static_assert(STORE >= 0 && STORE <= 2, "STORE: 0 registers, 1 TMA, 2 TMA in halves");
     static_assert(!XPOSE || CLUSTER == 1, "a transposed operand is not multicast");
+    static_assert(SPLIT >= 1, "SPLIT: the parts of a tile's K loop");
+    static_assert(SPLIT == 1 || (!PINGPONG && STORE == 0 && !XPOSE),
+                  "split K: cooperative consumers, stores from registers, no shared-memory "
+                  "transpose");
 
     extern __shared__ unsigned char smem_raw[];
     // 128-byte swizzled tiles must start on 1024-byte boundaries
@@ -369,7 +445,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     int wg_index = threadIdx.x / 128, tid = threadIdx.x % 128;
     if (threadIdx.x == 0) {
         tma::prefetch(map_a);
-        tma::prefetch(map_b);
+        tma::prefetch(BN < 64 ? &mb8 : map_b);
         for (int s = 0; s < STAGES; s++) {
             tma::init(&full[s], (DIRECT > 0) + XPOSE);
             tma::init(&empty[s], (PINGPONG ? 1 : CONSUMERS) * CLUSTER);
@@ -392,7 +468,10 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     int unit0 = blockIdx.x / CLUSTER, units = gridDim.x / CLUSTER;
     int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     int unit_rows = (tiles_m + CLUSTER - 1) / CLUSTER;
-    int work = batch * unit_rows * tiles_n, slices = (K + BK - 1) / BK;
+    int tiles = batch * unit_rows * tiles_n, slices = (K + BK - 1) / BK;
+    // split K: each tile's K loop in `parts` parts, each a unit of work, a tile's
+    // parts one after another
+    int parts = SPLIT > 1 ? splitk_parts(slices, SPLIT) : 1, work = tiles * parts;
 
     // With a transposed operand the producer warpgroup needs registers for the
     // transposing warps (56 a thread), and the consumers give up 8 for them. The
@@ -414,8 +493,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                 unsigned char *in = raw + j % RAW * (RAW_A + RAW_B);
                 tma::expect_bytes(bar, RAW_A + RAW_B);
                 wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, XA, XB>(
-                    map_a, map_b, reinterpret_cast<TA *>(in), reinterpret_cast<TB *>(in + RAW_A), bar,
-                    j % slices, b, m0, n0, rank);
+                    map_a, map_b, &mb8, reinterpret_cast<TA *>(in),
+                    reinterpret_cast<TB *>(in + RAW_A), bar, j % slices, b, m0, n0, rank);
             };
             for (int j = 0; x == 0 && j < RAW; j++)
                 load_raw(j);
@@ -444,16 +523,19 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         // One thread loads the operands wgmma reads as loaded, into the stages.
         if (tid != 0 || DIRECT == 0) return;
         int it = 0;
-        for (int t = unit0; t < work; t += units) {
-            int b, m0, n0;
-            wg::tile_origin<BM * CLUSTER, BN, GROUP, RASTER>(t, unit_rows, tiles_n, b, m0, n0);
+        for (int u = unit0; u < work; u += units) {
+            int b, m0, n0, k0 = 0, k1 = slices;
+            wg::tile_origin<BM * CLUSTER, BN, GROUP, RASTER>(u / parts, unit_rows, tiles_n, b, m0,
+                                                              n0);
             m0 += rank * BM;
-            for (int k = 0; k < slices; k++, it++) {
+            if (SPLIT > 1) splitk_range(slices, SPLIT, u % parts, &k0, &k1);
+            for (int k = k0; k < k1; k++, it++) {
                 int s = it % STAGES;
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
                 tma::expect_bytes(&full[s], DIRECT);
                 wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, !XA, !XB>(
-                    map_a, map_b, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, b, m0, n0, rank);
+                    map_a, map_b, &mb8, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, b, m0,
+                    n0, rank);
             }
         }
         // In a cluster, the other block's consumers still arrive on this block's
@@ -479,12 +561,13 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         step *= CONSUMERS;
         it = consumer * slices;
     }
-    for (int t = first, n = 0; t < work; t += step, n++) {
-        int b, m0, n0;
-        wg::tile_origin<BM * CLUSTER, BN, GROUP, RASTER>(t, unit_rows, tiles_n, b, m0, n0);
+    for (int u = first, n = 0; u < work; u += step, n++) {
+        int b, m0, n0, k0 = 0, k1 = slices;
+        wg::tile_origin<BM * CLUSTER, BN, GROUP, RASTER>(u / parts, unit_rows, tiles_n, b, m0, n0);
         m0 += rank * BM;
+        if (SPLIT > 1) splitk_range(slices, SPLIT, u % parts, &k0, &k1);
         if (PINGPONG && (consumer > 0 || n > 0)) tma::wait(&turn[consumer], (n - (consumer == 0)) & 1);
-        for (int k = 0; k < slices; k++, it++) {
+        for (int k = k0; k < k1; k++, it++) {
             int s = it % STAGES;
             tma::wait(&full[s], (it / STAGES) & 1);
             const TA *a = sa + s * BM * BK + (PINGPONG ? 0 : consumer * WM * BK);
@@ -496,27 +579,35 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                 for (int mt = 0; mt < MT; mt++)
                     mma<KA_MN, KB_MN>(Shape{}, d[mt],
                                       wg::desc<TA, KA_MN, BK>(a + mt * 64 * BK, kk),
-                                      wg::desc<TB, KB_MN, BK>(bs, kk), k > 0 || kk > 0);
+                                      wg::desc<TB, KB_MN, BK>(bs, kk), k > k0 || kk > 0);
             wg::commit();
             wg::wait<1>(); // the previous slice's group is done: its stage is free
-            if (k > 0 && tid == 0) wg::release<CLUSTER>(&empty[(it - 1) % STAGES]);
+            if (k > k0 && tid == 0) wg::release<CLUSTER>(&empty[(it - 1) % STAGES]);
         }
         if (PINGPONG && tid == 0) tma::arrive(&turn[(consumer + 1) % CONSUMERS]);
         wg::wait<0>();
         if (tid == 0) wg::release<CLUSTER>(&empty[(it - 1) % STAGES]);
         if (PINGPONG) it += (CONSUMERS - 1) * slices; // the other consumers' tiles
         int row0 = m0 + (PINGPONG ? 0 : consumer * WM);
+        if constexpr (SPLIT > 1) {
+            unsigned long long slot =
+                splitk_slot(u / parts, CLUSTER, rank, CONSUMERS, consumer, tid / 32);
+            if (parts > 1 && !wg::settle<BN, MT, SPLIT>(d, partials, arrivals, slot, u % parts,
+                                                        parts))
+                continue; // the last part to arrive stores these rows
+        }
         TC *c = C + (size_t)b * M * N;
         // TMA stores rows of 16-byte multiples; other widths take the direct path
         // (the script then passes a stand-in map)
         if (STORE && N * sizeof(TC) % 16 == 0) {
-            constexpr int PARTS = STORE ? STORE : 1; // STORE 0 compiles this, never runs it
-            unsigned char *mine = staging + consumer * STAGED;
-            wg::store_part<TC, BN, MT, PARTS, 0>(d, mine, &mc, c, row0, n0, b, M, N, alpha, beta,
-                                                 consumer);
-            if constexpr (PARTS == 2)
-                wg::store_part<TC, BN, MT, PARTS, 1>(d, mine, &mc, c, row0, n0, b, M, N, alpha,
+            if constexpr (STORE > 0) {
+                unsigned char *mine = staging + consumer * STAGED;
+                wg::store_part<TC, BN, MT, STORE, 0>(d, mine, &mc, c, row0, n0, b, M, N, alpha,
                                                      beta, consumer);
+                if constexpr (STORE == 2)
+                    wg::store_part<TC, BN, MT, STORE, 1>(d, mine, &mc, c, row0, n0, b, M, N,
+                                                         alpha, beta, consumer);
+            }
         } else {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)

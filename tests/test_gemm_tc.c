@@ -34,7 +34,7 @@ static void script_path(char *out, size_t n)
     strncat(out, "/examples/gemm_tc.lua", n - strlen(out) - 1);
 }
 
-/* Compiles the space for the script arguments in `words` (at most 8,
+/* Compiles the space for the script arguments in `words` (at most 14,
  * NULL-terminated: types, layouts, shapes, parameters fixed to one value; the
  * shape is 4096³ unless one is given) and expects `compiled` variants, none
  * failed. */
@@ -42,11 +42,12 @@ static void expect_compiled(suite_fixture *f, const char *compiled, const char *
 {
     char script[4096];
     script_path(script, sizeof script);
-    const char *w[9] = {NULL};
-    for (int i = 0; i < 8 && words[i]; i++)
+    const char *w[15] = {NULL};
+    for (int i = 0; i < 14 && words[i]; i++)
         w[i] = words[i];
     suite_tune(f, script, "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache", f->cache,
-               "--", w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], (char *)NULL);
+               "--", w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11],
+               w[12], w[13], (char *)NULL);
     if (f->status != 0) fprintf(stderr, "%s\n%s\n", f->out, f->err);
     assert_int_equal(f->status, 0);
     if (!strstr(f->out, compiled) || !strstr(f->out, " 0 failed"))
@@ -60,24 +61,39 @@ static void expect_compiled(suite_fixture *f, const char *compiled, const char *
         expect_compiled(f, compiled, words_);                                                      \
     } while (0)
 
-/* bf16's whole space along M (RASTER only changes the tile walk's arithmetic;
- * the PTX test compiles it along N); the other types' without clusters, with
- * one depth and one group size (tf32's 4-byte C leaves room for fewer staged
- * epilogues). */
+/* The sub-space each size of shape gets by default, whole in bf16: a large
+ * one's (4096^3), a medium one's (2048^3) and a small one's (512^3: 64-row
+ * tiles, tiles of 8 to 32 columns); the other types' large sub-space with one
+ * group size (tf32's 4-byte C leaves room for fewer staged epilogues). */
 static void test_every_configuration_compiles_in_each_type(void **state)
 {
-    EXPECT_COMPILED(*state, "  168 compiled", "bf16", "RASTER=0");
-    EXPECT_COMPILED(*state, "  30 compiled", "f16", "CLUSTER=1", "STAGES=4", "GROUP=8");
-    EXPECT_COMPILED(*state, "  30 compiled", "e4m3", "CLUSTER=1", "STAGES=4", "GROUP=8");
-    EXPECT_COMPILED(*state, "  24 compiled", "tf32", "CLUSTER=1", "STAGES=4", "GROUP=8");
+    EXPECT_COMPILED(*state, "  28 compiled", "bf16");
+    EXPECT_COMPILED(*state, "  14 compiled", "bf16", "2048");
+    EXPECT_COMPILED(*state, "  28 compiled", "bf16", "512");
+    EXPECT_COMPILED(*state, "  14 compiled", "f16", "GROUP=8");
+    EXPECT_COMPILED(*state, "  14 compiled", "e4m3", "GROUP=8");
+    EXPECT_COMPILED(*state, "  8 compiled", "tf32", "GROUP=8");
 }
 
 static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
 {
-    EXPECT_COMPILED(*state, "  44 compiled", "e5m2", "BN=128", "STAGES=4", "GROUP=8");
-    EXPECT_COMPILED(*state, "  44 compiled", "NN", "BN=128", "STAGES=4", "GROUP=8");
-    EXPECT_COMPILED(*state, "  44 compiled", "TN", "BN=128", "STAGES=4", "GROUP=8");
-    EXPECT_COMPILED(*state, "  44 compiled", "TT", "BN=128", "STAGES=4", "GROUP=8");
+    EXPECT_COMPILED(*state, "  10 compiled", "e5m2", "BN=128", "GROUP=8");
+    EXPECT_COMPILED(*state, "  10 compiled", "NN", "BN=128", "GROUP=8");
+    EXPECT_COMPILED(*state, "  10 compiled", "TN", "BN=128", "GROUP=8");
+    EXPECT_COMPILED(*state, "  10 compiled", "TT", "BN=128", "GROUP=8");
+}
+
+/* Split K over the whole space's SPLIT (1, 2, 4, 8): bf16 in 64 x 64 tiles, and
+ * e4m3 with both operands copied K-major first (PRE=1), which splits as NT does
+ * (the reference: gemm_tc_ref.cuh). */
+static void test_split_k_compiles(void **state)
+{
+    EXPECT_COMPILED(*state, "  4 compiled", "bf16", "512", "space=full", "BM=64", "BN=64",
+                    "CONSUMERS=1", "STORE=0", "CLUSTER=1", "PINGPONG=0", "STAGES=4", "GROUP=8",
+                    "RASTER=0");
+    EXPECT_COMPILED(*state, "  5 compiled", "e4m3", "TN", "1024", "space=full", "BM=128", "BN=128",
+                    "CONSUMERS=2", "STORE=0", "CLUSTER=1", "PINGPONG=0", "STAGES=4", "GROUP=8",
+                    "RASTER=0", "PRE=1");
 }
 
 /* fp8 and tf32 in the layouts whose operands the kernel transposes (in shared
@@ -88,12 +104,12 @@ static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
  * (fp8 with an MN-major operand, e5m2 x e5m2). */
 static void test_fp8_and_tf32_in_the_transposed_layouts_compile(void **state)
 {
-    EXPECT_COMPILED(*state, "  22 compiled", "e4m3", "NN", "BN=128", "STAGES=4", "GROUP=8",
-                    "RASTER=0");
-    EXPECT_COMPILED(*state, "  14 compiled", "tf32", "TN", "BN=128", "STAGES=4", "GROUP=8",
-                    "RASTER=0");
-    EXPECT_COMPILED(*state, "  21 compiled", "e5m2_e5m2", "TT", "BN=128", "STAGES=4", "GROUP=8",
-                    "RASTER=0");
+    EXPECT_COMPILED(*state, "  34 compiled", "e4m3", "NN", "space=full", "BN=128", "STAGES=4",
+                    "GROUP=8", "RASTER=0", "SPLIT=1");
+    EXPECT_COMPILED(*state, "  26 compiled", "tf32", "TN", "space=full", "BN=128", "STAGES=4",
+                    "GROUP=8", "RASTER=0", "SPLIT=1");
+    EXPECT_COMPILED(*state, "  33 compiled", "e5m2_e5m2", "TT", "space=full", "BN=128", "STAGES=4",
+                    "GROUP=8", "RASTER=0", "SPLIT=1");
 }
 
 /* K, M and N that are no multiple of 16 bytes: A's and B's rows are padded to
@@ -102,12 +118,12 @@ static void test_fp8_and_tf32_in_the_transposed_layouts_compile(void **state)
  * its reference, gemm_tc_ref.cuh), tf32 in NN (rows of K and N). */
 static void test_rows_of_any_length_compile_padded(void **state)
 {
-    EXPECT_COMPILED(*state, "  18 compiled", "TT", "1001x1003x1001", "BN=128", "BM=128", "STAGES=4",
-                    "GROUP=8", "RASTER=0");
-    EXPECT_COMPILED(*state, "  18 compiled", "e4m3", "TN", "1001x1003x1001", "BN=128", "BM=128",
-                    "STAGES=4", "GROUP=8", "RASTER=0");
-    EXPECT_COMPILED(*state, "  16 compiled", "tf32", "NN", "1001x1003x1001", "BN=128", "BM=128",
-                    "STAGES=4", "GROUP=8", "RASTER=0");
+    EXPECT_COMPILED(*state, "  18 compiled", "TT", "1001x1003x1001", "space=full", "SPLIT=1",
+                    "BN=128", "BM=128", "STAGES=4", "GROUP=8", "RASTER=0");
+    EXPECT_COMPILED(*state, "  18 compiled", "e4m3", "TN", "1001x1003x1001", "space=full",
+                    "SPLIT=1", "BN=128", "BM=128", "STAGES=4", "GROUP=8", "RASTER=0");
+    EXPECT_COMPILED(*state, "  16 compiled", "tf32", "NN", "1001x1003x1001", "space=full",
+                    "SPLIT=1", "BN=128", "BM=128", "STAGES=4", "GROUP=8", "RASTER=0");
 }
 
 static void expect_in_ptx(const char *name_expr, const char *defines[3], const char *const *needles,
@@ -154,6 +170,24 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
     EXPECT_IN_PTX("gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2,0>", bf16, "fence.proxy.async.shared::cta",
                   "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group",
                   "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 0");
+}
+
+/* A tile of 16 columns takes m64n16 wgmmas (and with 64 rows one consumer:
+ * 256 threads); split K writes its parts and reads the others' through L2
+ * (st.global.cg, ld.global.cg), fenced, and counts them with an atomic add. */
+static void test_the_ptx_holds_narrow_tiles_and_split_k(void **state)
+{
+    (void)state;
+    const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
+    EXPECT_IN_PTX("gemm_wgmma<64,16,64,4,1,8,0,0,0,1,0,0,0,1>", bf16,
+                  "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16", ".maxntid 256");
+    EXPECT_IN_PTX("gemm_wgmma<64,8,64,4,1,8,0,0,0,1,0,0,0,4>", bf16,
+                  "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", "st.global.cg.v4.f32",
+                  "ld.global.cg.v4.f32", "membar.gl", "atom.global.add.u32", "shfl.sync.idx.b32");
+    const char *e4m3[3] = {"-DGEMM_T=__nv_fp8_e4m3", "-DGEMM_OUT=__nv_bfloat16"};
+    EXPECT_IN_PTX("gemm_wgmma<128,128,128,4,2,8,0,0,0,1,0,0,0,8>", e4m3,
+                  "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "st.global.cg.v4.f32",
+                  "atom.global.add.u32");
 }
 
 /* fp8 (e4m3 and the e5m2 x e4m3 mix, to bf16) takes k32 wgmmas over 128-element
@@ -268,7 +302,9 @@ int main(void)
         cmocka_unit_test(test_mixed_fp8_and_the_transposed_layouts_compile),
         cmocka_unit_test(test_fp8_and_tf32_in_the_transposed_layouts_compile),
         cmocka_unit_test(test_rows_of_any_length_compile_padded),
+        cmocka_unit_test(test_split_k_compiles),
         cmocka_unit_test(test_the_ptx_holds_wgmma_tma_and_register_hand_over),
+        cmocka_unit_test(test_the_ptx_holds_narrow_tiles_and_split_k),
         cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
         cmocka_unit_test(test_fp8_and_tf32_transposed_operands_go_through_shared_memory),
         cmocka_unit_test(test_fp8_and_tf32_operands_can_be_copied_k_major_first),
