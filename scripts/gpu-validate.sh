@@ -5,7 +5,8 @@
 #   - tunes the tensor-core GEMMs (examples/gemm_tc.lua: the default, every type,
 #     irregular and batched shapes, the four layouts, fp8 and tf32 in the
 #     layouts the kernel transposes, every type and layout with rows that are
-#     no multiple of 16 bytes; examples/gemm_mma.lua),
+#     no multiple of 16 bytes, the small and deep sub-spaces (narrow tiles,
+#     split K) on tiny shapes, pairs of blocks on odd ones; examples/gemm_mma.lua),
 #   - tunes tests/faults/faults.lua (variants that trap, fault, hang, ...),
 #   - runs the memory-bound suite (examples/suite.lua) with --check, on one fresh
 #     cache, three ways: --irregular (odd sizes), --nan (NaN and Inf planted in
@@ -79,6 +80,10 @@ timed $tune examples/gemm_tc.lua --cache "$cache/tc" -- e4m3 e5m2_e5m2 tf32 NN T
     1008x1040x1008 batch=1,3 BN=128 STAGES=4 GROUP=8 RASTER=0
 timed $tune examples/gemm_tc.lua --cache "$cache/tc" -- bf16 f16 e4m3 e5m2 e5m2_e5m2 tf32 layouts \
     1001x1003x1001 batch=1,3 BN=128 STAGES=4 GROUP=8 RASTER=0
+timed $tune examples/gemm_tc.lua --cache "$cache/tc" -- bf16 f16 e4m3 e5m2 tf32 NT TT 1x1x16 \
+    17x33x64 17x33x4100 batch=1,3 STAGES=4
+timed $tune examples/gemm_tc.lua --cache "$cache/tc" -- bf16 e4m3 1100x1000x1000 1001x1003x1008 \
+    batch=1,3 space=full CLUSTER=2 STAGES=4 GROUP=8 RASTER=0 SPLIT=1
 
 section "examples/gemm_mma.lua"
 timed $tune examples/gemm_mma.lua --cache "$cache/mma" -- 4096 1000x1000x1000
