@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The table of bench/gemm_list.sh: every gemm_list_*.json in a folder, one row a
 shape, in the seeds' order (squares, the LLM shapes by rows folded in, the
-batched form, the layouts), with the winner, its time and rate, the SM clock
+batched form, the layouts; each type under the plan's name for it: bf16, fp16,
+fp8_e4m3@accum(fp32)), with the winner, its time and rate, the SM clock
 it ran at, cuBLAS's time raced beside it and the ratio (cuBLAS's time over
 ours: above 1.00x is faster), then how many rows reach 1.00x, 0.95x, and the
 worst.
@@ -15,6 +16,9 @@ import sys
 
 PART_ORDER = {"list": 0, "batched": 1, "layouts": 2}
 TYPE_ORDER = {"bf16": 0, "f16": 1, "e4m3": 2}
+# gemm_tc.lua's type words as the benchmark plan names its precisions
+PLAN_NAMES = {"f16": "fp16", "e4m3": "fp8_e4m3@accum(fp32)", "e5m2": "fp8_e5m2 x e4m3@accum(fp32)",
+              "e5m2_e5m2": "fp8_e5m2@accum(fp32)"}
 
 
 def short(config):
@@ -50,7 +54,7 @@ def rows_of(path):
         yield {
             "order": (TYPE_ORDER.get(dtype, 9), PART_ORDER.get(part, 9), layout != "nt", layout,
                       s["M"] * s["N"] * s["K"] * s["batch"], s["M"]),
-            "type": dtype, "layout": layout.upper(), "part": part, "shape": s,
+            "type": PLAN_NAMES.get(dtype, dtype), "layout": layout.upper(), "part": part, "shape": s,
             "status": r["status"], "config": r["config"], "us": r["real_time"],
             "unit": r["time_unit"], "tflops": r.get("tflops"), "mhz": r.get("clock_mhz"),
             "cublas_us": base["real_time"] if base and base["status"] == "ok" else None,
