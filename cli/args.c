@@ -1,13 +1,83 @@
 /* Argument parsing that several commands share (cli/args.h). */
 #include "cli/args.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int gb_cli_usage_error(const char *prog, const char *cmd, const char *msg, const char *what)
 {
     fprintf(stderr, "%s %s: %s%s\n", prog, cmd, msg, what);
     fprintf(stderr, "(`%s %s --help` lists the options)\n", prog, cmd);
+    return 2;
+}
+
+/* Levenshtein distance of a[0..na) and b[0..nb), names of at most 63 characters. */
+static size_t edits(const char *a, size_t na, const char *b, size_t nb)
+{
+    size_t row[64];
+    if (na > 63 || nb > 63) return (size_t)-1;
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t above = row[j], best = diagonal + (a[i - 1] != b[j - 1]);
+            if (above + 1 < best) best = above + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[nb];
+}
+
+int gb_cli_bad_option(const char *prog, const char *cmd, char *const *argv,
+                      const struct option *longs)
+{
+    const char *given = optind > 0 ? argv[optind - 1] : "";
+    char where[256];
+    snprintf(where, sizeof where, "(see `%s%s%s --help`)", prog, cmd ? " " : "", cmd ? cmd : "");
+    const char *name = given[0] == '-' && given[1] == '-' ? given + 2 : NULL;
+    size_t len = name ? strcspn(name, "=") : 0;
+    if (optopt != 0) { /* a known option with a value missing or not taken, or a short one */
+        for (const struct option *o = longs; o->name; o++)
+            if (o->val == optopt && o->flag == NULL) {
+                fprintf(stderr, "%s%s%s: option '--%s' %s %s\n", prog, cmd ? " " : "",
+                        cmd ? cmd : "", o->name,
+                        o->has_arg == no_argument ? "takes no value" : "needs a value", where);
+                return 2;
+            }
+        if (optopt > 0 && optopt < 128)
+            fprintf(stderr, "%s%s%s: unknown option '-%c' %s\n", prog, cmd ? " " : "",
+                    cmd ? cmd : "", optopt, where);
+        else
+            fprintf(stderr, "%s%s%s: unknown option '%s' %s\n", prog, cmd ? " " : "",
+                    cmd ? cmd : "", given, where);
+        return 2;
+    }
+    char could[512] = "";
+    const char *nearest = NULL;
+    size_t best = 3, prefixed = 0;
+    for (const struct option *o = longs; name && o->name; o++) {
+        if (len > 0 && !strncmp(o->name, name, len)) {
+            size_t used = strlen(could);
+            snprintf(could + used, sizeof could - used, "%s--%s", prefixed++ ? ", " : "", o->name);
+        }
+        size_t d = edits(name, len, o->name, strlen(o->name));
+        if (d < best) best = d, nearest = o->name;
+    }
+    if (prefixed > 1)
+        fprintf(stderr, "%s%s%s: option '%s' is ambiguous: %s %s\n", prog, cmd ? " " : "",
+                cmd ? cmd : "", given, could, where);
+    else if (nearest)
+        fprintf(stderr, "%s%s%s: unknown option '%s' (did you mean '--%s'?) %s\n", prog,
+                cmd ? " " : "", cmd ? cmd : "", given, nearest, where);
+    else
+        fprintf(stderr, "%s%s%s: unknown option '%s' %s\n", prog, cmd ? " " : "", cmd ? cmd : "",
+                given, where);
     return 2;
 }
 

@@ -1,5 +1,6 @@
 /* gpubench cache COMMAND: the command line, its checks, and what the commands share.
  * The commands themselves are in cache_ls.c, cache_move.c and cache_upkeep.c. */
+#include "cli/args.h"
 #include "cli/cache_cli.h"
 #include "cli/cli.h"
 #include "engine/nvrtc.h"
@@ -208,7 +209,9 @@ static int parse(cache_args *a, int argc, char **argv, const command **out)
     unsigned given = 0;
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG_OPTIONS, NULL)) != -1) {
+        if (c == '?') return gb_cli_bad_option(a->prog, "cache", argv, LONG_OPTIONS);
         if (c == 'h') return printf(USAGE, a->prog), -1;
         unsigned bit = take_option(a, c);
         if (bit == ~0u) return usage_error(a, "unknown option or missing argument", "");

@@ -119,7 +119,9 @@ static int parse_args(int argc, char **argv, compare_args *a)
 {
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+        if (c == '?') return gb_cli_bad_option(a->prog, "compare", argv, long_options);
         int status = apply_option(c, a);
         if (status >= 0) return status;
     }

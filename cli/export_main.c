@@ -1,6 +1,7 @@
 /* gpubench export --header OUT (--kernel K | --table FILE) [options], and the
  * export that gpubench-tune --export-header runs after a tuning run. */
 #include "cache/cache.h"
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "report/export/export.h"
 
@@ -162,7 +163,9 @@ static int parse_args(int argc, char **argv, export_args *a)
     const char *prog = argv[0];
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "qh", long_options, NULL)) != -1) {
+        if (c == '?') return gb_cli_bad_option(prog, "export", argv, long_options);
         int status = apply_option(c, prog, a);
         if (status >= 0) return status;
     }

@@ -5,6 +5,7 @@
 #include "base/json.h"
 #include "base/wire.h"
 #include "cache/ceilings.h"
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "engine/exec.h"
 #include "engine/lease.h"
@@ -64,7 +65,9 @@ static int parse_args(int argc, char **argv, info_args *a)
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     optind = 1;
     int c;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (c == '?') return gb_cli_bad_option(argv[0], "info", argv, options);
         char *end = NULL;
         if (c == 'd') {
             long v = strtol(optarg, &end, 10);

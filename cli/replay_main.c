@@ -1,6 +1,7 @@
 /* gpubench replay FILE [options]: search strategies run against a recorded table
  * instead of the GPU (tuner/replay.h, docs/replay.md). Pure CPU. */
 #include "cache/inspect.h"
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "report/table.h"
 #include "tuner/replay.h"
@@ -42,8 +43,8 @@ static const char USAGE[] =
     "The last line names the best strategy (lowest median, then p90):\n"
     "  replay: strategy=NAME seeds=N within=P%% median_evals=X p90_evals=Y reached=F\n"
     "\n"
-    "exit status: 0 ok; 1 the file cannot be read or is not a table, or a strategy\n"
-    "failed; 2 usage.\n";
+    "exit status: 0 ok; 1 the file is not a table, or a strategy failed; 2 usage, or\n"
+    "the file cannot be read.\n";
 
 typedef struct replay_args {
     const char *prog, *file, *strategy;
@@ -170,7 +171,9 @@ static int parse_args(int argc, char **argv, replay_args *a)
 {
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+        if (c == '?') return gb_cli_bad_option(a->prog, "replay", argv, long_options);
         int status = apply_option(c, a);
         if (status >= 0) return status;
     }
@@ -350,9 +353,10 @@ static int replay(const replay_args *a)
     gb_replay_table t;
     gb_err err = {0};
     double t0 = gb_now_ms();
-    if (gb_replay_load(a->file, &a->sel, &t, &err)) {
+    int loaded = gb_replay_load(a->file, &a->sel, &t, &err);
+    if (loaded) { /* a file that cannot be read is a usage error, as in every command */
         fprintf(stderr, "%s replay: %s\n", a->prog, err.msg);
-        return 1;
+        return loaded == GB_EIO ? 2 : 1;
     }
     double load_s = (gb_now_ms() - t0) / 1e3;
     gb_replay_stats *stats = calloc((size_t)gb_strategy_n_kinds, sizeof *stats);

@@ -1,5 +1,6 @@
 /* gpubench report RUN.json [options]: a saved run rendered again (the table, CSV,
  * HTML, JSON), on any machine: no GPU, no cache. */
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/outputs.h"
 
@@ -43,7 +44,9 @@ static int parse_args(int argc, char **argv, report_args *a)
     const char *prog = argv[0];
     optind = 1;
     int c;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "vh", long_options, NULL)) != -1) {
+        if (c == '?') return gb_cli_bad_option(prog, "report", argv, long_options);
         if (c == OPT_TABLE)
             a->table = true;
         else if (c == 'v')

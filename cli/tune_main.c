@@ -1,5 +1,6 @@
 /* gpubench-tune SCRIPT [options] [-- script arguments] */
 #include "cache/cache.h"
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/outputs.h"
 #include "engine/arch.h"
@@ -458,7 +459,9 @@ static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
     const char *prog = argv[0];
     optind = 1;
     int c;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "vqh", long_options, NULL)) != -1) {
+        if (c == '?') return gb_cli_bad_option(prog, NULL, argv, long_options);
         int status = apply_option(c, prog, a, h);
         if (status >= 0) return status;
     }

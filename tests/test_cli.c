@@ -164,6 +164,58 @@ static void test_usage_errors_exit_with_2(void **state)
     assert_int_equal(f->r.status, 2);
 }
 
+/* The one line an option the command does not have gets, exit status 2. */
+static void expect_option_line(fixture *f, const char *line)
+{
+    assert_int_equal(f->r.status, 2);
+    if (strcmp(f->r.err, line) != 0) fail_msg("expected exactly\n%s\ngot\n%s", line, f->r.err);
+}
+
+/* An unknown option is one line in every command: the nearest option within two
+ * edits, or the options an ambiguous prefix could mean, or what is wrong with a
+ * known one, and where the options are listed; not getopt's words and the whole
+ * usage after them. */
+static void test_an_unknown_option_is_one_line_with_the_nearest(void **state)
+{
+    fixture *f = *state;
+    run(f, "gpubench-tune", "x.lua", "--max_ms", "5", NULL);
+    expect_option_line(f, "gpubench-tune: unknown option '--max_ms' (did you mean '--max-ms'?) "
+                          "(see `gpubench-tune --help`)\n");
+    run(f, "gpubench-tune", "x.lua", "--c", NULL);
+    expect_option_line(f, "gpubench-tune: option '--c' is ambiguous: --cache, --compile-only, "
+                          "--csv, --csv-format (see `gpubench-tune --help`)\n");
+    run(f, "gpubench-tune", "x.lua", "--cache", NULL);
+    expect_option_line(f, "gpubench-tune: option '--cache' needs a value "
+                          "(see `gpubench-tune --help`)\n");
+    run(f, "gpubench-tune", "-x", "x.lua", NULL);
+    expect_option_line(f, "gpubench-tune: unknown option '-x' (see `gpubench-tune --help`)\n");
+    run(f, "gpubench", "tune", "--quiett", "x.lua", NULL);
+    expect_option_line(f, "gpubench tune: unknown option '--quiett' (did you mean '--quiet'?) "
+                          "(see `gpubench tune --help`)\n");
+    run(f, "gpubench", "replay", "--stratgy", "random", "t.json", NULL);
+    expect_option_line(f, "gpubench replay: unknown option '--stratgy' (did you mean "
+                          "'--strategy'?) (see `gpubench replay --help`)\n");
+    run(f, "gpubench", "cache", "ls", "--jsn", NULL);
+    expect_option_line(f, "gpubench cache: unknown option '--jsn' (did you mean '--json'?) "
+                          "(see `gpubench cache --help`)\n");
+    run(f, "gpubench", "info", "--json=yes", NULL);
+    expect_option_line(f, "gpubench info: option '--json' takes no value "
+                          "(see `gpubench info --help`)\n");
+    run(f, "gpubench", "compare", "--nothing-like-it", "a.json", "b.json", NULL);
+    expect_option_line(f, "gpubench compare: unknown option '--nothing-like-it' "
+                          "(see `gpubench compare --help`)\n");
+    const char *const others[] = {"export", "repro", "report"};
+    for (size_t i = 0; i < 3; i++) {
+        run(f, "gpubench", others[i], "--helpp", NULL);
+        char line[256];
+        snprintf(line, sizeof line,
+                 "gpubench %s: unknown option '--helpp' (did you mean '--help'?) "
+                 "(see `gpubench %s --help`)\n",
+                 others[i], others[i]);
+        expect_option_line(f, line);
+    }
+}
+
 static void test_a_script_error_exits_with_2_and_names_the_line(void **state)
 {
     fixture *f = *state;
@@ -733,7 +785,7 @@ static void test_replay_reads_what_cache_show_json_prints(void **state)
     assert_non_null(strstr(f->r.out, "15 configurations of a space of 15: 15 timed, 0 failed"));
 }
 
-static void test_replay_usage_errors_exit_2_and_bad_files_1(void **state)
+static void test_replay_usage_errors_and_unreadable_files_exit_2_bad_tables_1(void **state)
 {
     fixture *f = *state;
     const char *kt = replay_data("replay_kt.json");
@@ -753,7 +805,7 @@ static void test_replay_usage_errors_exit_2_and_bad_files_1(void **state)
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "no FILE given"));
     run(f, "gpubench", "replay", "missing.json", NULL);
-    assert_int_equal(f->r.status, 1);
+    assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "gpubench replay: missing.json: No such file or directory"));
     write_script(f, "other.json", "{\"hello\": 1}");
     run(f, "gpubench", "replay", "other.json", NULL);
@@ -768,6 +820,7 @@ int main(void)
         T(test_gpubench_version_and_help),
         T(test_gpubench_tune_help_lists_the_options),
         T(test_usage_errors_exit_with_2),
+        T(test_an_unknown_option_is_one_line_with_the_nearest),
         T(test_a_script_error_exits_with_2_and_names_the_line),
         T(test_without_a_gpu_every_variant_is_compiled_and_the_run_succeeds),
         T(test_out_writes_every_format_and_report_renders_the_run_again),
@@ -791,7 +844,7 @@ int main(void)
         T(test_replay_prints_the_table_and_ends_with_the_best),
         T(test_replay_of_an_export_and_a_kernel_tuner_file_agree),
         T(test_replay_reads_what_cache_show_json_prints),
-        T(test_replay_usage_errors_exit_2_and_bad_files_1),
+        T(test_replay_usage_errors_and_unreadable_files_exit_2_bad_tables_1),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
