@@ -18,9 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 summary=""
 for gz in $tables; do
     name="$(basename "$gz" .json.gz)"
-    gunzip -c "$gz" > "$tmp/$name.json" || exit 1
     echo "== $name"
-    "$gpubench" replay "$tmp/$name.json" --strategy all --seeds 30 --within 5 > "$tmp/$name.out" 2>&1
+    "$gpubench" replay "$gz" --strategy all --seeds 30 --within 5 > "$tmp/$name.out" 2>&1
     status=$?
     cat "$tmp/$name.out"
     [ $status -eq 0 ] || exit $status

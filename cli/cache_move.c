@@ -1,4 +1,5 @@
 /* gpubench cache export, import and merge. */
+#include "base/file.h"
 #include "cache/ktuner.h"
 #include "cli/cache_cli.h"
 
@@ -15,44 +16,6 @@
 #endif
 
 /* ---- files ---------------------------------------------------------------- */
-
-/* Reads at most max bytes of path ('-': standard input); more is GB_ELIMIT. */
-static int read_input(const char *path, size_t max, char **out, size_t *out_len, gb_err *err)
-{
-    int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
-    if (fd < 0) return gb_err_set(err, GB_EIO, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (fd) close(fd);
-        return gb_err_set(err, GB_EIO, "%s: is a directory", path);
-    }
-    gb_strbuf sb = GB_STRBUF_INIT;
-    char chunk[65536];
-    ssize_t n;
-    int rc = GB_OK;
-    while ((n = read(fd, chunk, sizeof chunk)) != 0) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            rc = gb_err_set(err, GB_EIO, "%s: %s", path, strerror(errno));
-            break;
-        }
-        if (sb.len + (size_t)n > max) {
-            rc = gb_err_set(err, GB_ELIMIT, "%s: more than the %zu MiB an import reads", path,
-                            max >> 20);
-            break;
-        }
-        gb_sb_append(&sb, chunk, (size_t)n);
-    }
-    if (fd) close(fd);
-    if (rc == GB_OK && gb_sb_status(&sb)) rc = gb_err_set(err, GB_ENOMEM, "out of memory");
-    if (rc) {
-        gb_sb_free(&sb);
-        return rc;
-    }
-    *out_len = sb.len;
-    *out = sb.len ? gb_sb_take(&sb) : strdup("");
-    return *out ? GB_OK : gb_err_set(err, GB_ENOMEM, "out of memory");
-}
 
 /* Writes text to path through a temporary file beside it, so a reader never sees
  * half an export; '-' is standard output. */
@@ -206,7 +169,7 @@ int gb_cache_cmd_import(cache_args *a)
     size_t len = 0;
     gb_err err = {0};
     size_t max = ktuner ? GB_KTUNER_MAX_FILE_BYTES : GB_IMPORT_MAX_FILE_BYTES;
-    if (read_input(file, max, &text, &len, &err)) return gb_cache_cli_fail(a, err.msg);
+    if (gb_read_file(file, max, "", &text, &len, &err)) return gb_cache_cli_fail(a, err.msg);
     gb_cache *cache = NULL;
     int status = gb_cache_cli_open(a, true, true, &cache);
     if (!status && ktuner) {

@@ -1,6 +1,7 @@
 /* gpubench export --header OUT (--kernel K | --table FILE) [options], and the
  * export that gpubench-tune --export-header runs after a tuning run. */
 #include "cache/cache.h"
+#include "base/file.h"
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "report/export/export.h"
@@ -203,34 +204,20 @@ static int check_fallback(const char *path, const char *text, const char *prefix
                       want, json ? "JSON table" : "header", prefix);
 }
 
-static int read_file(const char *path, gb_strbuf *sb, gb_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return gb_err_set(err, errno, "fallback %s: %s", path, strerror(errno));
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        gb_sb_append(sb, buf, n);
-    int failed = ferror(f);
-    fclose(f);
-    if (failed) return gb_err_set(err, GB_EIO, "fallback %s: read error", path);
-    if (gb_sb_status(sb)) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    return GB_OK;
-}
-
 /* why: the message that said there is nothing to export. */
 static int use_fallback(const char *prog, const export_args *a, const char *prefix, const char *why,
                         gb_err *err)
 {
-    gb_strbuf sb = GB_STRBUF_INIT;
+    char *text = NULL;
+    size_t len = 0;
     bool unchanged = false;
-    int rc = read_file(a->fallback, &sb, err);
-    if (!rc) rc = check_fallback(a->fallback, gb_sb_str(&sb), prefix, a->json, err);
-    if (!rc) rc = gb_export_save(a->out, gb_sb_str(&sb), sb.len, &unchanged, err);
+    int rc = gb_read_file(a->fallback, (size_t)64 << 20, "fallback ", &text, &len, err);
+    if (!rc) rc = check_fallback(a->fallback, text, prefix, a->json, err);
+    if (!rc) rc = gb_export_save(a->out, text, len, &unchanged, err);
     if (!rc)
         fprintf(stderr, "%s export: warning: %s; %s %s from the fallback %s\n", prog, why,
                 unchanged ? "kept" : "wrote", a->out, a->fallback);
-    gb_sb_free(&sb);
+    free(text);
     return rc;
 }
 

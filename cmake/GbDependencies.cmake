@@ -3,8 +3,8 @@
 #
 # CUDA: NVRTC is linked; the driver API is used through its headers only. libcuda is
 # opened with dlopen at run time, so the binaries start on machines with no driver.
-# Lua 5.4, LMDB, xxHash, jansson, GSL (the linear algebra of the auto strategy's
-# model), cmocka: through pkg-config. When GB_DEPS_PREFIX names an unpacked offline
+# Lua 5.4, LMDB, xxHash, jansson, zlib (gzipped JSON files), GSL (the linear
+# algebra of the auto strategy's model), cmocka: through pkg-config. When GB_DEPS_PREFIX names an unpacked offline
 # bundle (scripts/deps-offline.sh), pkg-config looks there first.
 
 find_package(Threads REQUIRED)
@@ -48,6 +48,7 @@ gb_require_pkg(GB_LUA lua5.4 liblua5.4-dev)
 gb_require_pkg(GB_LMDB lmdb liblmdb-dev)
 gb_require_pkg(GB_XXHASH libxxhash libxxhash-dev)
 gb_require_pkg(GB_JANSSON jansson libjansson-dev)
+gb_require_pkg(GB_ZLIB zlib zlib1g-dev)
 gb_require_pkg(GB_GSL gsl libgsl-dev)
 if(BUILD_TESTING OR NOT DEFINED BUILD_TESTING)
   gb_require_pkg(GB_CMOCKA cmocka libcmocka-dev)

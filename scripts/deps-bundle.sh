@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 PACKAGES="liblua5.4-dev liblua5.4-0 liblmdb-dev liblmdb0 libxxhash-dev libxxhash0
-libjansson-dev libjansson4 libcmocka-dev libcmocka0 libgsl-dev libgsl27 libgslcblas0
+libjansson-dev libjansson4 zlib1g-dev zlib1g libcmocka-dev libcmocka0 libgsl-dev libgsl27 libgslcblas0
 libjs-chart.js
 pkgconf pkgconf-bin libpkgconf3"
 mkdir -p .deps/debs

@@ -11,7 +11,7 @@ set -eu
 # libjs-chart.js is inlined into HTML reports; chromium (headless) checks that they
 # draw; libbenchmark-tools (its compare.py, with python3-scipy) and python3-jsonschema
 # check that the JSON reports read as Google Benchmark's and match their schema.
-PACKAGES="build-essential cmake pkgconf clang-format clang libclang-rt-dev liblua5.4-dev liblmdb-dev libxxhash-dev libjansson-dev libcmocka-dev libgsl-dev libjs-chart.js chromium libbenchmark-tools python3-scipy python3-jsonschema"
+PACKAGES="build-essential cmake pkgconf clang-format clang libclang-rt-dev liblua5.4-dev liblmdb-dev libxxhash-dev libjansson-dev zlib1g-dev libcmocka-dev libgsl-dev libjs-chart.js chromium libbenchmark-tools python3-scipy python3-jsonschema"
 
 missing=""
 for p in $PACKAGES; do

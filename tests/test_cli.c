@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 typedef struct run_result {
     int status;
@@ -785,6 +786,57 @@ static void test_replay_reads_what_cache_show_json_prints(void **state)
     assert_non_null(strstr(f->r.out, "15 configurations of a space of 15: 15 timed, 0 failed"));
 }
 
+/* Copies the fixture's file `from` to `to`, gzipped. */
+static void gzip_copy(const fixture *f, const char *from, const char *to)
+{
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/%s", f->dir, from);
+    snprintf(out, sizeof out, "%s/%s", f->dir, to);
+    static char text[1 << 20];
+    scratch_read(in, text, sizeof text);
+    gzFile gz = gzopen(out, "wb");
+    assert_non_null(gz);
+    assert_int_equal(gzwrite(gz, text, (unsigned)strlen(text)), (int)strlen(text));
+    assert_int_equal(gzclose(gz), Z_OK);
+}
+
+/* Every command that reads a JSON file reads it gzipped as well: the shipped
+ * tables (bench/tables/, .json.gz) replay and import, a saved run renders and
+ * compares; a damaged one is a file that cannot be read (exit 2). */
+static void test_every_json_reader_takes_it_gzipped(void **state)
+{
+    fixture *f = *state;
+    char table[4096];
+    snprintf(table, sizeof table, "%s/bench/tables/sgemm_space.json.gz", getenv("GB_SOURCE_DIR"));
+    run(f, "gpubench", "replay", table, "--strategy", "random", "--seeds", "2", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "replay: strategy=random seeds=2"));
+    run(f, "gpubench", "cache", "import", table, "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "12208 new"));
+
+    write_script(f, "tiny.lua", TINY);
+    run(f, "gpubench-tune", "tiny.lua", "--no-cache", "--compile-only", "-q", "--json", "run.json",
+        NULL);
+    assert_int_equal(f->r.status, 0);
+    gzip_copy(f, "run.json", "run.json.gz");
+    run(f, "gpubench", "report", "run.json", NULL);
+    assert_int_equal(f->r.status, 0);
+    static char plain[1 << 16];
+    snprintf(plain, sizeof plain, "%s", f->r.out);
+    run(f, "gpubench", "report", "run.json.gz", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_string_equal(f->r.out, plain);
+    run(f, "gpubench", "compare", "run.json.gz", "run.json", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "compare: 1 pairs"));
+
+    write_script(f, "cut.json.gz", "\x1f\x8b\x08");
+    run(f, "gpubench", "replay", "cut.json.gz", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "cut.json.gz: a damaged gzip stream"));
+}
+
 static void test_replay_usage_errors_and_unreadable_files_exit_2_bad_tables_1(void **state)
 {
     fixture *f = *state;
@@ -845,6 +897,7 @@ int main(void)
         T(test_replay_of_an_export_and_a_kernel_tuner_file_agree),
         T(test_replay_reads_what_cache_show_json_prints),
         T(test_replay_usage_errors_and_unreadable_files_exit_2_bad_tables_1),
+        T(test_every_json_reader_takes_it_gzipped),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,8 @@
  * exports and `cache show --json` output through the cache's trial records. */
 #include "tuner/replay.h"
 
+#include "base/file.h"
+
 #include "cache/ktuner_file.h"
 #include "cache/record.h"
 #include "cache/transfer.h"
@@ -469,40 +471,12 @@ int gb_replay_parse(const char *text, size_t len, const char *name, const gb_rep
     return rc;
 }
 
-static int read_all(const char *path, char **out, size_t *out_len, gb_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    struct stat st;
-    if (!f) return gb_err_set(err, GB_EIO, "%s: %s", path, strerror(errno));
-    int rc =
-        fstat(fileno(f), &st) ? gb_err_set(err, GB_EIO, "%s: %s", path, strerror(errno)) : GB_OK;
-    if (rc == GB_OK && !S_ISREG(st.st_mode))
-        rc = gb_err_set(err, GB_EINVAL, "%s: not a regular file", path);
-    size_t size = rc ? 0 : (size_t)st.st_size;
-    if (rc == GB_OK && size > GB_REPLAY_MAX_FILE_BYTES)
-        rc = gb_err_set(err, GB_ELIMIT, "%s: %zu bytes, more than the %zu MiB replay reads", path,
-                        size, GB_REPLAY_MAX_FILE_BYTES >> 20);
-    char *text = rc ? NULL : malloc(size + 1);
-    if (rc == GB_OK && !text) rc = gb_err_set(err, GB_ENOMEM, "out of memory");
-    if (rc == GB_OK && fread(text, 1, size, f) != size)
-        rc = gb_err_set(err, GB_EIO, "%s: read error", path);
-    fclose(f);
-    if (rc) {
-        free(text);
-        return rc;
-    }
-    text[size] = '\0';
-    *out = text;
-    *out_len = size;
-    return GB_OK;
-}
-
 int gb_replay_load(const char *path, const gb_replay_select *sel, gb_replay_table *out, gb_err *err)
 {
     char *text = NULL;
     size_t len = 0;
     memset(out, 0, sizeof *out);
-    int rc = read_all(path, &text, &len, err);
+    int rc = gb_read_file(path, GB_REPLAY_MAX_FILE_BYTES, "", &text, &len, err);
     if (rc == GB_OK) rc = gb_replay_parse(text, len, path, sel, out, err);
     free(text);
     return rc;

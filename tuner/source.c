@@ -1,5 +1,7 @@
 #include "tuner/source.h"
 
+#include "base/file.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -9,27 +11,8 @@
 #include <string.h>
 
 #define MAX_INCLUDE_DEPTH 16
-
-int gb_read_file(const char *path, char **out, size_t *out_len, gb_err *err)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return gb_err_set(err, GB_EIO, "%s: %s", path, strerror(errno));
-    gb_strbuf sb = GB_STRBUF_INIT;
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        gb_sb_append(&sb, chunk, n);
-    int failed = ferror(f);
-    fclose(f);
-    if (failed || gb_sb_status(&sb)) {
-        gb_sb_free(&sb);
-        return gb_err_set(err, failed ? GB_EIO : GB_ENOMEM, "%s: reading failed", path);
-    }
-    if (out_len) *out_len = sb.len;
-    *out = gb_sb_take(&sb);
-    return *out ? GB_OK : gb_err_set(err, GB_ENOMEM, "out of memory");
-}
+/* A source file or header larger than this is not one: its fingerprint skips it. */
+#define GB_SOURCE_MAX_BYTES ((size_t)64 << 20)
 
 /* If line is `#include "name"`, copies name into out and returns 1. */
 static int quoted_include(const char *line, char *out, size_t out_bytes)
@@ -99,7 +82,7 @@ static int hash_header(walk *w, const char *name, int depth)
         char *text = NULL;
         size_t len = 0;
         gb_err ignored;
-        if (gb_read_file(path, &text, &len, &ignored) != GB_OK) continue;
+        if (gb_read_file(path, GB_SOURCE_MAX_BYTES, "", &text, &len, &ignored) != GB_OK) continue;
         add_file(w, path, text, len);
         int rc = hash_text(w, text, depth + 1);
         free(text);
@@ -133,7 +116,9 @@ static void add_source_file(walk *w, const char *source, const char *source_name
     char *text = NULL;
     size_t len = 0;
     gb_err ignored;
-    if (!w->collect || !source_name || gb_read_file(source_name, &text, &len, &ignored)) return;
+    if (!w->collect || !source_name ||
+        gb_read_file(source_name, GB_SOURCE_MAX_BYTES, "", &text, &len, &ignored))
+        return;
     if (len == strlen(source) && !memcmp(text, source, len)) add_file(w, source_name, text, len);
     free(text);
 }

@@ -27,7 +27,4 @@ int gb_source_closure(const char *source, const char *source_name, const char *c
                       gb_err *err);
 void gb_source_files_free(gb_record_source *files, int n);
 
-/* Reads a whole file into a NUL-terminated buffer; GB_EIO naming the path. */
-int gb_read_file(const char *path, char **out, size_t *out_len, gb_err *err);
-
 #endif

@@ -3,8 +3,8 @@
  * Benchmark's, whose repetitions are the samples. */
 #include "report/compare/compare.h"
 
+#include "base/file.h"
 #include "base/json.h"
-#include "tuner/source.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -208,7 +208,7 @@ int gb_sample_file_load(const char *path, bool all_roles, gb_sample_file *out, g
     char *text = NULL;
     size_t len = 0;
     json_t *doc = NULL;
-    int rc = gb_read_file(path, &text, &len, err);
+    int rc = gb_read_file(path, GB_JSON_MAX_TEXT, "", &text, &len, err);
     if (!rc && (rc = gb_json_parse(text, len, &doc, err)) != GB_OK) gb_err_prefix(err, "%s", path);
     if (!rc) {
         loader l = {path, all_roles, out, err};

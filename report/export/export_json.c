@@ -1,5 +1,6 @@
 /* The JSON form of an exported table: written for builds that are not C, and read
  * back (or written by hand) as a source of tables that needs no cache. */
+#include "base/file.h"
 #include "base/json.h"
 #include "report/export/export.h"
 
@@ -146,32 +147,6 @@ int gb_export_write_json(const gb_export_table *t, const char *version, gb_strbu
 
 /* ---- reading ------------------------------------------------------------ */
 
-static int read_text(const char *path, char **out, size_t *out_len, gb_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return gb_err_set(err, errno, "table %s: %s", path, strerror(errno));
-    gb_strbuf sb = GB_STRBUF_INIT;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0 && sb.len <= (size_t)MAX_JSON_SIZE)
-        gb_sb_append(&sb, buf, n);
-    int failed = ferror(f);
-    fclose(f);
-    int rc = GB_OK;
-    if (failed)
-        rc = gb_err_set(err, GB_EIO, "table %s: read error", path);
-    else if (sb.len > (size_t)MAX_JSON_SIZE)
-        rc = gb_err_set(err, GB_EINVAL, "table %s: larger than 64 MiB", path);
-    else if (gb_sb_status(&sb))
-        rc = gb_err_set(err, GB_ENOMEM, "out of memory");
-    *out_len = sb.len;
-    *out = rc ? NULL : gb_sb_take(&sb);
-    if (!rc && !*out) *out = strdup("");
-    gb_sb_free(&sb);
-    if (!rc && !*out) rc = gb_err_set(err, GB_ENOMEM, "out of memory");
-    return rc;
-}
-
 /* Seconds from a JSON number; anything that is not a plausible time is 0 (unknown). */
 static int64_t unix_time(double v)
 {
@@ -262,7 +237,7 @@ int gb_export_read_json(const char *path, gb_export_table *out, char **out_defau
     json_t *root = NULL;
     *out_default = NULL;
     memset(out, 0, sizeof *out);
-    int rc = read_text(path, &text, &len, err);
+    int rc = gb_read_file(path, MAX_JSON_SIZE, "table ", &text, &len, err);
     if (rc) return rc;
     if ((rc = gb_json_parse(text, len, &root, err)) == GB_OK) {
         if (!json_is_object(root))

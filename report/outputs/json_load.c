@@ -19,30 +19,12 @@
 #include "report/outputs/json_read.h"
 #include "report/result.h"
 
+#include "base/file.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the file ------------------------------------------------------------------- */
-
-static int read_text(const char *path, gb_strbuf *out, gb_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return gb_err_set(err, GB_EIO, "reading %s: %s", path, strerror(errno));
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0 && gb_sb_status(out) == GB_OK &&
-           out->len <= GB_JSON_MAX_TEXT)
-        gb_sb_append(out, buf, n);
-    int failed = ferror(f), rc = GB_OK;
-    fclose(f);
-    if (failed)
-        rc = gb_err_set(err, GB_EIO, "reading %s: %s", path, strerror(EIO));
-    else if (gb_sb_status(out))
-        rc = gb_err_set(err, GB_ENOMEM, "reading %s: out of memory", path);
-    return rc;
-}
 
 /* ---- the context ------------------------------------------------------------------ */
 
@@ -241,17 +223,17 @@ static int read_benchmarks(gb_reader *r, const json_t *doc, gb_report *report)
 int gb_report_load_json(const char *path, gb_report *out, gb_err *err)
 {
     memset(out, 0, sizeof *out);
-    gb_strbuf text = GB_STRBUF_INIT;
+    char *text = NULL;
+    size_t len = 0;
     json_t *doc = NULL;
     gb_reader r = {.file = path, .err = err};
-    int rc = read_text(path, &text, err);
-    if (!rc && (rc = gb_json_parse(gb_sb_str(&text), text.len, &doc, err)))
-        gb_err_prefix(err, "%s", path);
+    int rc = gb_read_file(path, GB_JSON_MAX_TEXT, "reading ", &text, &len, err);
+    if (!rc && (rc = gb_json_parse(text, len, &doc, err))) gb_err_prefix(err, "%s", path);
     if (!rc && !json_is_object(doc)) rc = gb_read_bad(&r, NULL, NULL, "expected a JSON object");
     if (!rc) rc = read_context(&r, doc, &out->context);
     if (!rc) rc = read_benchmarks(&r, doc, out);
     json_decref(doc);
-    gb_sb_free(&text);
+    free(text);
     if (rc) gb_report_free(out);
     return rc;
 }
