@@ -119,6 +119,29 @@ static void test_malformed_and_virtual_archs_exit_2_with_what_a_target_looks_lik
     assert_non_null(strstr(f->err, "does not compile for sm_80a"));
 }
 
+/* Constraints that leave nothing are no valid configuration, as a timed run
+ * says: exit 1, the shape named with how many were rejected; a shard that owns
+ * nothing of a space is not. */
+static void test_compile_only_with_no_valid_configuration_exits_1(void **state)
+{
+    fixture *f = *state;
+    char script[sizeof TINY + 16];
+    snprintf(script, sizeof script, "%s", TINY);
+    char *keep = strstr(script, "c.S ~= 4");
+    assert_non_null(keep);
+    memcpy(keep, "c.S >= 9", 8);
+    write_script(f, "none.lua", script);
+    tune(f, "none.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
+    assert_int_equal(f->status, 1);
+    assert_non_null(strstr(f->out, "0 compiled, 0 failed, 3 rejected by constraints"));
+    assert_non_null(strstr(f->err, "tiny [N=1024]: no valid configuration: the constraints "
+                                   "rejected all 3 of the space"));
+    write_script(f, "tiny.lua", TINY);
+    tune(f, "tiny.lua", "--compile-only", "--arch", "sm_90a", "--shard", "3/4", "--cache", f->cache,
+         NULL);
+    assert_int_equal(f->status, 0);
+}
+
 static void test_the_compile_only_table_ends_with_its_summary_line(void **state)
 {
     fixture *f = *state;
@@ -243,6 +266,7 @@ int main(void)
         T(test_an_arch_nvrtc_lacks_exits_2_before_anything_is_compiled),
         T(test_malformed_and_virtual_archs_exit_2_with_what_a_target_looks_like),
         T(test_the_compile_only_table_ends_with_its_summary_line),
+        T(test_compile_only_with_no_valid_configuration_exits_1),
         T(test_each_compile_error_is_listed_once_below_the_table),
         T(test_compile_only_compiles_the_reference_and_checks_limits),
         T(test_compile_only_shards_compile_every_variant_once),

@@ -122,5 +122,13 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
     res->check_s = r->search.check_s;
     res->complete = rc == GB_OK && r->search.exhausted;
     res->interrupted = rc == GB_EINTR;
+    /* Nothing to compile for the whole space (a shard may own nothing of it) is
+     * what a timed run would call "no valid variant": the shape fails, saying so. */
+    if (rc == GB_OK && started == 0 && r->search.exhausted && r->opts->shard.count <= 1 &&
+        !res->failure &&
+        asprintf(&res->failure,
+                 "no valid configuration: the constraints rejected all %llu of the space",
+                 (unsigned long long)r->search.n_rejected) < 0)
+        rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");
     return rc;
 }
