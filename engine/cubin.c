@@ -12,6 +12,7 @@ enum {
     EIFMT_SVAL = 4,
     EIATTR_FRAME_SIZE = 0x11,
     EIATTR_REGCOUNT = 0x2f,
+    EIATTR_KPARAM_INFO = 0x17,
 };
 
 #define RESERVED_SMEM_BYTES 1024
@@ -137,5 +138,41 @@ int gb_cubin_resources(const void *cubin, size_t bytes, const char *kernel, gb_r
         smem_bytes -= RESERVED_SMEM_BYTES;
     out->smem_static_bytes = (int)smem_bytes;
     if (out->stack_bytes < 0) out->stack_bytes = 0;
+    return GB_OK;
+}
+
+/* EIATTR_KPARAM_INFO, one per parameter in .nv.info.<kernel>: u32 index, u16
+ * ordinal, u16 offset, u32 flags whose bits 18 and up are the size in bytes. */
+int gb_cubin_params(const void *cubin, size_t bytes, const char *kernel, int *out_n, int sizes[],
+                    int max)
+{
+    *out_n = -1;
+    image im;
+    if (!cubin || open_image(cubin, bytes, &im) != GB_OK) return GB_EINVAL;
+    if (!find_section(&im, ".text.", kernel)) return GB_ENOTFOUND;
+    const Elf64_Shdr *info = find_section(&im, ".nv.info.", kernel);
+    const uint8_t *p, *end;
+    size_t n;
+    int count = 0;
+    if (info && contents(&im, info, &p, &n)) {
+        for (end = p + n; end - p >= 4;) {
+            uint8_t format = p[0], attr = p[1];
+            uint16_t size = 0;
+            memcpy(&size, p + 2, sizeof size);
+            size_t len = format == EIFMT_SVAL ? 4u + size : 4u;
+            if ((size_t)(end - p) < len) return GB_EINVAL;
+            if (format == EIFMT_SVAL && attr == EIATTR_KPARAM_INFO && size == 12) {
+                uint16_t ordinal;
+                uint32_t flags;
+                memcpy(&ordinal, p + 8, sizeof ordinal);
+                memcpy(&flags, p + 12, sizeof flags);
+                if (ordinal >= max) return GB_EINVAL;
+                sizes[ordinal] = (int)(flags >> 18);
+                count = ordinal + 1 > count ? ordinal + 1 : count;
+            }
+            p += len;
+        }
+    }
+    *out_n = count;
     return GB_OK;
 }

@@ -368,20 +368,6 @@ static void read_params(gb_gpu_kernel *k)
         k->n_params = n;
 }
 
-static size_t arg_bytes(const gb_arg *a)
-{
-    return a->kind == GB_ARG_TENSOR      ? sizeof(CUdeviceptr)
-           : a->kind == GB_ARG_TENSORMAP ? GB_TENSORMAP_BYTES
-                                         : gb_dtype_bytes(a->dtype);
-}
-
-static const char *arg_what(const gb_arg *a)
-{
-    return a->kind == GB_ARG_TENSOR      ? "tensor (a pointer)"
-           : a->kind == GB_ARG_TENSORMAP ? "tensormap (a CUtensorMap)"
-                                         : gb_dtype_name(a->dtype);
-}
-
 /* GB_ELAUNCH when the arguments do not match the kernel's parameters. */
 static int check_params(const gb_gpu *gpu, const gb_gpu_kernel *k, gb_err *err)
 {
@@ -391,12 +377,12 @@ static int check_params(const gb_gpu *gpu, const gb_gpu_kernel *k, gb_err *err)
                           "the kernel takes %d parameters but args gives %d arguments", k->n_params,
                           gpu->n_args);
     for (int i = 0; i < gpu->n_args; i++)
-        if (k->param_bytes[i] != arg_bytes(&gpu->args[i].desc))
+        if (k->param_bytes[i] != gb_arg_param_bytes(&gpu->args[i].desc))
             return gb_err_set(err, GB_ELAUNCH,
                               "the kernel's parameter %d takes %d bytes but argument %d is a %s "
                               "of %zu bytes",
-                              i + 1, k->param_bytes[i], i + 1, arg_what(&gpu->args[i].desc),
-                              arg_bytes(&gpu->args[i].desc));
+                              i + 1, k->param_bytes[i], i + 1, gb_arg_param_what(&gpu->args[i].desc),
+                              gb_arg_param_bytes(&gpu->args[i].desc));
     return GB_OK;
 }
 

@@ -1,6 +1,7 @@
 #include "engine/spec.h"
 
 #include "base/error.h"
+#include "engine/tensormap.h"
 
 #include <string.h>
 
@@ -105,6 +106,20 @@ int64_t gb_arg_elements(const gb_arg *arg)
     for (int i = 0; i < arg->n_dims; i++)
         n *= arg->dims[i];
     return n;
+}
+
+size_t gb_arg_param_bytes(const gb_arg *arg)
+{
+    return arg->kind == GB_ARG_TENSOR      ? sizeof(void *)
+           : arg->kind == GB_ARG_TENSORMAP ? GB_TENSORMAP_BYTES
+                                           : gb_dtype_bytes(arg->dtype);
+}
+
+const char *gb_arg_param_what(const gb_arg *arg)
+{
+    return arg->kind == GB_ARG_TENSOR      ? "tensor (a pointer)"
+           : arg->kind == GB_ARG_TENSORMAP ? "tensormap (a CUtensorMap)"
+                                           : gb_dtype_name(arg->dtype);
 }
 
 size_t gb_arg_bytes(const gb_arg *arg)

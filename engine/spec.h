@@ -164,6 +164,12 @@ int64_t gb_arg_elements(const gb_arg *arg);
 /* Bytes of a tensor argument. */
 size_t gb_arg_bytes(const gb_arg *arg);
 
+/* What the kernel's parameter for the argument holds, in bytes: a pointer for a
+ * tensor, a CUtensorMap (128) for a tensormap, the value for a scalar; and the
+ * words an error names it by ("tensor (a pointer)", "i32"). */
+size_t gb_arg_param_bytes(const gb_arg *arg);
+const char *gb_arg_param_what(const gb_arg *arg);
+
 /* grid counts blocks, not clusters: with a cluster, each grid dimension is a
  * multiple of the cluster's. A cluster of {0,0,0} (or {1,1,1}) is none. */
 typedef struct gb_launch {

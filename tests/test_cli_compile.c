@@ -142,6 +142,39 @@ static void test_compile_only_with_no_valid_configuration_exits_1(void **state)
     assert_int_equal(f->status, 0);
 }
 
+/* TINY with its args list replaced by `args`. */
+static void write_tiny_with_args(fixture *f, const char *name, const char *args)
+{
+    char script[sizeof TINY + 64];
+    const char *from = strstr(TINY, "gb.tensor('f32'"), *to = strstr(TINY, " } end,\n  grid");
+    assert_non_null(from);
+    assert_non_null(to);
+    snprintf(script, sizeof script, "%.*s%s%s", (int)(from - TINY), TINY, args, to);
+    write_script(f, name, script);
+}
+
+/* An args list that does not match the kernel's parameters, found without a GPU
+ * from the cubin (count and sizes), at the args line with both lists: exit 1;
+ * compiled again from the cache, the same. */
+static void test_compile_only_checks_args_against_the_kernels_parameters(void **state)
+{
+    fixture *f = *state;
+    write_tiny_with_args(f, "extra.lua",
+                         "gb.tensor('f32', {s.N}, 'randn'), gb.i32(s.N), gb.f32(1)");
+    for (int run = 0; run < 2; run++) {
+        tune(f, "extra.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
+        assert_int_equal(f->status, 1);
+        assert_non_null(strstr(f->err, "tiny [N=1024]: extra.lua:7: args gives 3 arguments "
+                                       "(tensor (a pointer), i32, f32: 8, 4, 4 bytes) but the "
+                                       "kernel takes 2 parameters (8, 4 bytes)"));
+    }
+    write_tiny_with_args(f, "wide.lua", "gb.tensor('f32', {s.N}, 'randn'), gb.i64(s.N)");
+    tune(f, "wide.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
+    assert_int_equal(f->status, 1);
+    assert_non_null(strstr(f->err, "args gives 2 arguments (tensor (a pointer), i64: 8, 8 "
+                                   "bytes) but the kernel takes 2 parameters (8, 4 bytes)"));
+}
+
 static void test_the_compile_only_table_ends_with_its_summary_line(void **state)
 {
     fixture *f = *state;
@@ -267,6 +300,7 @@ int main(void)
         T(test_malformed_and_virtual_archs_exit_2_with_what_a_target_looks_like),
         T(test_the_compile_only_table_ends_with_its_summary_line),
         T(test_compile_only_with_no_valid_configuration_exits_1),
+        T(test_compile_only_checks_args_against_the_kernels_parameters),
         T(test_each_compile_error_is_listed_once_below_the_table),
         T(test_compile_only_compiles_the_reference_and_checks_limits),
         T(test_compile_only_shards_compile_every_variant_once),

@@ -518,6 +518,38 @@ static void test_cubin_resources_refuse_a_bad_image_or_an_absent_kernel(void **s
     gb_compile_out_free(&out);
 }
 
+/* The parameters a cubin lists, by position: a pointer, an int, a 128-byte
+ * struct by value (a CUtensorMap's size), a double and a char; none for a kernel
+ * without; a bad image or an absent kernel refused. */
+static void test_cubin_params_list_each_parameters_size(void **state)
+{
+    static const char source[] =
+        "struct __align__(64) map { char b[128]; };\n"
+        "extern \"C\" __global__ void five(float *x, int n, const __grid_constant__ map m,\n"
+        "    double d, char c) { if (n) x[0] = m.b[3] + d + c; }\n"
+        "extern \"C\" __global__ void none() {}\n";
+    gb_compile_req req = request(source, "five.cu", "five");
+    req.name_exprs[1] = "none";
+    req.n_name_exprs = 2;
+    gb_compile_out out;
+    gb_err err;
+    assert_int_equal(gb_nvrtc_compile(&req, &out, &err), GB_OK);
+    int sizes[8] = {0}, n = 0;
+    assert_int_equal(gb_cubin_params(out.cubin, out.cubin_bytes, "five", &n, sizes, 8), GB_OK);
+    assert_int_equal(n, 5);
+    static const int want[5] = {8, 4, 128, 8, 1};
+    assert_memory_equal(sizes, want, sizeof want);
+    assert_int_equal(gb_cubin_params(out.cubin, out.cubin_bytes, "none", &n, sizes, 8), GB_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(gb_cubin_params(out.cubin, out.cubin_bytes, "five", &n, sizes, 3), GB_EINVAL);
+    assert_int_equal(gb_cubin_params(out.cubin, out.cubin_bytes, "absent", &n, sizes, 8),
+                     GB_ENOTFOUND);
+    assert_int_equal(gb_cubin_params("not an elf image at all, really", 31, "five", &n, sizes, 8),
+                     GB_EINVAL);
+    assert_int_equal(n, -1);
+    gb_compile_out_free(&out);
+}
+
 static void test_version_reads_like_major_dot_minor(void **state)
 {
     char version[16];
@@ -696,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_every_compile_reports_resources_not_only_the_first),
         cmocka_unit_test(test_local_memory_of_a_run_time_indexed_array_is_its_stack),
         cmocka_unit_test(test_cubin_resources_refuse_a_bad_image_or_an_absent_kernel),
+        cmocka_unit_test(test_cubin_params_list_each_parameters_size),
         cmocka_unit_test(test_version_reads_like_major_dot_minor),
         cmocka_unit_test(test_parse_resources_reads_the_named_function),
         cmocka_unit_test(test_parse_resources_reads_spills_and_missing_smem_as_zero),

@@ -6,8 +6,11 @@
 #include "tuner/run.h"
 #include "tuner/variant.h"
 
+#include "base/strbuf.h"
+#include "engine/cubin.h"
 #include "engine/interrupt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +40,55 @@ static int add_row(run *r, const gb_compile_job *job, const gb_fields *config,
     return GB_OK;
 }
 
-static int finish(run *r, gb_pending *p, gb_shape_result *res)
+/* The sizes, as a list ("8, 4, 128 bytes"). */
+static void list_sizes(gb_strbuf *sb, const int *sizes, int n)
+{
+    for (int i = 0; i < n; i++)
+        gb_sb_printf(sb, "%s%d", i ? ", " : "", sizes[i]);
+    gb_sb_printf(sb, n ? " bytes" : "none");
+}
+
+/* What a GPU run would find at the launch, found here from the cubin: the
+ * kernel's parameters (their number and sizes) against the shape's arguments.
+ * A mismatch fails the shape, at the script's args line, with both lists. */
+static int check_params(run *r, const gb_compile_out *out, const gb_arg *args, int n_args,
+                        gb_shape_result *res)
+{
+    int sizes[GB_MAX_ARGS + 1], n = -1, given[GB_MAX_ARGS];
+    if (!out->lowered[0] || gb_cubin_params(out->cubin, out->cubin_bytes, out->lowered[0], &n,
+                                            sizes, GB_MAX_ARGS + 1) != GB_OK)
+        return GB_OK; /* a cubin this reader does not know: the launch checks */
+    bool same = n == n_args;
+    for (int i = 0; i < n_args; i++) {
+        given[i] = (int)gb_arg_param_bytes(&args[i]);
+        same = same && given[i] == sizes[i];
+    }
+    if (same) return GB_OK;
+    gb_strbuf sb = GB_STRBUF_INIT;
+    const char *where = r->k->args_where;
+    gb_sb_printf(&sb, "%s%sargs gives %d argument%s (", where ? where : "", where ? ": " : "",
+                 n_args, n_args == 1 ? "" : "s");
+    for (int i = 0; i < n_args; i++)
+        gb_sb_printf(&sb, "%s%s", i ? ", " : "", gb_arg_param_what(&args[i]));
+    gb_sb_printf(&sb, ": ");
+    list_sizes(&sb, given, n_args);
+    gb_sb_printf(&sb, ") but the kernel takes %d parameter%s (", n, n == 1 ? "" : "s");
+    list_sizes(&sb, sizes, n);
+    gb_sb_printf(&sb, ")");
+    res->failure = gb_sb_take(&sb);
+    gb_sb_free(&sb);
+    return res->failure ? GB_OK : gb_err_set(r->err, GB_ENOMEM, "out of memory");
+}
+
+static int finish(run *r, gb_pending *p, const gb_arg *args, int n_args, gb_shape_result *res)
 {
     const gb_compile_out *out = NULL;
     gb_err cerr = {0};
     int crc = gb_pending_compile(r, p, &out, &cerr);
+    if (crc == GB_OK && res->n_compiled == 0 && !res->failure) {
+        int rc = check_params(r, out, args, n_args, res);
+        if (rc) return rc;
+    }
     res->n_compiled += crc == GB_OK;
     res->n_status[GB_TRIAL_COMPILE_ERROR] += crc != GB_OK;
     r->progress.n_failed += crc != GB_OK;
@@ -109,7 +156,7 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
             rc = gb_err_set(r->err, GB_EINTR, "interrupted");
             break;
         }
-        rc = finish(r, &ring[head], res);
+        rc = finish(r, &ring[head], args, n_args, res);
         gb_pending_free(r, &ring[head]);
         head = (head + 1) % GB_WINDOW_MAX, count--;
     }
