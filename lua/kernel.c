@@ -530,7 +530,9 @@ int gb_lua_kernel_def(lua_State *L, int idx, gb_kernel_def **out, gb_err *err)
         function_place(L, where, sizeof where);
         d->args_where = strdup(where);
     }
-    lua_pop(L, 1);
+    lua_getfield(L, idx, "defined_at");
+    if (lua_isstring(L, -1) && lua_rawlen(L, -1) > 0) d->defined_at = strdup(lua_tostring(L, -1));
+    lua_pop(L, 2);
     int rc = d->name && d->source && d->source_name && d->entry ? read_lists(L, idx, d) : GB_ENOMEM;
     if (rc) rc = gb_err_set(err, rc, "out of memory");
     if (rc == GB_OK) rc = read_params(L, idx, &d->space, err);

@@ -175,6 +175,27 @@ static void test_compile_only_checks_args_against_the_kernels_parameters(void **
                                    "bytes) but the kernel takes 2 parameters (8, 4 bytes)"));
 }
 
+/* An entry NVRTC cannot resolve (a template argument too many) is told at the
+ * gb.kernel line with the entry as written, once for all configurations, not at
+ * NVRTC's own file for name expressions (__nv_name_map). */
+static void test_an_entry_that_names_no_instance_is_told_at_the_kernels_line(void **state)
+{
+    fixture *f = *state;
+    char script[sizeof TINY + 16];
+    snprintf(script, sizeof script, "%s", TINY);
+    char *entry = strstr(script, "'scale<${S}>'");
+    assert_non_null(entry);
+    memmove(entry + 16, entry + 13, strlen(entry + 13) + 1);
+    memcpy(entry, "'scale<${S}, 3>'", 16);
+    write_script(f, "entry.lua", script);
+    tune(f, "entry.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
+    assert_int_equal(f->status, 1);
+    assert_non_null(strstr(f->out, "error 1 (2 configurations): entry.lua:2: error: entry "
+                                   "'scale<${S}, 3>': cannot determine which instance of function "
+                                   "template \"scale\" is intended"));
+    assert_null(strstr(f->out, "error 2"));
+}
+
 static void test_the_compile_only_table_ends_with_its_summary_line(void **state)
 {
     fixture *f = *state;
@@ -301,6 +322,7 @@ int main(void)
         T(test_the_compile_only_table_ends_with_its_summary_line),
         T(test_compile_only_with_no_valid_configuration_exits_1),
         T(test_compile_only_checks_args_against_the_kernels_parameters),
+        T(test_an_entry_that_names_no_instance_is_told_at_the_kernels_line),
         T(test_each_compile_error_is_listed_once_below_the_table),
         T(test_compile_only_compiles_the_reference_and_checks_limits),
         T(test_compile_only_shards_compile_every_variant_once),

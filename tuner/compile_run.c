@@ -14,6 +14,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* NVRTC compiles a configuration's entry (its name expression) in a file of its
+ * own, __nv_name_map; an error there is the script's entry (too few template
+ * arguments, say), so it is told at the gb.kernel line, with the entry as the
+ * script writes it (one group in the table for every configuration), as the
+ * log's first diagnostic ("gemm.lua:12: error: entry 'scale<${S}, 3>': ...").
+ * Any other log is kept as it is. */
+static char *entry_error(const run *r, const char *log)
+{
+    char first[1024];
+    gb_nvrtc_first_error(log, first, sizeof first);
+    const char *at = r->k->defined_at, *colon = at ? strrchr(at, ':') : NULL;
+    if (strncmp(first, "__nv_name_map:", 14) != 0 || !colon) return strdup(log);
+    while (colon > at && colon[-1] != ':') /* "file:line: ": back to the line's colon */
+        colon--;
+    const char *what = strstr(first, "error: ");
+    gb_strbuf sb = GB_STRBUF_INIT;
+    gb_sb_printf(&sb, "%.*s(%ld): error: entry '%s': %s\n%s", (int)(colon - at - 1), at,
+                 strtol(colon, NULL, 10), r->k->entry, what ? what + 7 : first, log);
+    return gb_sb_take(&sb);
+}
+
 /* One row per distinct compile (by cubin key): its resources, its whole compiler
  * output when it failed, and why it exceeds the target's limits when it does. */
 static int add_row(run *r, const gb_compile_job *job, const gb_fields *config,
@@ -33,7 +54,7 @@ static int add_row(run *r, const gb_compile_job *job, const gb_fields *config,
                             .cached = gb_compile_job_cached(job)};
     char reason[512];
     bool fits = crc || gb_arch_check(&r->limits, launch, &out->resources, reason, sizeof reason);
-    if (crc) row->error = strdup(out->log && out->log[0] ? out->log : e->msg);
+    if (crc) row->error = entry_error(r, out->log && out->log[0] ? out->log : e->msg);
     if (!fits) row->limit = strdup(reason);
     if (gb_fields_copy(config, &row->config) || (crc && !row->error) || (!fits && !row->limit))
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");

@@ -601,6 +601,7 @@ void gb_kernel_def_free(gb_kernel_def *def)
     free(def->source_name);
     free(def->entry);
     free(def->args_where);
+    free(def->defined_at);
     free_strings(def->include_dirs, def->n_include_dirs);
     free_strings(def->options, def->n_options);
     free_strings(def->key_fields, def->n_key_fields);

@@ -72,6 +72,7 @@ struct gb_kernel_def {
     int n_include_dirs;
     char *entry;      /* name expression with ${P} placeholders */
     char *args_where; /* where the script defines args ("suite.lua:42"), or NULL */
+    char *defined_at; /* where the script calls gb.kernel ("suite.lua:30: "), or NULL */
     gb_space space;
     char **options;
     int n_options;
