@@ -121,8 +121,11 @@ static int not_found(const collected *c, const char *dir, gb_err *err)
     for (int i = 0; i < c->n_others; i++)
         gb_sb_printf(&sb, "%s%s", i ? ", " : "", c->others[i]);
     if (c->n_others == MAX_NAMES) gb_sb_puts(&sb, ", ...");
-    int rc = gb_err_set(err, GB_ENOTFOUND, "cache %s has no tuned entry for kernel %s%s%s%s", dir,
-                        c->kernel, c->n_others ? " (it has " : "", gb_sb_str(&sb),
+    int rc = gb_err_set(err, GB_ENOTFOUND,
+                        "cache %s has no tuned entry for kernel %s%s%s%s; tuned entries come "
+                        "from timed runs on a GPU: a --compile-only run, or one on a machine "
+                        "without a GPU, keeps compiled variants only",
+                        dir, c->kernel, c->n_others ? " (it has " : "", gb_sb_str(&sb),
                         c->n_others ? ")" : "");
     gb_sb_free(&sb);
     return rc;
