@@ -101,6 +101,7 @@ typedef struct command {
     int (*run)(cache_args *a);
     unsigned options;
     int min_pos, max_pos;
+    const char *takes; /* its arguments, as the usage writes them */
 } command;
 
 static int cmd_path(cache_args *a)
@@ -110,17 +111,18 @@ static int cmd_path(cache_args *a)
 }
 
 static const command COMMANDS[] = {
-    {"ls", gb_cache_cmd_ls, OPT_KERNEL | OPT_DEVICE | OPT_ALL | OPT_STALE | OPT_JSON, 0, 0},
-    {"show", gb_cache_cmd_show, OPT_DEVICE | OPT_JSON, 1, 2},
+    {"ls", gb_cache_cmd_ls, OPT_KERNEL | OPT_DEVICE | OPT_ALL | OPT_STALE | OPT_JSON, 0, 0, ""},
+    {"show", gb_cache_cmd_show, OPT_DEVICE | OPT_JSON, 1, 2, "KERNEL [SHAPE]"},
     {"rm", gb_cache_cmd_rm,
-     OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_STALE | OPT_DRY_RUN | OPT_JSON, 0, 0},
-    {"export", gb_cache_cmd_export, OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_CUBINS, 1, 1},
+     OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_STALE | OPT_DRY_RUN | OPT_JSON, 0, 0, ""},
+    {"export", gb_cache_cmd_export, OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_CUBINS, 1, 1, "FILE"},
     {"import", gb_cache_cmd_import,
-     OPT_CUBINS | OPT_FROM | OPT_KERNEL | OPT_SHAPE | OPT_KERNEL_FP | OPT_DEVICE | OPT_JSON, 1, 1},
-    {"merge", gb_cache_cmd_merge, OPT_CUBINS | OPT_JSON, 1, 1},
-    {"verify", gb_cache_cmd_verify, OPT_JSON, 0, 0},
-    {"gc", gb_cache_cmd_gc, OPT_COMPACT | OPT_DRY_RUN | OPT_JSON, 0, 0},
-    {"path", cmd_path, 0, 0, 0},
+     OPT_CUBINS | OPT_FROM | OPT_KERNEL | OPT_SHAPE | OPT_KERNEL_FP | OPT_DEVICE | OPT_JSON, 1, 1,
+     "FILE"},
+    {"merge", gb_cache_cmd_merge, OPT_CUBINS | OPT_JSON, 1, 1, "DIR"},
+    {"verify", gb_cache_cmd_verify, OPT_JSON, 0, 0, ""},
+    {"gc", gb_cache_cmd_gc, OPT_COMPACT | OPT_DRY_RUN | OPT_JSON, 0, 0, ""},
+    {"path", cmd_path, 0, 0, 0, ""},
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -230,7 +232,15 @@ static int parse(cache_args *a, int argc, char **argv, const command **out)
     }
     unsigned extra = given & ~(*out)->options;
     if (extra) return usage_error(a, "not an option of this command: ", option_name(extra));
-    if (a->n_pos < (*out)->min_pos) return usage_error(a, "missing argument", "");
+    if (a->n_pos < (*out)->min_pos) { /* name the first one missing: its word in `takes` */
+        const char *word = (*out)->takes;
+        for (int i = 0; i < a->n_pos && strchr(word, ' '); i++)
+            word = strchr(word, ' ') + 1;
+        char what[128];
+        snprintf(what, sizeof what, "%.*s (it takes %s)", (int)strcspn(word, " "), word,
+                 (*out)->takes);
+        return usage_error(a, "missing argument ", what);
+    }
     if (a->n_pos > (*out)->max_pos)
         return usage_error(a, "unexpected argument: ", a->pos[(*out)->max_pos]);
     if (a->all && a->stale) return usage_error(a, "--all and --stale exclude each other", "");

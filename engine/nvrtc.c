@@ -199,10 +199,12 @@ static int compile(const gb_compile_req *req, gb_compile_out *out, gb_err *err)
     if (rc == GB_OK) out->resources = resources(out);
     nvrtcDestroyProgram(&prog);
     if (rc != GB_OK) {
-        char *log = out->log; /* keep the log for the caller's report */
+        char *log = out->log; /* keep the log and the time for the caller's report */
+        double ms = out->compile_ms;
         out->log = NULL;
         gb_compile_out_free(out);
         out->log = log;
+        out->compile_ms = ms;
     }
     return rc;
 }

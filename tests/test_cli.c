@@ -656,6 +656,12 @@ static void test_cache_usage_errors_exit_with_2(void **state)
         if (f->r.status != 2) fail_msg("case %zu exited %d: %s", i, f->r.status, f->r.err);
         assert_non_null(strstr(f->r.err, "gpubench cache"));
     }
+    /* a missing argument is named, with what the command takes */
+    run(f, "gpubench", "cache", "show", NULL);
+    assert_non_null(
+        strstr(f->r.err, "gpubench cache show: missing argument KERNEL (it takes KERNEL [SHAPE])"));
+    run(f, "gpubench", "cache", "merge", NULL);
+    assert_non_null(strstr(f->r.err, "gpubench cache merge: missing argument DIR (it takes DIR)"));
 }
 
 static void test_a_corrupt_cache_is_named_and_exits_with_2(void **state)

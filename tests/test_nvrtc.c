@@ -258,6 +258,7 @@ static void test_a_source_error_names_file_and_line_and_keeps_the_log(void **sta
     assert_non_null(f->out.log);
     assert_non_null(strstr(f->out.log, "broken.cuh(3): error"));
     assert_non_null(strstr(f->out.log, "error detected in the compilation of \"broken.cuh\""));
+    assert_true(f->out.compile_ms > 0); /* the time NVRTC spent counts, failed or not */
     assert_failed_cleanly(&f->out);
 }
 
