@@ -458,6 +458,11 @@ int gb_cache_open(const char *dir, unsigned flags, gb_cache **out, gb_err *err)
     if (pthread_rwlock_init(&c->lock, NULL)) goto cleanup;
     c->lock_ready = true;
     if (!readonly && (rc = make_dirs(dir, err))) goto cleanup;
+    struct stat st; /* read-only, nothing is made: a file where the folder should be */
+    if (readonly && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        rc = gb_err_set(err, ENOTDIR, "cache %s: not a directory; pass --cache DIR", dir);
+        goto cleanup;
+    }
     if (!(flags & GB_CACHE_SKIP_CHECK)) {
         if ((rc = gb_cache_check(dir, 0, &report, err))) goto cleanup;
         passed_check = true;

@@ -662,6 +662,14 @@ static void test_cache_usage_errors_exit_with_2(void **state)
         strstr(f->r.err, "gpubench cache show: missing argument KERNEL (it takes KERNEL [SHAPE])"));
     run(f, "gpubench", "cache", "merge", NULL);
     assert_non_null(strstr(f->r.err, "gpubench cache merge: missing argument DIR (it takes DIR)"));
+    /* a file for --cache: one sentence, whether the command reads or writes */
+    write_script(f, "afile", "");
+    const char *const commands[] = {"ls", "verify", "gc"};
+    for (size_t i = 0; i < 3; i++) {
+        run(f, "gpubench", "cache", commands[i], "--cache", "afile", NULL);
+        assert_int_equal(f->r.status, 2);
+        assert_non_null(strstr(f->r.err, "cache afile: not a directory; pass --cache DIR"));
+    }
 }
 
 static void test_a_corrupt_cache_is_named_and_exits_with_2(void **state)
