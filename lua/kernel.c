@@ -4,6 +4,7 @@
 #include "engine/wire_types.h"
 #include "lua/internal.h"
 #include "lua/wire.h"
+#include "tuner/space.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -268,10 +269,14 @@ static int to_dims(lua_State *L, const char *what, const char *where, uint32_t o
             lua_pushvalue(L, -1);
         int is_int = 0;
         lua_Integer v = lua_tointegerx(L, -1, &is_int);
+        if (!is_int || v < 1 || v > 0x7FFFFFFF) {
+            const char *got = luaL_tolstring(L, -1, NULL);
+            int rc = gb_err_set(err, GB_ESCRIPT, "%s: %s[%d] must be a positive integer, got %s",
+                                where, what, i + 1, got);
+            lua_pop(L, 2);
+            return rc;
+        }
         lua_pop(L, 1);
-        if (!is_int || v < 1 || v > 0x7FFFFFFF)
-            return gb_err_set(err, GB_ESCRIPT, "%s: %s[%d] must be a positive integer", where, what,
-                              i + 1);
         out[i] = (uint32_t)v;
     }
     return GB_OK;
@@ -297,8 +302,7 @@ static bool has_field(lua_kernel *k, const char *field)
     return has;
 }
 
-static int hook_launch(void *ctx, const gb_config *c, const gb_fields *s, gb_launch *out,
-                       gb_err *err)
+static int launch_of(void *ctx, const gb_config *c, const gb_fields *s, gb_launch *out, gb_err *err)
 {
     lua_kernel *k = ctx;
     char where[512];
@@ -319,6 +323,30 @@ static int hook_launch(void *ctx, const gb_config *c, const gb_fields *s, gb_lau
         return gb_err_set(err, GB_ESCRIPT, "%s: smem must be a non-negative integer", where);
     out->smem_bytes = (uint32_t)smem;
     return GB_OK;
+}
+
+/* A hook's bad value is named with the configuration and shape it came from. */
+static int with_config_and_shape(int rc, const gb_config *c, const gb_fields *s, gb_err *err)
+{
+    if (rc != GB_ESCRIPT) return rc;
+    gb_strbuf sb = GB_STRBUF_INIT;
+    gb_fields config = {0};
+    gb_sb_printf(&sb, "%s (configuration ", err->msg);
+    if (gb_config_to_fields(c, &config) == GB_OK) gb_fields_append_canonical(&sb, &config, NULL, 0);
+    gb_fields_free(&config);
+    gb_sb_puts(&sb, ", shape ");
+    gb_fields_append_canonical(&sb, s, NULL, 0);
+    gb_sb_puts(&sb, ")");
+    if (gb_sb_status(&sb) == GB_OK) gb_err_set(err, rc, "%s", gb_sb_str(&sb));
+    gb_sb_free(&sb);
+    return rc;
+}
+
+static int hook_launch(void *ctx, const gb_config *c, const gb_fields *s, gb_launch *out,
+                       gb_err *err)
+{
+    int rc = launch_of(ctx, c, s, out, err);
+    return with_config_and_shape(rc, c, s, err);
 }
 
 static int hook_defines(void *ctx, const gb_config *c, const gb_fields *s, gb_fields *out,

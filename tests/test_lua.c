@@ -408,11 +408,11 @@ static void test_geometry_hooks_are_checked(void **state)
 {
     fixture *f = *state;
     expect_hook_error(f, "grid = function(c, s) return { 0 } end,",
-                      "grid[1] must be a positive integer");
+                      "grid[1] must be a positive integer, got 0 (configuration B=");
     expect_hook_error(f, "grid = function(c, s) return { 1, 1, 1, 1 } end,",
                       "grid must give 1 to 3 sizes, got 4");
     expect_hook_error(f, "block = function(c, s) return { c.B, 0.5 } end,",
-                      "block[2] must be a positive integer");
+                      "block[2] must be a positive integer, got 0.5 (configuration B=");
     expect_hook_error(f, "smem = function(c, s) return -4 end,",
                       "smem must be a non-negative integer");
     expect_hook_error(f, "constraints = { function(c) return c.missing.B end },",
