@@ -199,6 +199,23 @@ static int print_json(const gb_device_info *d, const gb_roofs *roofs, const gb_c
     return 0;
 }
 
+/* --json when there is nothing to describe: the same document with no device,
+ * roofs or ceilings, and why, so a script that reads it learns the reason. */
+static void print_json_error(const gb_err *err, const char *nvrtc)
+{
+    json_t *doc = json_object();
+    if (!doc || gb_json_set(doc, "device", json_null()) ||
+        gb_json_set(doc, "nvrtc_version", json_string(nvrtc)) ||
+        gb_json_set(doc, "error", json_string(err->msg))) {
+        json_decref(doc);
+        return;
+    }
+    char *text = gb_json_dump(doc, true);
+    json_decref(doc);
+    if (text) printf("%s\n", text);
+    free(text);
+}
+
 int gb_cli_info(int argc, char **argv)
 {
     info_args a = {0};
@@ -209,6 +226,11 @@ int gb_cli_info(int argc, char **argv)
     gb_err err = {0};
     if (query(&a, &device, &ceilings, &err) != GB_OK) {
         fprintf(stderr, "%s info: %s\n", argv[0], err.msg);
+        if (a.json) {
+            char nvrtc[16];
+            gb_nvrtc_version(nvrtc);
+            print_json_error(&err, nvrtc);
+        }
         if (err.code == GB_ENODRIVER || err.code == GB_ENOGPU) return 3;
         if (err.code == GB_EBUSY) return 5;
         return err.code == GB_ECACHE || err.code == GB_EIO ? 4 : gb_cli_exit_status(err.code);

@@ -318,9 +318,15 @@ static void test_info_describes_the_gpu_or_says_why_there_is_none(void **state)
     run(f, "gpubench", "info", "--device", "x", NULL);
     assert_int_equal(f->r.status, 2);
     run(f, "gpubench", "info", "--json", NULL);
-    if (!have_driver()) {
+    if (!have_driver()) { /* the reason on stderr, and in the JSON asked for */
         assert_int_equal(f->r.status, 3);
         assert_non_null(strstr(f->r.err, "gpubench info: no CUDA driver"));
+        json_error_t error;
+        json_t *doc = json_loads(f->r.out, 0, &error);
+        assert_non_null(doc);
+        assert_true(json_is_null(json_object_get(doc, "device")));
+        assert_non_null(strstr(json_string_value(json_object_get(doc, "error")), "no CUDA driver"));
+        json_decref(doc);
         return;
     }
     assert_int_equal(f->r.status, 0);
