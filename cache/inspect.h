@@ -132,17 +132,20 @@ int gb_cache_rm(gb_cache *cache, const gb_cache_rm_opts *opts, gb_cache_rm_summa
                 gb_err *err);
 
 typedef struct gb_cache_gc_summary {
-    size_t n_cubins;      /* cubins before */
-    size_t n_removed;     /* of which removed: */
-    size_t n_unnamed;     /*   named by no trial record */
-    size_t n_other_nvrtc; /*   compiled by another NVRTC than now->nvrtc */
-    size_t bytes_removed; /* their record sizes */
+    size_t n_cubins;       /* cubins before */
+    size_t n_removed;      /* of which removed: */
+    size_t n_unnamed;      /*   named by no trial record (with unnamed) */
+    size_t n_other_nvrtc;  /*   compiled by another NVRTC than now->nvrtc */
+    size_t bytes_removed;  /* their record sizes */
+    size_t n_kept_unnamed; /* named by no trial and kept (without unnamed) */
 } gb_cache_gc_summary;
 
-/* Removes the cubins that no trial record names and those whose NVRTC version is
- * known and differs from nvrtc (such a cubin's key can never be asked for again). */
-int gb_cache_gc(gb_cache *cache, const char *nvrtc, bool dry_run, gb_cache_gc_summary *out,
-                gb_err *err);
+/* Removes the cubins whose NVRTC version is known and differs from nvrtc (such a
+ * cubin's key can never be asked for again) and, with unnamed, those that no
+ * trial record names: a --compile-only run's, which a GPU host may still time
+ * (kept by default), the references', and those of trials since removed. */
+int gb_cache_gc(gb_cache *cache, const char *nvrtc, bool unnamed, bool dry_run,
+                gb_cache_gc_summary *out, gb_err *err);
 
 typedef struct gb_cache_verify_summary {
     size_t n_checked[GB_DB_COUNT];

@@ -141,6 +141,7 @@ static int compare_hex(const void *a, const void *b)
 typedef struct sweep {
     const named *names;
     const char *nvrtc;
+    bool unnamed; /* remove the cubins no trial names too */
     gb_cache_gc_summary *sum;
     keylist doomed;
     gb_err *err;
@@ -170,7 +171,8 @@ static int judge_cubin(void *ctx, const gb_cache_item *item)
     bool other = nvrtc[0] && strcmp(nvrtc, s->nvrtc) != 0;
     bool unnamed = s->names->n == 0 ||
                    !bsearch(hex, s->names->hex, s->names->n, sizeof *s->names->hex, compare_hex);
-    if (!other && !unnamed) return 0;
+    if (!other && unnamed && !s->unnamed) s->sum->n_kept_unnamed++;
+    if (!other && (!unnamed || !s->unnamed)) return 0;
     s->sum->n_other_nvrtc += other;
     s->sum->n_unnamed += !other && unnamed;
     s->sum->n_removed++;
@@ -178,11 +180,11 @@ static int judge_cubin(void *ctx, const gb_cache_item *item)
     return keylist_add(&s->doomed, &item->key) ? gb_err_set(s->err, GB_ENOMEM, "out of memory") : 0;
 }
 
-int gb_cache_gc(gb_cache *cache, const char *nvrtc, bool dry_run, gb_cache_gc_summary *out,
-                gb_err *err)
+int gb_cache_gc(gb_cache *cache, const char *nvrtc, bool unnamed, bool dry_run,
+                gb_cache_gc_summary *out, gb_err *err)
 {
     named names = {.err = err};
-    sweep s = {.names = &names, .nvrtc = nvrtc, .sum = out, .err = err};
+    sweep s = {.names = &names, .nvrtc = nvrtc, .unnamed = unnamed, .sum = out, .err = err};
     memset(out, 0, sizeof *out);
     int rc = gb_cache_walk(cache, GB_DB_TRIALS, note_named, &names, err);
     if (rc == GB_OK && names.n > 1) qsort(names.hex, names.n, sizeof *names.hex, compare_hex);

@@ -21,7 +21,7 @@ typedef struct cache_args {
     char default_dir[4096];
     char **pos; /* the arguments after the command */
     int n_pos;
-    bool json, all, stale, dry_run, cubins, compact;
+    bool json, all, stale, dry_run, cubins, compact, unnamed;
     const char *kernel, *device, *shape_text, *from, *kernel_fp;
     gb_fields shape; /* parsed shape_text */
     gb_cache_filter filter;

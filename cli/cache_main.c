@@ -50,9 +50,10 @@ static const char USAGE[] =
     "      folds the cache in DIR in; DIR is only read\n"
     "  verify\n"
     "      checks that every record decodes and sits under the key its content gives\n"
-    "  gc [--compact] [--dry-run]\n"
-    "      removes the cubins that no trial names or that another NVRTC compiled, and\n"
-    "      says how much that freed; --compact then shrinks the file (it needs the\n"
+    "  gc [--unnamed] [--compact] [--dry-run]\n"
+    "      removes the cubins that another NVRTC compiled, with --unnamed those that no\n"
+    "      trial names too (a --compile-only run's, kept otherwise for a GPU to time),\n"
+    "      and says how much that freed; --compact then shrinks the file (it needs the\n"
     "      cache to itself: no tuning run may have it open)\n"
     "  path\n"
     "      the cache's directory\n"
@@ -94,6 +95,7 @@ enum {
     OPT_FROM = 1 << 8,
     OPT_KERNEL_FP = 1 << 9,
     OPT_JSON = 1 << 10,
+    OPT_UNNAMED = 1 << 11,
 };
 
 typedef struct command {
@@ -121,7 +123,7 @@ static const command COMMANDS[] = {
      "FILE"},
     {"merge", gb_cache_cmd_merge, OPT_CUBINS | OPT_JSON, 1, 1, "DIR"},
     {"verify", gb_cache_cmd_verify, OPT_JSON, 0, 0, ""},
-    {"gc", gb_cache_cmd_gc, OPT_COMPACT | OPT_DRY_RUN | OPT_JSON, 0, 0, ""},
+    {"gc", gb_cache_cmd_gc, OPT_COMPACT | OPT_DRY_RUN | OPT_UNNAMED | OPT_JSON, 0, 0, ""},
     {"path", cmd_path, 0, 0, 0, ""},
 };
 
@@ -138,6 +140,7 @@ static const struct option LONG_OPTIONS[] = {
     {"from", required_argument, NULL, 'f'},
     {"kernel-fp", required_argument, NULL, 'F'},
     {"json", no_argument, NULL, 'j'},
+    {"unnamed", no_argument, NULL, 'u'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -190,6 +193,9 @@ static unsigned take_option(cache_args *a, int c)
     case 'j':
         a->json = true;
         return OPT_JSON;
+    case 'u':
+        a->unnamed = true;
+        return OPT_UNNAMED;
     default:
         return ~0u;
     }
@@ -199,7 +205,7 @@ static const char *option_name(unsigned bit)
 {
     static const char *const names[] = {"--kernel", "--device",    "--shape",  "--all",
                                         "--stale",  "--dry-run",   "--cubins", "--compact",
-                                        "--from",   "--kernel-fp", "--json"};
+                                        "--from",   "--kernel-fp", "--json",   "--unnamed"};
     for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
         if (bit & 1u << i) return names[i];
     return "?";

@@ -60,16 +60,17 @@ int gb_cache_cmd_gc(cache_args *a)
     int status = gb_cache_cli_open(a, !a->dry_run, false, &cache);
     if (status) return status;
     if (!cache) return gb_cache_cli_no_cache(a);
-    int rc = gb_cache_gc(cache, a->nvrtc, a->dry_run, &sum, &err);
+    int rc = gb_cache_gc(cache, a->nvrtc, a->unnamed, a->dry_run, &sum, &err);
     gb_cache_close(cache); /* compacting needs every handle on the cache closed */
     if (rc) return gb_cache_cli_fail(a, err.msg);
     json_t *out = NULL;
     if (a->json) {
-        out =
-            json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I}", "cache", a->dir, "dry_run", a->dry_run,
-                      "cubins", (json_int_t)sum.n_cubins, "removed", (json_int_t)sum.n_removed,
-                      "named_by_no_trial", (json_int_t)sum.n_unnamed, "other_nvrtc",
-                      (json_int_t)sum.n_other_nvrtc, "bytes_freed", (json_int_t)sum.bytes_removed);
+        out = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "cache", a->dir, "dry_run",
+                        a->dry_run, "cubins", (json_int_t)sum.n_cubins, "removed",
+                        (json_int_t)sum.n_removed, "named_by_no_trial", (json_int_t)sum.n_unnamed,
+                        "other_nvrtc", (json_int_t)sum.n_other_nvrtc, "bytes_freed",
+                        (json_int_t)sum.bytes_removed, "kept_named_by_no_trial",
+                        (json_int_t)sum.n_kept_unnamed);
     } else {
         char bytes[32];
         gb_cache_cli_bytes((double)sum.bytes_removed, bytes, sizeof bytes);
@@ -77,6 +78,10 @@ int gb_cache_cmd_gc(cache_args *a)
                "NVRTC than %s)\n",
                a->dir, a->dry_run ? "would remove" : "removed", sum.n_removed, sum.n_cubins, bytes,
                sum.n_unnamed, sum.n_other_nvrtc, a->nvrtc);
+        if (sum.n_kept_unnamed)
+            printf("(kept %zu cubin(s) that no trial names: a --compile-only run's, say, for a GPU "
+                   "to time; --unnamed removes them)\n",
+                   sum.n_kept_unnamed);
         if (!a->compact && !a->dry_run && sum.n_removed)
             printf("(the file keeps its size and reuses the space; --compact gives it back to "
                    "the file system)\n");

@@ -449,7 +449,7 @@ static void test_cache_help_lists_every_command_and_what_stale_means(void **stat
                            "import --from kernel-tuner FILE --kernel NAME --shape SHAPE",
                            "merge DIR",
                            "verify",
-                           "gc [--compact] [--dry-run]",
+                           "gc [--unnamed] [--compact] [--dry-run]",
                            "path",
                            "--json",
                            "no cache here yet",
@@ -634,7 +634,12 @@ static void test_cache_rm_and_gc(void **state)
     assert_non_null(strstr(f->r.out, "removed 1 best record(s) and 2 trial(s)"));
     run(f, "gpubench", "cache", "ls", "--cache", f->cache, NULL);
     assert_non_null(strstr(f->r.out, "1 tuned shape(s), 0 stale; 0 trial(s); 2 compiled"));
+    /* a compile-only run's cubins stay for a GPU to time, unless asked */
     run(f, "gpubench", "cache", "gc", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "removed 0 of 2 cubin(s)"));
+    assert_non_null(strstr(f->r.out, "kept 2 cubin(s) that no trial names"));
+    run(f, "gpubench", "cache", "gc", "--unnamed", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "removed 2 of 2 cubin(s)"));
     assert_non_null(strstr(f->r.out, "2 named by no trial"));

@@ -296,10 +296,16 @@ static void test_gc_drops_cubins_no_trial_names_and_other_nvrtc_ones(void **stat
     put_trial(f, "gemm", "H200", 1, 1, named);
     put_trial(f, "gemm", "H200", 1, 2, other); /* named, but no NVRTC here asks for it */
     gb_cache_gc_summary sum;
-    assert_int_equal(gb_cache_gc(f->cache, "13.0", true, &sum, &f->err), GB_OK);
+    assert_int_equal(gb_cache_gc(f->cache, "13.0", true, true, &sum, &f->err), GB_OK);
     assert_int_equal(sum.n_removed, 2);
     assert_int_equal(fx_count(f->cache, GB_DB_CUBINS), 3);
-    assert_int_equal(gb_cache_gc(f->cache, "13.0", false, &sum, &f->err), GB_OK);
+    /* without unnamed, the cubin no trial names stays (a compile-only run's) */
+    assert_int_equal(gb_cache_gc(f->cache, "13.0", false, true, &sum, &f->err), GB_OK);
+    assert_int_equal(sum.n_removed, 1);
+    assert_int_equal(sum.n_other_nvrtc, 1);
+    assert_int_equal(sum.n_unnamed, 0);
+    assert_int_equal(sum.n_kept_unnamed, 1);
+    assert_int_equal(gb_cache_gc(f->cache, "13.0", true, false, &sum, &f->err), GB_OK);
     assert_int_equal(sum.n_cubins, 3);
     assert_int_equal(sum.n_removed, 2);
     assert_int_equal(sum.n_unnamed, 1);
@@ -328,7 +334,7 @@ static void test_compact_gives_freed_space_back_and_keeps_the_records(void **sta
     fx_put_cubin(f->cache, 1, "13.0", 5000, hex);
     put_trial(f, "gemm", "H200", 1, 1, hex);
     gb_cache_gc_summary sum;
-    assert_int_equal(gb_cache_gc(f->cache, "13.0", false, &sum, &f->err), GB_OK);
+    assert_int_equal(gb_cache_gc(f->cache, "13.0", true, false, &sum, &f->err), GB_OK);
     assert_int_equal(sum.n_removed, 60);
     gb_cache_close(f->cache);
     f->cache = NULL;

@@ -574,7 +574,7 @@ static void test_records_name_their_source_files_and_cubins(void **state)
     free(cubin);
     gb_trial_record_free(&trial);
     gb_cache_gc_summary gc;
-    assert_int_equal(gb_cache_gc(f->cache, nvrtc, false, &gc, NULL), GB_OK);
+    assert_int_equal(gb_cache_gc(f->cache, nvrtc, true, false, &gc, NULL), GB_OK);
     assert_true(gb_cache_get_cubin(f->cache, &key, &meta, &cubin, &len, NULL) == GB_OK);
     free(meta);
     free(cubin);
