@@ -381,7 +381,8 @@ static int check_params(const gb_gpu *gpu, const gb_gpu_kernel *k, gb_err *err)
             return gb_err_set(err, GB_ELAUNCH,
                               "the kernel's parameter %d takes %d bytes but argument %d is a %s "
                               "of %zu bytes",
-                              i + 1, k->param_bytes[i], i + 1, gb_arg_param_what(&gpu->args[i].desc),
+                              i + 1, k->param_bytes[i], i + 1,
+                              gb_arg_param_what(&gpu->args[i].desc),
                               gb_arg_param_bytes(&gpu->args[i].desc));
     return GB_OK;
 }
