@@ -119,18 +119,23 @@ static void test_malformed_and_virtual_archs_exit_2_with_what_a_target_looks_lik
     assert_non_null(strstr(f->err, "does not compile for sm_80a"));
 }
 
+/* Writes TINY as name with its text `old` (which it must hold) replaced by `new`. */
+static void write_tiny_with(fixture *f, const char *name, const char *old, const char *new)
+{
+    char script[sizeof TINY + 128];
+    const char *at = strstr(TINY, old);
+    assert_non_null(at);
+    snprintf(script, sizeof script, "%.*s%s%s", (int)(at - TINY), TINY, new, at + strlen(old));
+    write_script(f, name, script);
+}
+
 /* Constraints that leave nothing are no valid configuration, as a timed run
  * says: exit 1, the shape named with how many were rejected; a shard that owns
  * nothing of a space is not. */
 static void test_compile_only_with_no_valid_configuration_exits_1(void **state)
 {
     fixture *f = *state;
-    char script[sizeof TINY + 16];
-    snprintf(script, sizeof script, "%s", TINY);
-    char *keep = strstr(script, "c.S ~= 4");
-    assert_non_null(keep);
-    memcpy(keep, "c.S >= 9", 8);
-    write_script(f, "none.lua", script);
+    write_tiny_with(f, "none.lua", "c.S ~= 4", "c.S >= 9");
     tune(f, "none.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
     assert_int_equal(f->status, 1);
     assert_non_null(strstr(f->out, "0 compiled, 0 failed, 3 rejected by constraints"));
@@ -142,25 +147,14 @@ static void test_compile_only_with_no_valid_configuration_exits_1(void **state)
     assert_int_equal(f->status, 0);
 }
 
-/* TINY with its args list replaced by `args`. */
-static void write_tiny_with_args(fixture *f, const char *name, const char *args)
-{
-    char script[sizeof TINY + 64];
-    const char *from = strstr(TINY, "gb.tensor('f32'"), *to = strstr(TINY, " } end,\n  grid");
-    assert_non_null(from);
-    assert_non_null(to);
-    snprintf(script, sizeof script, "%.*s%s%s", (int)(from - TINY), TINY, args, to);
-    write_script(f, name, script);
-}
-
 /* An args list that does not match the kernel's parameters, found without a GPU
  * from the cubin (count and sizes), at the args line with both lists: exit 1;
  * compiled again from the cache, the same. */
 static void test_compile_only_checks_args_against_the_kernels_parameters(void **state)
 {
     fixture *f = *state;
-    write_tiny_with_args(f, "extra.lua",
-                         "gb.tensor('f32', {s.N}, 'randn'), gb.i32(s.N), gb.f32(1)");
+    write_tiny_with(f, "extra.lua", "gb.tensor('f32', {s.N}, 'randn'), gb.i32(s.N)",
+                    "gb.tensor('f32', {s.N}, 'randn'), gb.i32(s.N), gb.f32(1)");
     for (int run = 0; run < 2; run++) {
         tune(f, "extra.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
         assert_int_equal(f->status, 1);
@@ -168,7 +162,8 @@ static void test_compile_only_checks_args_against_the_kernels_parameters(void **
                                        "(tensor (a pointer), i32, f32: 8, 4, 4 bytes) but the "
                                        "kernel takes 2 parameters (8, 4 bytes)"));
     }
-    write_tiny_with_args(f, "wide.lua", "gb.tensor('f32', {s.N}, 'randn'), gb.i64(s.N)");
+    write_tiny_with(f, "wide.lua", "gb.tensor('f32', {s.N}, 'randn'), gb.i32(s.N)",
+                    "gb.tensor('f32', {s.N}, 'randn'), gb.i64(s.N)");
     tune(f, "wide.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
     assert_int_equal(f->status, 1);
     assert_non_null(strstr(f->err, "args gives 2 arguments (tensor (a pointer), i64: 8, 8 "
@@ -181,13 +176,7 @@ static void test_compile_only_checks_args_against_the_kernels_parameters(void **
 static void test_an_entry_that_names_no_instance_is_told_at_the_kernels_line(void **state)
 {
     fixture *f = *state;
-    char script[sizeof TINY + 16];
-    snprintf(script, sizeof script, "%s", TINY);
-    char *entry = strstr(script, "'scale<${S}>'");
-    assert_non_null(entry);
-    memmove(entry + 16, entry + 13, strlen(entry + 13) + 1);
-    memcpy(entry, "'scale<${S}, 3>'", 16);
-    write_script(f, "entry.lua", script);
+    write_tiny_with(f, "entry.lua", "'scale<${S}>'", "'scale<${S}, 3>'");
     tune(f, "entry.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
     assert_int_equal(f->status, 1);
     assert_non_null(strstr(f->out, "error 1 (2 configurations): entry.lua:2: error: entry "
