@@ -38,29 +38,27 @@ int gb_cli_bad_option(const char *prog, const char *cmd, char *const *argv,
                       const struct option *longs)
 {
     const char *given = optind > 0 ? argv[optind - 1] : "";
-    char where[256];
-    snprintf(where, sizeof where, "(see `%s%s%s --help`)", prog, cmd ? " " : "", cmd ? cmd : "");
-    const char *name = given[0] == '-' && given[1] == '-' ? given + 2 : NULL;
-    size_t len = name ? strcspn(name, "=") : 0;
+    char who[128], where[160];
+    snprintf(who, sizeof who, "%s%s%s", prog, cmd ? " " : "", cmd ? cmd : "");
+    snprintf(where, sizeof where, "(see `%s --help`)", who);
     if (optopt != 0) { /* a known option with a value missing or not taken, or a short one */
         for (const struct option *o = longs; o->name; o++)
             if (o->val == optopt && o->flag == NULL) {
-                fprintf(stderr, "%s%s%s: option '--%s' %s %s\n", prog, cmd ? " " : "",
-                        cmd ? cmd : "", o->name,
+                fprintf(stderr, "%s: option '--%s' %s %s\n", who, o->name,
                         o->has_arg == no_argument ? "takes no value" : "needs a value", where);
                 return 2;
             }
         if (optopt > 0 && optopt < 128)
-            fprintf(stderr, "%s%s%s: unknown option '-%c' %s\n", prog, cmd ? " " : "",
-                    cmd ? cmd : "", optopt, where);
+            fprintf(stderr, "%s: unknown option '-%c' %s\n", who, optopt, where);
         else
-            fprintf(stderr, "%s%s%s: unknown option '%s' %s\n", prog, cmd ? " " : "",
-                    cmd ? cmd : "", given, where);
+            fprintf(stderr, "%s: unknown option '%s' %s\n", who, given, where);
         return 2;
     }
+    /* a long option: the ones it is a prefix of, or the nearest within two edits */
+    const char *name = given[0] == '-' && given[1] == '-' ? given + 2 : NULL;
+    size_t len = name ? strcspn(name, "=") : 0, best = 3, prefixed = 0;
     char could[512] = "";
     const char *nearest = NULL;
-    size_t best = 3, prefixed = 0;
     for (const struct option *o = longs; name && o->name; o++) {
         if (len > 0 && !strncmp(o->name, name, len)) {
             size_t used = strlen(could);
@@ -70,14 +68,12 @@ int gb_cli_bad_option(const char *prog, const char *cmd, char *const *argv,
         if (d < best) best = d, nearest = o->name;
     }
     if (prefixed > 1)
-        fprintf(stderr, "%s%s%s: option '%s' is ambiguous: %s %s\n", prog, cmd ? " " : "",
-                cmd ? cmd : "", given, could, where);
+        fprintf(stderr, "%s: option '%s' is ambiguous: %s %s\n", who, given, could, where);
     else if (nearest)
-        fprintf(stderr, "%s%s%s: unknown option '%s' (did you mean '--%s'?) %s\n", prog,
-                cmd ? " " : "", cmd ? cmd : "", given, nearest, where);
+        fprintf(stderr, "%s: unknown option '%s' (did you mean '--%s'?) %s\n", who, given, nearest,
+                where);
     else
-        fprintf(stderr, "%s%s%s: unknown option '%s' %s\n", prog, cmd ? " " : "", cmd ? cmd : "",
-                given, where);
+        fprintf(stderr, "%s: unknown option '%s' %s\n", who, given, where);
     return 2;
 }
 
