@@ -147,6 +147,8 @@ int gb_cubin_params(const void *cubin, size_t bytes, const char *kernel, int *ou
                     int max)
 {
     *out_n = -1;
+    for (int i = 0; i < max; i++)
+        sizes[i] = -1; /* an ordinal the cubin skips stays unknown */
     image im;
     if (!cubin || open_image(cubin, bytes, &im) != GB_OK) return GB_EINVAL;
     if (!find_section(&im, ".text.", kernel)) return GB_ENOTFOUND;

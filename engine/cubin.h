@@ -27,7 +27,8 @@ int gb_cubin_resources(const void *cubin, size_t bytes, const char *lowered_name
                        gb_resources *out);
 
 /* The kernel's parameters as the cubin lists them (EIATTR_KPARAM_INFO): *out_n
- * of them, each one's size in bytes in sizes[ordinal] (at most max). GB_EINVAL
+ * of them, each one's size in bytes in sizes[ordinal] (at most max; -1 for an
+ * ordinal it does not list). GB_EINVAL
  * for an image that is not a 64-bit ELF, is truncated or lists more than max;
  * GB_ENOTFOUND when the kernel is not in it. */
 int gb_cubin_params(const void *cubin, size_t bytes, const char *lowered_name, int *out_n,
