@@ -591,7 +591,8 @@ static int export_tuned(const tune_args *a, const gb_lua_host *h, const char *pr
 }
 
 /* The exit status of a finished script, with its message printed. */
-static int script_status(int rc, const gb_err *err, const gb_lua_host *h, const char *prog)
+static int script_status(int rc, const gb_err *err, const gb_lua_host *h, const char *prog,
+                         const char *script)
 {
     if (gb_interrupted()) rc = GB_EINTR;
     if (rc == GB_EINTR) {
@@ -604,6 +605,11 @@ static int script_status(int rc, const gb_err *err, const gb_lua_host *h, const 
         return gb_cli_exit_status(rc);
     }
     if (h->gpu_missing && h->require_gpu) return 3;
+    if (h->n_calls == 0) /* not an error (a script may only ask gb.device), but say so */
+        fprintf(stderr,
+                "%s: %s called no gb.tune, gb.bench or gb.collective: nothing was tuned or "
+                "timed\n",
+                prog, script);
     return h->n_shapes_failed > 0 ? 1 : 0;
 }
 
@@ -689,7 +695,7 @@ static int run_script(const tune_args *a, gb_lua_host *h, progress *pr, const ch
     signal(SIGINT, SIG_DFL);
     running_script = NULL;
     progress_finish(pr); /* an error or Ctrl-C may have left the status line up */
-    int status = script_status(rc, &err, h, prog);
+    int status = script_status(rc, &err, h, prog, a->script);
     /* A run with failed shapes still exports what it tuned. */
     if (a->export_header && (status == 0 || status == 1)) {
         int exported = export_tuned(a, h, prog);

@@ -23,7 +23,7 @@ extern const unsigned long gb_prelude_source_len;
 static const char HOST_KEY[] = "gpubench.host";
 static const char ERROR_MT[] = "gpubench.error";
 
-static gb_lua_host *get_host(lua_State *L)
+gb_lua_host *gb_lua_host_of(lua_State *L)
 {
     lua_getfield(L, LUA_REGISTRYINDEX, HOST_KEY);
     gb_lua_host *host = lua_touserdata(L, -1);
@@ -407,7 +407,8 @@ static void report_call(gb_lua_host *host, const gb_kernel_def *def, const gb_tu
  * callers free what they own first. */
 static int run_kernel(lua_State *L, gb_tune_request *req, gb_err *err)
 {
-    gb_lua_host *host = get_host(L);
+    gb_lua_host *host = gb_lua_host_of(L);
+    host->n_calls++;
     gb_kernel_def *def = NULL;
     gb_fields *shapes = NULL;
     gb_tune_result result = {0};
@@ -504,7 +505,7 @@ static void push_device(lua_State *L, const gb_device_info *d)
 /* core.device() -> table, or nil and the reason when there is no GPU */
 static int core_device(lua_State *L)
 {
-    gb_lua_host *host = get_host(L);
+    gb_lua_host *host = gb_lua_host_of(L);
     gb_device_info info;
     gb_err err = {0};
     int rc = ensure_gpu(host, &info, &err);
@@ -547,7 +548,7 @@ static int read_best(gb_lua_host *host, const gb_kernel_def *def, gb_fields *sha
 /* core.best(kernel, shape) -> config table or nil */
 static int core_best(lua_State *L)
 {
-    gb_lua_host *host = get_host(L);
+    gb_lua_host *host = gb_lua_host_of(L);
     gb_kernel_def *def = NULL;
     gb_fields shape = {0}, key = {0};
     gb_best_record rec = {0};
@@ -570,7 +571,7 @@ static int core_best(lua_State *L)
 
 static int core_template_path(lua_State *L)
 {
-    gb_lua_host *host = get_host(L);
+    gb_lua_host *host = gb_lua_host_of(L);
     lua_createtable(L, host->n_template_path, 0);
     for (int i = 0; i < host->n_template_path; i++) {
         lua_pushstring(L, host->template_path[i]);

@@ -60,6 +60,7 @@ typedef struct gb_lua_host {
     gb_output *output;
     gb_run_context *context;
     /* Filled as the script runs. */
+    int n_calls;          /* gb.tune, gb.bench and gb.collective calls begun */
     int n_tuned;          /* gb.tune calls that completed */
     int n_shapes_failed;  /* shapes left with no valid variant */
     bool gpu_missing;     /* timing was skipped for want of a GPU */

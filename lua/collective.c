@@ -123,6 +123,7 @@ static int native_run(lua_State *L)
     if (gb_collective_op_parse(luaL_checkstring(L, 1), &op))
         return luaL_error(L, "gb.collective: unknown collective %s", lua_tostring(L, 1));
     luaL_checktype(L, 2, LUA_TTABLE);
+    gb_lua_host_of(L)->n_calls++;
     gb_collective_request req;
     gb_collective_opts opts = {.step_timeout_s = number(L, 2, "timeout", 60),
                                .setup_timeout_s = number(L, 2, "setup_timeout", 120)};

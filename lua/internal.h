@@ -8,6 +8,9 @@
 
 #include <lua.h>
 
+/* The host the state was made for (gb_lua_new). */
+gb_lua_host *gb_lua_host_of(lua_State *L);
+
 /* Calls the function below its nargs arguments on the stack under a traceback
  * handler. On error returns GB_ESCRIPT with the message (and traceback) in err. */
 int gb_lua_pcall(lua_State *L, int nargs, int nresults, gb_err *err);

@@ -217,6 +217,22 @@ static void test_an_unknown_option_is_one_line_with_the_nearest(void **state)
     }
 }
 
+/* A script that tunes nothing says so (exit 0: it may only have asked gb.device);
+ * one that tunes does not. */
+static void test_a_script_that_tunes_nothing_says_so(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "empty.lua", "");
+    run(f, "gpubench-tune", "empty.lua", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "gpubench-tune: empty.lua called no gb.tune, gb.bench or "
+                                     "gb.collective: nothing was tuned or timed"));
+    write_script(f, "tiny.lua", TINY);
+    run(f, "gpubench-tune", "tiny.lua", "--compile-only", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_null(strstr(f->r.err, "called no gb.tune"));
+}
+
 static void test_a_script_error_exits_with_2_and_names_the_line(void **state)
 {
     fixture *f = *state;
@@ -898,6 +914,7 @@ int main(void)
         T(test_gpubench_tune_help_lists_the_options),
         T(test_usage_errors_exit_with_2),
         T(test_an_unknown_option_is_one_line_with_the_nearest),
+        T(test_a_script_that_tunes_nothing_says_so),
         T(test_a_script_error_exits_with_2_and_names_the_line),
         T(test_without_a_gpu_every_variant_is_compiled_and_the_run_succeeds),
         T(test_out_writes_every_format_and_report_renders_the_run_again),
