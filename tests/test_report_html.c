@@ -113,6 +113,40 @@ static void test_the_page_is_one_file_that_loads_nothing(void **state)
     free(page);
 }
 
+/* The bests table's figures are the text table's: % of the measured ceiling and
+ * % of the peak, from the same functions, entry by entry (the fixture has a
+ * measured copy bandwidth and no measured GEMM rate, so copy_f32 has both and
+ * gemm_f32 a peak only). */
+static void test_the_bests_show_ceiling_and_peak_as_the_table_does(void **state)
+{
+    (void)state;
+    char path[4096];
+    char *page = render("figures.html", NULL, path, sizeof path);
+    gb_report r;
+    report_fixture(&r);
+    const gb_roofs *roofs = &r.context.roofs;
+    const char *ceil_at = page, *peak_at = page;
+    bool both = false;
+    for (int i = 0; i < r.n_entries; i++) {
+        double ceil = 100 * gb_entry_fraction(&r.entries[i], roofs, true);
+        double peak = 100 * gb_entry_fraction(&r.entries[i], roofs, false);
+        both = both || (ceil > 0 && peak > 0 && ceil != peak);
+        ceil_at = strstr(ceil_at, "\"pct_ceil\":");
+        peak_at = strstr(peak_at, "\"pct_peak\":");
+        assert_non_null(ceil_at);
+        assert_non_null(peak_at);
+        ceil_at += strlen("\"pct_ceil\":");
+        peak_at += strlen("\"pct_peak\":");
+        assert_float_equal(strtod(ceil_at, NULL), ceil, 1e-9 * (ceil + 1));
+        assert_float_equal(strtod(peak_at, NULL), peak, 1e-9 * (peak + 1));
+    }
+    assert_true(both);
+    assert_null(strstr(page, "roof_tflops"));
+    assert_non_null(strstr(page, "'% ceil'"));
+    gb_report_free(&r);
+    free(page);
+}
+
 static void test_a_kernel_name_cannot_end_the_script_element(void **state)
 {
     (void)state;
@@ -259,6 +293,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_page_is_one_file_that_loads_nothing),
+        cmocka_unit_test(test_the_bests_show_ceiling_and_peak_as_the_table_does),
         cmocka_unit_test(test_a_kernel_name_cannot_end_the_script_element),
         cmocka_unit_test(test_a_missing_chart_js_fails_at_begin_naming_it),
         cmocka_unit_test(test_an_unwritable_path_is_named_at_end),

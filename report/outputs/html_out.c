@@ -165,15 +165,21 @@ static json_t *config_text(const gb_fields *config)
     return j;
 }
 
-/* What the entry's best came to against the roofs (the peaks'), for the table. */
+/* What the entry's best came to against the roofs, for the table: as the text
+ * table has it, % of the measured ceiling and % of the theoretical peak (each 0
+ * when unknown), and whether the roof it sits under is memory's. */
 static int figures_json(json_t *o, const gb_report_entry *e, const gb_run_context *ctx)
 {
+    const gb_roofs *roofs = &ctx->roofs;
     bool memory_bound = false;
-    double roof = ctx->has_device ? gb_entry_roof_tflops(e, &ctx->roofs, false, &memory_bound) : 0;
+    double ceil = ctx->has_device ? gb_entry_fraction(e, roofs, true) : 0;
+    double peak = ctx->has_device ? gb_entry_fraction(e, roofs, false) : 0;
+    if (ctx->has_device) gb_entry_roof_tflops(e, roofs, ceil > 0, &memory_bound);
     int rc = gb_json_set(o, "tflops", gb_json_real(gb_entry_tflops(e)));
     if (!rc) rc = gb_json_set(o, "gbps", gb_json_real(gb_entry_gbps(e)));
     if (!rc) rc = gb_json_set(o, "intensity", gb_json_real(gb_entry_intensity(e)));
-    if (!rc) rc = gb_json_set(o, "roof_tflops", gb_json_real(roof));
+    if (!rc) rc = gb_json_set(o, "pct_ceil", gb_json_real(100 * ceil));
+    if (!rc) rc = gb_json_set(o, "pct_peak", gb_json_real(100 * peak));
     if (!rc) rc = gb_json_set(o, "memory_bound", json_boolean(memory_bound));
     return rc;
 }

@@ -368,7 +368,7 @@
     var table = add(main, 'table');
     var head = add(add(table, 'thead'), 'tr');
     [['Kernel'], ['Shape'], ['Best configuration'], ['Median ms', 'num'], ['TFLOP/s', 'num'], ['GB/s', 'num'],
-     ['% of roof', 'num'], ['Baseline ms', 'num'], ['Speedup', 'num'], ['Notes']].forEach(function (h) {
+     ['% ceil', 'num'], ['% peak', 'num'], ['Baseline ms', 'num'], ['Speedup', 'num'], ['Notes']].forEach(function (h) {
       add(head, 'th', h[1], h[0]);
     });
     var tbody = add(table, 'tbody');
@@ -381,7 +381,8 @@
       cell(tr, b ? num(b.median) : '–', 'num');
       cell(tr, e.tflops > 0 ? num(e.tflops) : '–', 'num');
       cell(tr, e.gbps > 0 ? num(e.gbps) : '–', 'num');
-      cell(tr, e.roof_tflops > 0 && e.tflops > 0 ? fixed(100 * e.tflops / e.roof_tflops, 1) + (e.memory_bound ? ' (mem)' : '') : '–', 'num');
+      cell(tr, e.pct_ceil > 0 ? fixed(e.pct_ceil, 1) + (e.memory_bound ? ' (mem)' : '') : '–', 'num');
+      cell(tr, e.pct_peak > 0 ? fixed(e.pct_peak, 1) : '–', 'num');
       cell(tr, r ? num(r.median) : '–', 'num');
       cell(tr, b && r ? fixed(r.median / b.median, 2) + '×' : '–', 'num');
       var notes = cell(tr, '');
