@@ -15,10 +15,12 @@ scripts/setup.sh
 scripts/format.sh --check
 
 # ctest keeps a program's whole output in its JUnit file only when told to; the
-# counts come from there (scripts/count-tests.sh).
+# counts come from there (scripts/count-tests.sh). Programs run as many at once as
+# there are CPUs (the GPU's take turns: RESOURCE_LOCK gpu), which on CI's two cores
+# overlaps the long NVRTC sweeps with the rest.
 run_tests() { # run_tests BUILD_DIR: runs its ctest, never stops the script
     rm -f "$1/junit.xml"
-    ctest --test-dir "$1" --output-on-failure --output-junit junit.xml \
+    ctest --test-dir "$1" --parallel "$(nproc)" --output-on-failure --output-junit junit.xml \
         --test-output-size-passed 4000000 --test-output-size-failed 4000000 || status=1
 }
 status=0
