@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The table of bench/gemm_list.sh: every gemm_list_*.json in a folder, one row a
-shape, in the seeds' order (squares, the LLM shapes by rows folded in, the
+shape, in the benchmark plan's order (squares, the LLM shapes by rows folded in, the
 batched form, the layouts; each type under the plan's name for it: bf16, fp16,
 fp8_e4m3@accum(fp32)), with the winner, its time and rate, the SM clock
 it ran at, cuBLAS's time raced beside it and the ratio (cuBLAS's time over

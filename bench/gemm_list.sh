@@ -1,9 +1,9 @@
 #!/bin/sh
-# The seeds' GEMM list against cuBLAS, on an sm_90a GPU: for each type named
+# The benchmark plan's GEMM list against cuBLAS, on an sm_90a GPU: for each type named
 # (default bf16 f16 e4m3), examples/gemm_tc.lua tunes, each shape over the
 # sub-space that suits its size,
 #   - the squares 256^3 to 16384^3 and the LLM shapes with 1, 8 and 64 times
-#     their rows (a batch folded into M, as the seeds write it), layout NT;
+#     their rows (a batch folded into M, as the plan writes it), layout NT;
 #   - the LLM shapes as a batch of 8 matrices;
 #   - the other three layouts (NN, TN, TT) at 1024^3 and 2048^3.
 # cuBLAS is each shape's reference and baseline where cuBLASLt has the GEMM (not

@@ -6,9 +6,9 @@
 --   gpubench-tune examples/gemm_tc.lua                  bf16, NT, 4096^3
 --   gpubench-tune examples/gemm_tc.lua -- f16 8192 4096x11008x4096
 --   gpubench-tune examples/gemm_tc.lua -- e4m3 tf32     fp8 and tf32 at 4096^3
---   gpubench-tune examples/gemm_tc.lua -- llm batch=1,8  the seeds' LLM shapes, 1 and 8 matrices
+--   gpubench-tune examples/gemm_tc.lua -- llm batch=1,8  the benchmark plan's LLM shapes, 1 and 8 matrices
 --   gpubench-tune examples/gemm_tc.lua -- llm=1,8,64     the same with 1, 8 and 64 times the rows
---                                                       (a batch folded into M, as the seeds have it)
+--                                                       (a batch folded into M, as the benchmark plan has it)
 --   gpubench-tune examples/gemm_tc.lua -- squares        256^3 to 16384^3
 --   gpubench-tune examples/gemm_tc.lua -- layouts 2048   NN, NT, TN and TT
 --   gpubench-tune examples/gemm_tc.lua -- 8192 BN=256    only configurations with BN 256
