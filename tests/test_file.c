@@ -16,19 +16,22 @@
 
 static const char TEXT[] = "{\"benchmarks\": [1, 2, 3]}\n";
 
+/* The tests' folder: the scratch fixture's (tests/scratch.h), removed after. */
 static int setup(void **state)
 {
-    static char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/gb_test_file.XXXXXX");
-    if (!mkdtemp(dir)) return -1;
-    *state = dir;
-    return 0;
+    *state = scratch_command_new("file");
+    return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-    scratch_remove(*state);
+    scratch_command_free(*state);
     return 0;
+}
+
+static const char *folder(void **state)
+{
+    return ((scratch_command *)*state)->dir;
 }
 
 static void write_plain(const char *path, const void *bytes, size_t n)
@@ -50,8 +53,8 @@ static void write_gzip(const char *path, const char *text)
 static void test_a_plain_and_a_gzipped_file_read_the_same(void **state)
 {
     char plain[128], packed[128];
-    snprintf(plain, sizeof plain, "%s/run.json", (char *)*state);
-    snprintf(packed, sizeof packed, "%s/run.json.gz", (char *)*state);
+    snprintf(plain, sizeof plain, "%s/run.json", folder(state));
+    snprintf(packed, sizeof packed, "%s/run.json.gz", folder(state));
     write_plain(plain, TEXT, strlen(TEXT));
     write_gzip(packed, TEXT);
     const char *paths[] = {plain, packed};
@@ -69,7 +72,7 @@ static void test_a_plain_and_a_gzipped_file_read_the_same(void **state)
 static void test_an_empty_file_is_an_empty_string(void **state)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/empty.json", (char *)*state);
+    snprintf(path, sizeof path, "%s/empty.json", folder(state));
     write_plain(path, "", 0);
     char *text = NULL;
     size_t len = 7;
@@ -93,7 +96,7 @@ static void expect_error(const char *path, size_t max, int code, const char *mes
 /* Each error names the file, after the caller's prefix, and says what is wrong. */
 static void test_what_cannot_be_read_is_named(void **state)
 {
-    const char *dir = *state;
+    const char *dir = folder(state);
     char path[128], msg[256];
     snprintf(path, sizeof path, "%s/missing.json", dir);
     snprintf(msg, sizeof msg, "table %s: No such file or directory", path);
