@@ -91,9 +91,7 @@ int gb_cli_report(int argc, char **argv)
     }
     /* gb_output_render would end the outputs; closing does that and reports. */
     gb_err ignored = {0};
-    gb_output_begin(out, &report.context, &ignored);
-    for (int i = 0; i < report.n_entries; i++)
-        gb_output_shape(out, &report.entries[i], &ignored);
+    gb_output_feed(out, &report, &ignored);
     status = gb_cli_outputs_close(&a.outputs, out, argv[0]);
     gb_report_free(&report);
     return status;

@@ -178,7 +178,7 @@ static void print_errors(FILE *out, const error_groups *g, bool verbose)
 /* ---- the summary line -------------------------------------------------------- */
 
 /* "4 rejected by constraints", per shape when the shapes differ. */
-static void rejected_text(FILE *out, const gb_tune_result *r)
+static void rejected_text(gb_strbuf *out, const gb_tune_result *r)
 {
     uint64_t lo = UINT64_MAX, hi = 0;
     for (int i = 0; i < r->n_shapes; i++) {
@@ -188,19 +188,16 @@ static void rejected_text(FILE *out, const gb_tune_result *r)
     }
     if (r->n_shapes == 0) lo = 0;
     if (lo == hi && lo > 0 && r->n_shapes > 1)
-        fprintf(out, "%llu rejected by constraints in each of %d shapes", (unsigned long long)lo,
-                r->n_shapes);
+        gb_sb_printf(out, "%llu rejected by constraints in each of %d shapes",
+                     (unsigned long long)lo, r->n_shapes);
     else if (lo == hi)
-        fprintf(out, "%llu rejected by constraints", (unsigned long long)lo);
+        gb_sb_printf(out, "%llu rejected by constraints", (unsigned long long)lo);
     else
-        fprintf(out, "%llu to %llu rejected by constraints per shape", (unsigned long long)lo,
-                (unsigned long long)hi);
+        gb_sb_printf(out, "%llu to %llu rejected by constraints per shape", (unsigned long long)lo,
+                     (unsigned long long)hi);
 }
 
-/* "26 compiled (20 from the cache), 0 failed, 4 rejected by constraints, 2 over
- * sm_90a's limits; NVRTC 3.2 s over 2 threads". The first three and the last
- * count rows and never overlap. */
-static void summary_line(FILE *out, const gb_tune_result *r, const gb_report_opts *o)
+void gb_compile_summary(gb_strbuf *out, const gb_tune_result *r, const char *arch, int jobs)
 {
     int compiled = 0, cached = 0, failed = 0, over = 0;
     for (int i = 0; i < r->n_compiles; i++) {
@@ -210,17 +207,19 @@ static void summary_line(FILE *out, const gb_tune_result *r, const gb_report_opt
         compiled += !row->error && !row->limit;
         cached += !row->error && !row->limit && row->cached;
     }
-    fprintf(out, "  %d compiled", compiled);
-    if (cached) fprintf(out, " (%d from the cache)", cached);
-    fprintf(out, ", %d failed, ", failed);
+    gb_sb_printf(out, "%d compiled", compiled);
+    if (cached) gb_sb_printf(out, " (%d from the cache)", cached);
+    gb_sb_printf(out, ", %d failed, ", failed);
     rejected_text(out, r);
-    if (over && o->arch)
-        fprintf(out, ", %d over %s's limits", over, o->arch);
+    if (r->arch[0]) arch = r->arch;
+    if (over && arch)
+        gb_sb_printf(out, ", %d over %s's limits", over, arch);
     else if (over)
-        fprintf(out, ", %d over the target's limits", over);
-    int threads = o->jobs > 0 ? o->jobs : 1; /* 0: on the tuner's own thread */
-    fprintf(out, "; NVRTC %.1f s over %d thread%s\n", r->timing.compile_cpu_s, threads,
-            threads == 1 ? "" : "s");
+        gb_sb_printf(out, ", %d over the target's limits", over);
+    int threads = r->timing.compile_threads ? r->timing.compile_threads : jobs;
+    if (threads < 1) threads = 1; /* 0: on the tuner's own thread */
+    gb_sb_printf(out, "; NVRTC %.1f s over %d thread%s", r->timing.compile_cpu_s, threads,
+                 threads == 1 ? "" : "s");
 }
 
 void gb_report_compiles(FILE *out, const gb_tune_result *r, const gb_report_opts *opts)
@@ -236,7 +235,10 @@ void gb_report_compiles(FILE *out, const gb_tune_result *r, const gb_report_opts
     gb_table_print(&t, out);
     gb_table_free(&t);
     if (!groups.failed) print_errors(out, &groups, opts->verbose);
-    summary_line(out, r, opts);
+    gb_strbuf summary = GB_STRBUF_INIT;
+    gb_compile_summary(&summary, r, opts->arch, opts->jobs);
+    fprintf(out, "  %s\n", gb_sb_status(&summary) ? "(out of memory)" : gb_sb_str(&summary));
+    gb_sb_free(&summary);
     if (r->reference_lib[0])
         fprintf(out, "  the reference is a %s call: not compiled\n", r->reference_lib);
     free_groups(&groups);

@@ -39,14 +39,29 @@ void gb_output_destroy(gb_output *o)
     if (o) o->ops->destroy(o);
 }
 
+int gb_output_feed(gb_output *o, const gb_report *report, gb_err *err)
+{
+    gb_err later = {0};
+    int first = gb_output_begin(o, &report->context, err), rc;
+    for (int i = 0; i <= report->n_entries; i++) {
+        /* the compile-only calls whose entries end here */
+        for (int c = 0; c < report->n_calls; c++) {
+            const gb_report_call *call = &report->calls[c];
+            if (call->first_entry + call->result.n_shapes != i) continue;
+            rc = gb_output_call_end(o, call->kernel, &call->result, first ? &later : err);
+            if (!first) first = rc;
+        }
+        if (i == report->n_entries) break;
+        rc = gb_output_shape(o, &report->entries[i], first ? &later : err);
+        if (!first) first = rc;
+    }
+    return first;
+}
+
 int gb_output_render(gb_output *o, const gb_report *report, gb_err *err)
 {
     gb_err later = {0};
-    int first = gb_output_begin(o, &report->context, err);
-    for (int i = 0; i < report->n_entries; i++) {
-        int rc = gb_output_shape(o, &report->entries[i], first ? &later : err);
-        if (!first) first = rc;
-    }
+    int first = gb_output_feed(o, report, err);
     int rc = gb_output_end(o, first ? &later : err);
     return first ? first : rc;
 }

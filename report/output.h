@@ -49,8 +49,10 @@ int gb_output_call_end(gb_output *o, const char *kernel, const gb_tune_result *c
 int gb_output_end(gb_output *o, gb_err *err);
 void gb_output_destroy(gb_output *o);
 
-/* Renders a whole saved run through o: begin, every entry, end (all of them even
- * after an error; the first is returned). */
+/* Feeds a whole saved run to o: begin, every entry, and each compile-only call's
+ * call_end after its last entry (all of them even after an error; the first is
+ * returned). gb_output_render ends o too. */
+int gb_output_feed(gb_output *o, const gb_report *report, gb_err *err);
 int gb_output_render(gb_output *o, const gb_report *report, gb_err *err);
 
 /* ---- the outputs --------------------------------------------------------- */

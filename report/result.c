@@ -27,8 +27,115 @@ void gb_report_free(gb_report *report)
         gb_tune_result_free(&one);
     }
     free(report->entries);
+    for (int i = 0; i < report->n_calls; i++) {
+        free(report->calls[i].kernel);
+        gb_tune_result_free(&report->calls[i].result);
+    }
+    free(report->calls);
     gb_run_context_free(&report->context);
     memset(report, 0, sizeof *report);
+}
+
+/* ---- the outcome ------------------------------------------------------------ */
+
+gb_outcome gb_entry_outcome(const gb_report_entry *e)
+{
+    const gb_shape_result *s = e->result;
+    if (s->failure) return GB_OUTCOME_FAILED;
+    if (s->compile_only) return s->n_compiled > 0 ? GB_OUTCOME_COMPILED : GB_OUTCOME_NO_VARIANT;
+    if (s->interrupted) return GB_OUTCOME_INTERRUPTED;
+    if (!s->has_best) return GB_OUTCOME_NO_VARIANT;
+    if (s->cached) return GB_OUTCOME_CACHE;
+    if (s->contended) return GB_OUTCOME_CONTENDED;
+    if (e->bench) return GB_OUTCOME_BENCH;
+    return s->n_resumed ? GB_OUTCOME_RESUMED : GB_OUTCOME_TUNED;
+}
+
+const char *gb_outcome_name(gb_outcome o)
+{
+    static const char *const names[GB_OUTCOME_COUNT] = {
+        [GB_OUTCOME_TUNED] = "tuned",         [GB_OUTCOME_RESUMED] = "resumed",
+        [GB_OUTCOME_CACHE] = "cache",         [GB_OUTCOME_BENCH] = "bench",
+        [GB_OUTCOME_CONTENDED] = "contended", [GB_OUTCOME_INTERRUPTED] = "interrupted",
+        [GB_OUTCOME_COMPILED] = "compiled",   [GB_OUTCOME_NO_VARIANT] = "no valid variant",
+        [GB_OUTCOME_FAILED] = "failed",
+    };
+    return o >= 0 && o < GB_OUTCOME_COUNT ? names[o] : "?";
+}
+
+bool gb_outcome_is_bad(gb_outcome o)
+{
+    return o == GB_OUTCOME_NO_VARIANT || o == GB_OUTCOME_FAILED || o == GB_OUTCOME_CONTENDED ||
+           o == GB_OUTCOME_INTERRUPTED;
+}
+
+const char *gb_compile_row_status(const gb_compile_row *row)
+{
+    return row->error    ? "compile_error"
+           : row->limit  ? "over limits"
+           : row->cached ? "cache"
+                         : "compiled";
+}
+
+/* "(3 wrong, 1 crashed)": how the trials ended, failed ones first. */
+static void trial_counts(const gb_shape_result *s, gb_strbuf *out)
+{
+    int shown = 0;
+    for (int i = 0; i < GB_TRIAL_STATUS_COUNT; i++)
+        if (s->n_status[i] && i != GB_TRIAL_OK)
+            gb_sb_printf(out, "%s%d %s", shown++ ? ", " : " (", s->n_status[i],
+                         gb_trial_status_name((gb_trial_status)i));
+    if (shown) gb_sb_putc(out, ')');
+}
+
+static void compiled_reason(const gb_shape_result *s, gb_strbuf *out)
+{
+    int failed = s->n_status[GB_TRIAL_COMPILE_ERROR];
+    gb_sb_printf(out, "compile-only: %d variant%s compiled", s->n_compiled,
+                 s->n_compiled == 1 ? "" : "s");
+    if (failed) gb_sb_printf(out, ", %d failed to compile", failed);
+    if (s->n_rejected)
+        gb_sb_printf(out, ", %llu configuration%s rejected by the constraints",
+                     (unsigned long long)s->n_rejected, s->n_rejected == 1 ? "" : "s");
+    gb_sb_puts(out, "; nothing was timed");
+}
+
+void gb_entry_reason(const gb_report_entry *e, gb_strbuf *out)
+{
+    const gb_shape_result *s = e->result;
+    switch (gb_entry_outcome(e)) {
+    case GB_OUTCOME_FAILED:
+        gb_sb_puts(out, s->failure);
+        break;
+    case GB_OUTCOME_COMPILED:
+        compiled_reason(s, out);
+        break;
+    case GB_OUTCOME_NO_VARIANT:
+        gb_sb_puts(out, s->n_evals || s->compile_only ? "no configuration passed"
+                                                      : "no configuration was tried");
+        trial_counts(s, out);
+        break;
+    case GB_OUTCOME_INTERRUPTED:
+        gb_sb_puts(out, s->has_best ? "interrupted: the best of what finished"
+                                    : "interrupted before any configuration passed");
+        break;
+    case GB_OUTCOME_CONTENDED:
+        gb_sb_puts(out, "other processes used the GPU during its measurement");
+        break;
+    case GB_OUTCOME_CACHE:
+        gb_sb_puts(out, "answered from the cache: nothing was measured now");
+        break;
+    case GB_OUTCOME_RESUMED:
+        gb_sb_printf(out, "went on from %d trial%s of an earlier run", s->n_resumed,
+                     s->n_resumed == 1 ? "" : "s");
+        break;
+    default:
+        break;
+    }
+    if (s->has_best && s->race_failure) {
+        if (out->len) gb_sb_puts(out, "; ");
+        gb_sb_puts(out, s->race_failure);
+    }
 }
 
 static double best_ms(const gb_report_entry *e)

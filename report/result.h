@@ -14,6 +14,7 @@
 #define GB_REPORT_RESULT_H
 
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "engine/device.h"
 #include "engine/roofs.h"
 #include "tuner/tune.h"
@@ -21,7 +22,7 @@
 #include <stdbool.h>
 
 /* The version of the JSON a run is saved as (docs/report-json.md). */
-#define GB_REPORT_SCHEMA_VERSION 1
+#define GB_REPORT_SCHEMA_VERSION 2
 
 /* Where and how a run happened. Strings are owned (free with gb_run_context_free). */
 typedef struct gb_run_context {
@@ -54,19 +55,33 @@ typedef struct gb_report_entry {
     const gb_tune_result *call;
 } gb_report_entry;
 
-/* A run read back from its JSON: it owns the entries' kernels and results. */
+/* A compile-only gb.tune call read back: what its compile table needs. */
+typedef struct gb_report_call {
+    char *kernel;
+    int first_entry; /* its entries: first_entry .. first_entry + result.n_shapes - 1 */
+    /* Its compile rows, fingerprint, target, reference library, NVRTC's time and
+     * threads; one shape per entry, holding only what the table's summary counts
+     * (n_rejected). */
+    gb_tune_result result;
+} gb_report_call;
+
+/* A run read back from its JSON: it owns the entries' kernels and results, and
+ * its compile-only calls. */
 typedef struct gb_report {
     gb_run_context context;
     gb_report_entry *entries;
     int n_entries;
+    gb_report_call *calls;
+    int n_calls;
 } gb_report;
 
 void gb_report_free(gb_report *report);
 
 /* Reads a run saved by the JSON output (gb_output_json; docs/report-json.md) into
- * out: the context and one entry per (kernel, shape), each owning its kernel
+ * out: the context, one entry per (kernel, shape), each owning its kernel
  * (strdup'ed) and its result (a gb_shape_result of its own, calloc'ed), call
- * NULL; free it with gb_report_free. An entry holds what the file holds: the best
+ * NULL, and each compile-only call's compile table (out->calls); free it with
+ * gb_report_free. An entry holds what the file holds: the best
  * with its statistics and samples, the baseline, every trial, the search and the
  * counts; per-sample clocks and throttle flags are not saved (0 and false here),
  * nor are the fields a saved run has no use for (warm-up, wall times, the
@@ -77,6 +92,40 @@ void gb_report_free(gb_report *report);
  * err naming the file and the field ("run.json: benchmarks[3].samples_ms:
  * expected a list of numbers"); GB_ENOMEM. On failure out is empty. */
 int gb_report_load_json(const char *path, gb_report *out, gb_err *err);
+
+/* What became of a (kernel, shape): one word per situation, the same in every
+ * output (the table's status column, the JSON's and CSV's status, the HTML's
+ * tag), with a sentence saying why (gb_entry_reason). */
+typedef enum gb_outcome {
+    GB_OUTCOME_TUNED,       /* searched now; it has a best */
+    GB_OUTCOME_RESUMED,     /* the same, going on from an earlier run's trials */
+    GB_OUTCOME_CACHE,       /* answered from the cache: nothing measured now */
+    GB_OUTCOME_BENCH,       /* gb.bench timed a fixed configuration */
+    GB_OUTCOME_CONTENDED,   /* its best was measured while other processes used the GPU */
+    GB_OUTCOME_INTERRUPTED, /* the run stopped during it: the best of what finished, if any */
+    GB_OUTCOME_COMPILED,    /* compile-only: its variants compiled, nothing was timed */
+    GB_OUTCOME_NO_VARIANT,  /* configurations were tried and none passed */
+    GB_OUTCOME_FAILED,      /* it could not be tried: its reference, its arguments, a space
+                               the constraints left empty (the shape's failure) */
+    GB_OUTCOME_COUNT
+} gb_outcome;
+
+gb_outcome gb_entry_outcome(const gb_report_entry *e);
+/* "tuned", "resumed", "cache", "bench", "contended", "interrupted", "compiled",
+ * "no valid variant", "failed". */
+const char *gb_outcome_name(gb_outcome o);
+/* The shape has no result, or one to doubt (the outputs mark it). */
+bool gb_outcome_is_bad(gb_outcome o);
+/* Why, as one sentence appended to out ("" for a plain tuned best): "no
+ * configuration passed (3 wrong, 1 crashed)", "compile-only: 28 variants
+ * compiled, 44 configurations rejected by the constraints; nothing was timed",
+ * the shape's failure, ... */
+void gb_entry_reason(const gb_report_entry *e, gb_strbuf *out);
+
+/* A --compile-only row's status: "compiled", "cache" (found compiled in the
+ * cubin cache), "over limits" (compiled, beyond the target's limits) or
+ * "compile_error". */
+const char *gb_compile_row_status(const gb_compile_row *row);
 
 /* Derived figures of an entry's best (0 where its flops, bytes or time are
  * unknown). */

@@ -4,6 +4,7 @@
  * figures, and where the call's time went.
  */
 #include "report/table.h"
+#include "report/result.h"
 
 #include "engine/nvml.h"
 
@@ -133,6 +134,14 @@ void gb_summary_shape(FILE *out, const gb_shape_result *s, bool bench, bool verb
 {
     if (s->failure) fprintf(out, "  %s: %s\n", s->key_text, s->failure);
     if (s->cached || s->failure) return;
+    if (s->compile_only) {
+        gb_report_entry e = {.result = s, .bench = bench};
+        gb_strbuf why = GB_STRBUF_INIT;
+        gb_entry_reason(&e, &why);
+        fprintf(out, "  %s: %s\n", s->key_text, gb_sb_status(&why) ? "?" : gb_sb_str(&why));
+        gb_sb_free(&why);
+        return;
+    }
     fprintf(out, "  %s: ", s->key_text);
     status_counts(out, s);
     search_line(out, s);

@@ -9,6 +9,7 @@
 #ifndef GB_REPORT_TABLE_H
 #define GB_REPORT_TABLE_H
 
+#include "base/strbuf.h"
 #include "tuner/tune.h"
 
 #include <stdbool.h>
@@ -75,5 +76,10 @@ void gb_summary_timing(FILE *out, const gb_tune_timing *timing, const char *time
  * N over ARCH's limits; NVRTC X.X s over N threads", and "the reference is a cuBLAS
  * call: not compiled" when it is one. */
 void gb_report_compiles(FILE *out, const gb_tune_result *result, const gb_report_opts *opts);
+
+/* That summary line alone, appended to out: every output that shows the compile
+ * table ends it so. arch is the target when the call does not name one (NULL:
+ * unnamed); jobs the compile threads when the call does not say. */
+void gb_compile_summary(gb_strbuf *out, const gb_tune_result *result, const char *arch, int jobs);
 
 #endif

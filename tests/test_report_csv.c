@@ -111,7 +111,7 @@ static void test_a_reason_with_a_comma_a_quote_and_a_newline_is_quoted(void **st
     char *dir = scratch();
     char *text = render(&r, GB_CSV_TRIALS, dir, "quoted.csv");
     assert_non_null(
-        strstr(text, ",crashed,,,,,,,,,,,,,,,,0,\"bad, \"\"very\"\" bad\nsecond line\"\n"));
+        strstr(text, ",crashed,,,,,,,,,,,,,,,,0,,,,,,\"bad, \"\"very\"\" bad\nsecond line\"\n"));
     free(text);
     rmdir(dir);
     free(dir);

@@ -149,6 +149,7 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
     int n_args = 0, head = 0, count = 0, window = gb_run_window(r);
     int64_t limit = gb_run_shard_share(r, r->req->max_evals), started = 0;
     uint64_t valid = 0;
+    res->compile_only = true;
     int rc = gb_run_shape_args(r, shape, res, args, &n_args);
     if (rc == GB_OK)
         rc = gb_search_init(&r->search, &r->k->space, gb_tune_accept, (void *)r->k, 0, r->err);
@@ -190,13 +191,6 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
     res->check_s = r->search.check_s;
     res->complete = rc == GB_OK && r->search.exhausted;
     res->interrupted = rc == GB_EINTR;
-    /* Nothing to compile for the whole space (a shard may own nothing of it) is
-     * what a timed run would call "no valid variant": the shape fails, saying so. */
-    if (rc == GB_OK && started == 0 && r->search.exhausted && r->opts->shard.count <= 1 &&
-        !res->failure &&
-        asprintf(&res->failure,
-                 "no valid configuration: the constraints rejected all %llu of the space",
-                 (unsigned long long)r->search.n_rejected) < 0)
-        rc = gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    if (rc == GB_OK) rc = gb_run_none_valid(r, res, started);
     return rc;
 }

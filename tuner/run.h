@@ -215,6 +215,12 @@ int gb_search_count_valid(run *r, uint64_t limit, uint64_t *out);
  * shards (rounded up); 0 (none) stays 0. */
 int64_t gb_run_shard_share(const run *r, int64_t evals);
 
+/* A space the constraints left empty: the shape fails ("no valid configuration:
+ * the constraints rejected all N of the space"), in a timed run as in a
+ * compile-only one, when the search saw the whole space and tried nothing. A
+ * shard that owns none of the space is not such a shape. */
+int gb_run_none_valid(run *r, gb_shape_result *res, int64_t tried);
+
 /* Compiles every accepted configuration, and the reference (compile_run.c). */
 int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res);
 

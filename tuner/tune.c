@@ -389,6 +389,16 @@ int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
     return rc;
 }
 
+int gb_run_none_valid(run *r, gb_shape_result *res, int64_t tried)
+{
+    if (tried > 0 || !r->search.exhausted || r->opts->shard.count > 1 || res->failure) return GB_OK;
+    if (asprintf(&res->failure,
+                 "no valid configuration: the constraints rejected all %llu of the space",
+                 (unsigned long long)r->search.n_rejected) < 0)
+        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+    return GB_OK;
+}
+
 static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
                          gb_shape_result *res)
 {
@@ -399,7 +409,8 @@ static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
     int rc = gb_run_prepare(r, shape, id, res, &cached);
     if (rc || cached || res->failure) return rc;
     rc = gb_search_shape(r, shape, id, res, &best);
-    if (rc == GB_OK) {
+    if (rc == GB_OK) rc = gb_run_none_valid(r, res, res->n_evals);
+    if (rc == GB_OK && !res->failure) {
         gb_run_progress(r, GB_PROGRESS_RACE, &best);
         rc = gb_race_leaders(r, shape, res, &best);
     }
@@ -510,6 +521,7 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
     run r = {.opts = opts, .k = kernel, .req = req, .result = out, .err = err};
     out->shapes = calloc((size_t)(req->n_shapes ? req->n_shapes : 1), sizeof *out->shapes);
     if (!out->shapes) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    out->timing.compile_threads = opts->jobs;
     int rc = start_run(&r);
     for (int i = 0; rc == GB_OK && i < req->n_shapes; i++) {
         out->n_shapes++;

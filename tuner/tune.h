@@ -279,6 +279,7 @@ typedef struct gb_shape_result {
     bool baseline_contended; /* the reference's timing stayed contended: not kept */
     bool interrupted;        /* the run stopped during this shape: best is of what finished */
     bool complete;           /* every accepted configuration was tried */
+    bool compile_only;       /* its variants were compiled, nothing was timed */
     char *failure;           /* why the shape has no result (e.g. the reference failed) */
 } gb_shape_result;
 
@@ -289,6 +290,7 @@ typedef struct gb_tune_timing {
     double racing_s;       /* the leaders' races */
     double compile_wait_s; /* the GPU sat idle waiting for a compile it needed */
     double compile_cpu_s;  /* NVRTC's own time, summed over the compile threads */
+    int compile_threads;   /* how many (0: compiles ran on the tuner's own thread) */
     double lease_wait_s;   /* waiting for another process to let go of the GPU's lease */
     int n_trials;          /* trials run (not resumed) */
     /* The trials' phases summed (gb_trial_phases_add), in ms: where screening_s went. */

@@ -2,15 +2,17 @@
  * The CSV output (report/output.h; docs/report-csv.md): a run as a spreadsheet.
  *
  * The trials format has one row per trial of every entry (failed ones too), one
- * for each shape's best as its race measured it and one for each baseline, with
- * a column per shape field and per parameter. Those columns are the union over
- * the whole run, so rows are kept (as their finished cells and the fields they
- * fill) until end, which writes the header and then the rows. The cutlass format
- * has fixed columns (report/outputs/csv_cutlass.c): its rows are written as entries come.
- * Either way the file is written whole at end, through a temporary file renamed
- * into place (gb_export_save), so there is no file until the run is over.
+ * for each shape's best as its race measured it (or, without a best, one saying
+ * what became of the shape), one for each baseline, and one per compile of a
+ * compile-only call, with a column per shape field and per parameter. Those columns are the union
+ * over the whole run, so rows are kept (as their finished cells and the fields they fill) until
+ * end, which writes the header and then the rows. The cutlass format has fixed columns
+ * (report/outputs/csv_cutlass.c): its rows are written as entries come. Either way the file is
+ * written whole at end, through a temporary file renamed into place (gb_export_save), so there is
+ * no file until the run is over.
  */
 #include "report/outputs/csv.h"
+#include "engine/nvrtc.h"
 #include "report/export/export.h"
 #include "report/output.h"
 
@@ -126,22 +128,25 @@ typedef struct csv_out {
 
 /* The columns after the field columns (docs/report-csv.md). */
 static const char *const tail_columns[] = {
-    "config",    "role",      "is_best", "status", "median_ms",   "ci_lo_ms", "ci_hi_ms",
-    "mean_ms",   "stddev_ms", "min_ms",  "max_ms", "q1_ms",       "q3_ms",    "samples",
-    "clock_mhz", "timer",     "tflops",  "gbps",   "pct_of_peak", "resumed",  "reason",
+    "config",      "role",    "is_best",   "status",      "median_ms",   "ci_lo_ms",
+    "ci_hi_ms",    "mean_ms", "stddev_ms", "min_ms",      "max_ms",      "q1_ms",
+    "q3_ms",       "samples", "clock_mhz", "timer",       "tflops",      "gbps",
+    "pct_of_peak", "resumed", "registers", "local_bytes", "spill_bytes", "smem_bytes",
+    "compile_ms",  "reason",
 };
 #define N_TAIL_COLUMNS ((int)(sizeof tail_columns / sizeof *tail_columns))
 
 /* What one row says after the field columns. */
 typedef struct row_facts {
     const char *config_text; /* "" for a baseline */
-    const char *role;        /* "trial", "best", "baseline", "shape" */
+    const char *role;        /* "trial", "best", "baseline", "shape", "compile" */
     bool is_best;
     const char *status;
-    const gb_stats *stats; /* NULL: nothing was measured */
-    double clock_mhz;      /* 0: unknown */
-    const char *timer;     /* "cupti", "events"; NULL: nothing was timed */
-    int resumed;           /* 1, 0, or -1 for an empty cell */
+    const gb_stats *stats;         /* NULL: nothing was measured */
+    double clock_mhz;              /* 0: unknown */
+    const char *timer;             /* "cupti", "events"; NULL: nothing was timed */
+    int resumed;                   /* 1, 0, or -1 for an empty cell */
+    const gb_compile_row *compile; /* a --compile-only row: its resources */
     const char *reason;
 } row_facts;
 
@@ -173,6 +178,31 @@ static void stats_cells(csv_line *l, const gb_stats *st)
     csv_int(l, st->n);
 }
 
+/* What a compile used: registers, local memory, spills (stores and loads), static
+ * shared memory, NVRTC's ms; empty cells for another row, or for a compile that
+ * failed. */
+static void resource_cells(csv_line *l, const gb_compile_row *row)
+{
+    const gb_resources *r = row && !row->error ? &row->resources : NULL;
+    if (r) {
+        csv_int(l, r->registers);
+        csv_int(l, r->stack_bytes);
+        if (r->spill_store_bytes >= 0)
+            csv_int(l, r->spill_store_bytes + r->spill_load_bytes);
+        else
+            csv_empty(l); /* ptxas did not say */
+        csv_int(l, r->smem_static_bytes);
+    } else {
+        for (int i = 0; i < 4; i++)
+            csv_empty(l);
+    }
+    if (row)
+        csv_num(l, row->compile_ms, 6);
+    else
+        csv_empty(l);
+}
+
+/* e: the entry whose work the rates are of (NULL for a row without a time). */
 static char *tail_text(const csv_out *c, const gb_report_entry *e, const row_facts *f)
 {
     gb_strbuf sb = GB_STRBUF_INIT;
@@ -199,12 +229,15 @@ static char *tail_text(const csv_out *c, const gb_report_entry *e, const row_fac
         csv_int(&l, f->resumed);
     else
         csv_empty(&l);
+    resource_cells(&l, f->compile);
     csv_text(&l, f->reason);
     return gb_sb_take(&sb);
 }
 
-static int add_row(csv_out *c, const gb_report_entry *e, const gb_fields *params,
-                   const row_facts *f, gb_err *err)
+/* A row of kernel at the shape of key_text (NULL: a compile, of no one shape). */
+static int add_row_of(csv_out *c, const char *kernel, const gb_shape_result *shape,
+                      const gb_report_entry *e, const gb_fields *params, const row_facts *f,
+                      gb_err *err)
 {
     if (c->n_rows == c->cap_rows) {
         int cap = c->cap_rows ? 2 * c->cap_rows : 64;
@@ -217,15 +250,21 @@ static int add_row(csv_out *c, const gb_report_entry *e, const gb_fields *params
     memset(r, 0, sizeof *r);
     gb_strbuf head = GB_STRBUF_INIT;
     csv_line l = {.sb = &head};
-    csv_text(&l, e->kernel);
-    csv_text(&l, e->result->key_text);
+    csv_text(&l, kernel);
+    csv_text(&l, shape ? shape->key_text : "");
     r->head = gb_sb_take(&head);
     r->tail = tail_text(c, e, f);
     int rc = r->head && r->tail ? GB_OK : GB_ENOMEM;
-    if (!rc) rc = gb_fields_copy(&e->result->shape, &r->shape);
+    if (!rc && shape) rc = gb_fields_copy(&shape->shape, &r->shape);
     if (!rc && params) rc = gb_fields_copy(params, &r->params);
     c->n_rows++; /* freed with the others, whole or not */
     return rc ? gb_err_set(err, rc, "csv output: out of memory") : GB_OK;
+}
+
+static int add_row(csv_out *c, const gb_report_entry *e, const gb_fields *params,
+                   const row_facts *f, gb_err *err)
+{
+    return add_row_of(c, e->kernel, e->result, e, params, f, err);
 }
 
 static int trial_rows(csv_out *c, const gb_report_entry *e, gb_err *err)
@@ -249,28 +288,29 @@ static int trial_rows(csv_out *c, const gb_report_entry *e, gb_err *err)
     return rc;
 }
 
-/* The best as the race (or the benchmark, or the cache) measured it. */
+/* The best as the race (or the benchmark, or the cache) measured it, with the
+ * entry's outcome as its status (report/result.h). */
 static int best_row(csv_out *c, const gb_report_entry *e, gb_err *err)
 {
     const gb_shape_result *s = e->result;
-    gb_strbuf text = GB_STRBUF_INIT;
+    gb_strbuf text = GB_STRBUF_INIT, why = GB_STRBUF_INIT;
     gb_fields_append_canonical(&text, &s->best_config, NULL, 0);
-    if (gb_sb_status(&text)) return gb_err_set(err, GB_ENOMEM, "csv output: out of memory");
-    const char *reason = s->race_failure  ? s->race_failure
-                         : s->contended   ? "other processes used the GPU during its measurement"
-                         : s->interrupted ? "interrupted: the best of what finished"
-                                          : "";
+    gb_entry_reason(e, &why);
+    int rc = gb_sb_status(&text) || gb_sb_status(&why)
+                 ? gb_err_set(err, GB_ENOMEM, "csv output: out of memory")
+                 : GB_OK;
     row_facts f = {.config_text = gb_sb_str(&text),
                    .role = "best",
                    .is_best = true,
-                   .status = "ok",
+                   .status = gb_outcome_name(gb_entry_outcome(e)),
                    .stats = &s->best,
                    .clock_mhz = s->best_measurement.clock_mhz_median,
                    .timer = gb_measurement_timer(&s->best_measurement),
                    .resumed = s->cached,
-                   .reason = reason};
-    int rc = add_row(c, e, &s->best_config, &f, err);
+                   .reason = gb_sb_str(&why)};
+    if (!rc) rc = add_row(c, e, &s->best_config, &f, err);
     gb_sb_free(&text);
+    gb_sb_free(&why);
     return rc;
 }
 
@@ -288,16 +328,20 @@ static int baseline_row(csv_out *c, const gb_report_entry *e, gb_err *err)
     return add_row(c, e, NULL, &f, err);
 }
 
-/* A shape with nothing else to show still gets a row saying why. */
-static int failure_row(csv_out *c, const gb_report_entry *e, gb_err *err)
+/* A shape without a best gets a row saying what became of it, and why. */
+static int shape_row(csv_out *c, const gb_report_entry *e, gb_err *err)
 {
-    const gb_shape_result *s = e->result;
+    gb_strbuf why = GB_STRBUF_INIT;
+    gb_entry_reason(e, &why);
     row_facts f = {.config_text = "",
                    .role = "shape",
-                   .status = "failed",
+                   .status = gb_outcome_name(gb_entry_outcome(e)),
                    .resumed = -1,
-                   .reason = s->failure ? s->failure : "no configuration was tried"};
-    return add_row(c, e, NULL, &f, err);
+                   .reason = gb_sb_str(&why)};
+    int rc = gb_sb_status(&why) ? gb_err_set(err, GB_ENOMEM, "csv output: out of memory")
+                                : add_row(c, e, NULL, &f, err);
+    gb_sb_free(&why);
+    return rc;
 }
 
 static int entry_rows(csv_out *c, const gb_report_entry *e, gb_err *err)
@@ -306,7 +350,34 @@ static int entry_rows(csv_out *c, const gb_report_entry *e, gb_err *err)
     int rc = trial_rows(c, e, err);
     if (!rc && s->has_best) rc = best_row(c, e, err);
     if (!rc && s->has_baseline && !s->baseline_contended) rc = baseline_row(c, e, err);
-    if (!rc && s->n_trials == 0 && !s->has_best && !s->has_baseline) rc = failure_row(c, e, err);
+    if (!rc && !s->has_best) rc = shape_row(c, e, err);
+    return rc;
+}
+
+/* A --compile-only call's compiles, a row each: of no one shape, its configuration
+ * in the parameter columns (none for the reference). */
+static int compile_rows(csv_out *c, const char *kernel, const gb_tune_result *call, gb_err *err)
+{
+    int rc = GB_OK;
+    gb_strbuf text = GB_STRBUF_INIT;
+    for (int i = 0; i < call->n_compiles && !rc; i++) {
+        const gb_compile_row *row = &call->compiles[i];
+        char first[1024] = "";
+        if (row->error) gb_nvrtc_first_error(row->error, first, sizeof first);
+        gb_sb_reset(&text);
+        gb_fields_append_canonical(&text, &row->config, NULL, 0);
+        if (gb_sb_status(&text)) return gb_err_set(err, GB_ENOMEM, "csv output: out of memory");
+        row_facts f = {.config_text = gb_sb_str(&text),
+                       .role = "compile",
+                       .status = gb_compile_row_status(row),
+                       .resumed = -1,
+                       .compile = row,
+                       .reason = row->error   ? first
+                                 : row->limit ? row->limit
+                                              : ""};
+        rc = add_row_of(c, kernel, NULL, NULL, &row->config, &f, err);
+    }
+    gb_sb_free(&text);
     return rc;
 }
 
@@ -413,6 +484,13 @@ static int csv_shape(gb_output *o, const gb_report_entry *e, gb_err *err)
     return gb_sb_status(&c->body) ? gb_err_set(err, GB_ENOMEM, "csv output: out of memory") : GB_OK;
 }
 
+static int csv_call_end(gb_output *o, const char *kernel, const gb_tune_result *call, gb_err *err)
+{
+    csv_out *c = (csv_out *)o;
+    if (c->format != GB_CSV_TRIALS || !call->compile_only) return GB_OK;
+    return compile_rows(c, kernel, call, err);
+}
+
 static int csv_end(gb_output *o, gb_err *err)
 {
     csv_out *c = (csv_out *)o;
@@ -454,6 +532,7 @@ static const gb_output_ops csv_ops = {
     .name = "csv",
     .begin = csv_begin,
     .shape = csv_shape,
+    .call_end = csv_call_end,
     .end = csv_end,
     .destroy = csv_destroy,
 };

@@ -14,6 +14,7 @@
 #include "report/export/export.h"
 #include "report/output.h"
 #include "report/outputs/json_parts.h"
+#include "report/table.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ typedef struct html_out {
     const gb_run_context *ctx; /* valid from begin to end */
     json_t *context;
     json_t *entries;
+    json_t *compiles; /* compile-only calls, as the run's JSON has them, with their summary */
+    int n_entries;
 } html_out;
 
 /* ---- Chart.js ------------------------------------------------------------- */
@@ -199,6 +202,20 @@ static int search_json(json_t *o, const gb_shape_result *s)
     return rc;
 }
 
+/* What became of the entry, in the words every output uses (report/result.h). */
+static int outcome_json(json_t *o, const gb_report_entry *e)
+{
+    gb_outcome outcome = gb_entry_outcome(e);
+    gb_strbuf why = GB_STRBUF_INIT;
+    gb_entry_reason(e, &why);
+    int rc = gb_sb_status(&why) ? GB_ENOMEM : GB_OK;
+    if (!rc) rc = gb_json_set(o, "status", json_string(gb_outcome_name(outcome)));
+    if (!rc) rc = gb_json_set(o, "status_bad", json_boolean(gb_outcome_is_bad(outcome)));
+    if (!rc) rc = gb_json_set(o, "reason", gb_json_text(gb_sb_str(&why), 0));
+    gb_sb_free(&why);
+    return rc;
+}
+
 static json_t *entry_json(const gb_report_entry *e, const gb_run_context *ctx)
 {
     const gb_shape_result *s = e->result;
@@ -224,6 +241,7 @@ static json_t *entry_json(const gb_report_entry *e, const gb_run_context *ctx)
                                          : json_null());
     if (!rc) rc = figures_json(o, e, ctx);
     if (!rc) rc = search_json(o, s);
+    if (!rc) rc = outcome_json(o, e);
     if (!rc) rc = gb_json_set(o, "trials", trials_json(s));
     if (rc) json_decref(o);
     return rc ? NULL : o;
@@ -236,7 +254,8 @@ static json_t *entry_json(const gb_report_entry *e, const gb_run_context *ctx)
  * "</script" or "<!--" can end or bend the element. */
 static int data_text(const html_out *h, gb_strbuf *out)
 {
-    json_t *data = json_pack("{s:O,s:O}", "context", h->context, "entries", h->entries);
+    json_t *data = json_pack("{s:O,s:O,s:O}", "context", h->context, "entries", h->entries,
+                             "compiles", h->compiles);
     char *text = data ? gb_json_dump(data, false) : NULL;
     json_decref(data);
     if (!text) return GB_ENOMEM;
@@ -291,7 +310,24 @@ static int html_shape(gb_output *o, const gb_report_entry *entry, gb_err *err)
     html_out *h = (html_out *)o;
     if (json_array_append_new(h->entries, entry_json(entry, h->ctx)))
         return gb_err_set(err, GB_ENOMEM, "html report %s: out of memory", h->path);
+    h->n_entries++;
     return GB_OK;
+}
+
+/* A compile-only call: its rows and the text table's summary line under them. */
+static int html_call_end(gb_output *o, const char *kernel, const gb_tune_result *call, gb_err *err)
+{
+    html_out *h = (html_out *)o;
+    if (!call->compile_only) return GB_OK;
+    json_t *c = gb_json_compile_call(kernel, call, h->n_entries - call->n_shapes);
+    gb_strbuf summary = GB_STRBUF_INIT;
+    gb_compile_summary(&summary, call, h->ctx && h->ctx->arch[0] ? h->ctx->arch : NULL, 0);
+    int rc = !c || gb_sb_status(&summary) ||
+             gb_json_set(c, "summary", gb_json_text(gb_sb_str(&summary), 0)) ||
+             json_array_append(h->compiles, c);
+    json_decref(c);
+    gb_sb_free(&summary);
+    return rc ? gb_err_set(err, GB_ENOMEM, "html report %s: out of memory", h->path) : GB_OK;
 }
 
 static int html_end(gb_output *o, gb_err *err)
@@ -319,6 +355,7 @@ static void html_destroy(gb_output *o)
     free(h->chart_js);
     json_decref(h->context);
     json_decref(h->entries);
+    json_decref(h->compiles);
     free(h);
 }
 
@@ -326,6 +363,7 @@ static const gb_output_ops html_ops = {
     .name = "html",
     .begin = html_begin,
     .shape = html_shape,
+    .call_end = html_call_end,
     .end = html_end,
     .destroy = html_destroy,
 };
@@ -339,8 +377,9 @@ int gb_output_html(const char *path, const char *chart_js, gb_output **out, gb_e
         h->path = strdup(path);
         h->chart_js_path = chart_js ? strdup(chart_js) : NULL;
         h->entries = json_array();
+        h->compiles = json_array();
     }
-    if (!h || !h->path || (chart_js && !h->chart_js_path) || !h->entries) {
+    if (!h || !h->path || (chart_js && !h->chart_js_path) || !h->entries || !h->compiles) {
         gb_output_destroy(h ? &h->base : NULL);
         return gb_err_set(err, GB_ENOMEM, "out of memory");
     }

@@ -351,14 +351,9 @@
     }
   }
 
+  /* The entry's status in the words every output uses; "tuned" goes without saying. */
   function tags(e) {
-    var out = [];
-    if (e.bench) out.push(['benchmark', false]);
-    if (e.cached) out.push(['from the cache', false]);
-    if (e.contended) out.push(['contended', true]);
-    if (e.interrupted) out.push(['interrupted', true]);
-    if (!e.best) out.push([e.failure || 'no valid variant', true]);
-    return out;
+    return e.status && e.status !== 'tuned' ? [[e.status, e.status_bad]] : [];
   }
 
   function cell(tr, text, cls) { return add(tr, 'td', cls, text); }
@@ -373,7 +368,7 @@
     });
     var tbody = add(table, 'tbody');
     entries.forEach(function (e) {
-      var tr = add(tbody, 'tr', e.best ? null : 'failed');
+      var tr = add(tbody, 'tr', e.status_bad && !e.best ? 'failed' : null);
       var b = summary(e.best), r = summary(e.baseline);
       cell(tr, e.kernel);
       cell(tr, e.key, 'mono');
@@ -385,9 +380,34 @@
       cell(tr, e.pct_peak > 0 ? fixed(e.pct_peak, 1) : '–', 'num');
       cell(tr, r ? num(r.median) : '–', 'num');
       cell(tr, b && r ? fixed(r.median / b.median, 2) + '×' : '–', 'num');
-      var notes = cell(tr, '');
+      var notes = cell(tr, '', 'notes');
       tags(e).forEach(function (t) { add(notes, 'span', t[1] ? 'tag bad' : 'tag', t[0]); });
+      if (e.reason) add(notes, 'span', 'reason', e.reason);
     });
+  }
+
+  /* A --compile-only call: a row per compile, as the text table has it, and its summary. */
+  function compileTable(parent, c) {
+    add(parent, 'h3', null, 'Compiles' + (c.arch ? ' for ' + c.arch : ''));
+    var table = add(parent, 'table');
+    var head = add(add(table, 'thead'), 'tr');
+    [['Configuration'], ['Registers', 'num'], ['Local B', 'num'], ['Spill B', 'num'], ['Shared B', 'num'],
+     ['ms', 'num'], ['Status'], ['Reason']].forEach(function (h) { add(head, 'th', h[1], h[0]); });
+    var tbody = add(table, 'tbody');
+    (c.rows || []).forEach(function (r) {
+      var tr = add(tbody, 'tr', r.status === 'compile_error' ? 'failed' : null);
+      var keys = Object.keys(r.config || {});
+      cell(tr, keys.length ? keys.map(function (k) { return k + '=' + r.config[k]; }).join(',') : '-', 'mono');
+      var spill = r.spill_store_bytes === null || r.spill_load_bytes === null ? null
+                                                                             : r.spill_store_bytes + r.spill_load_bytes;
+      [r.registers, r.stack_bytes, spill, r.smem_static_bytes].forEach(function (v) {
+        cell(tr, v === null || v === undefined ? '–' : v, 'num');
+      });
+      cell(tr, fixed(r.compile_ms, 0), 'num');
+      cell(tr, r.status);
+      cell(tr, r.reason, 'reason mono');
+    });
+    add(parent, 'p', 'note', c.summary);
   }
 
   function trialsTable(parent, e) {
@@ -415,20 +435,28 @@
 
   /* ---- per kernel ------------------------------------------------------- */
 
-  function kernels(entries) {
+  /* Per kernel, in the order the run met them: its entries (a compile-only call of
+   * no shapes still has a section). */
+  function kernels(entries, compiles) {
     var order = [], by = {};
-    entries.forEach(function (e) {
-      if (!Object.prototype.hasOwnProperty.call(by, e.kernel)) { by[e.kernel] = []; order.push(e.kernel); }
-      by[e.kernel].push(e);
-    });
+    function meet(name) {
+      if (!Object.prototype.hasOwnProperty.call(by, name)) { by[name] = []; order.push(name); }
+    }
+    entries.forEach(function (e) { meet(e.kernel); by[e.kernel].push(e); });
+    compiles.forEach(function (c) { meet(c.kernel); });
     return order.map(function (k) { return { name: k, entries: by[k] }; });
   }
 
-  function kernelSection(main, k, roofs) {
-    var first = k.entries[0];
+  function kernelSection(main, k, roofs, compiles) {
+    var first = k.entries[0] || {};
+    var calls = compiles.filter(function (c) { return c.kernel === k.name; });
     add(main, 'h2', null, k.name);
-    add(main, 'p', 'sub', (first.bench ? 'benchmark of fixed configurations' : 'tuned') + ' · math ' + first.math +
-        ' · ' + k.entries.length + (k.entries.length === 1 ? ' shape' : ' shapes'));
+    add(main, 'p', 'sub', (calls.length ? 'compiled only: nothing was timed'
+                                        : first.bench ? 'benchmark of fixed configurations' : 'tuned') +
+        (first.math ? ' · math ' + first.math : '') + ' · ' + k.entries.length +
+        (k.entries.length === 1 ? ' shape' : ' shapes'));
+    calls.forEach(function (c) { compileTable(main, c); });
+    if (calls.length) return;
     var top = add(main, 'div', 'grid');
     perfChart(top, k.name, k.entries);
     if (!rooflineChart(top, k.name, k.entries, roofs))
@@ -438,19 +466,21 @@
     var grid = add(main, 'div', 'grid');
     k.entries.forEach(function (e) {
       if (!spreadChart(grid, k.name, e))
-        add(grid, 'p', 'note bad', e.key + ': nothing was timed' + (e.failure ? ' (' + e.failure + ')' : '') +
-            '; ' + (e.trials || []).length + ' trials failed.');
+        add(grid, 'p', 'note bad', e.key + ': nothing was timed (' + e.status + (e.reason ? ': ' + e.reason : '') +
+            '); ' + (e.trials || []).length + ' trials failed.');
     });
     k.entries.forEach(function (e) { trialsTable(main, e); });
   }
 
   function build() {
     var data = JSON.parse(document.getElementById('gb-data').textContent);
-    var ctx = data.context || {}, entries = data.entries || [];
+    var ctx = data.context || {}, entries = data.entries || [], compiles = data.compiles || [];
     var main = document.getElementById('report');
     header(main, ctx);
     bestsTable(main, entries);
-    kernels(entries).forEach(function (k) { kernelSection(main, k, ctx.device ? ctx.roofs : null); });
+    kernels(entries, compiles).forEach(function (k) {
+      kernelSection(main, k, ctx.device ? ctx.roofs : null, compiles);
+    });
     if (!entries.length) add(main, 'p', 'note', 'The run measured nothing.');
     add(main, 'footer', null, 'Made by gpubench ' + ctx.gpubench_version + ' with Chart.js ' + (window.Chart ? Chart.version : '?') + ', inlined: this page loads nothing.');
     if (!window.Chart) throw new Error('Chart.js did not load');

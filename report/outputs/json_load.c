@@ -220,6 +220,115 @@ static int read_benchmarks(gb_reader *r, const json_t *doc, gb_report *report)
     return rc;
 }
 
+/* ---- the compile-only calls -------------------------------------------------------- */
+
+static int read_bytes(gb_reader *r, const json_t *o, const char *where, const char *key, int *out)
+{
+    double v;
+    int rc = gb_read_num(r, o, where, key, GB_READ_NULLABLE, &v);
+    if (!rc && v == v && !(v >= 0 && v <= INT32_MAX))
+        rc = gb_read_bad(r, where, key, "expected a count of bytes or null");
+    if (!rc) *out = v == v ? (int)v : -1;
+    return rc;
+}
+
+static int read_compile_row(gb_reader *r, const json_t *o, const char *where, gb_compile_row *row)
+{
+    char status[32];
+    int rc = gb_read_fields(r, o, where, "config", &row->config);
+    if (!rc) rc = gb_read_chars(r, o, where, "status", status, sizeof status);
+    if (!rc) rc = gb_read_str(r, o, where, "error", GB_READ_NULLABLE, &row->error);
+    if (!rc && !strcmp(status, "over limits"))
+        rc = gb_read_str(r, o, where, "reason", GB_READ_REQUIRED, &row->limit);
+    row->cached = !strcmp(status, "cache");
+    if (!rc && strcmp(gb_compile_row_status(row), status))
+        rc = gb_read_bad(r, where, "status",
+                         "expected \"compiled\", \"cache\", \"over limits\" or \"compile_error\" "
+                         "(with an error)");
+    gb_resources *res = &row->resources;
+    if (!rc) rc = read_bytes(r, o, where, "registers", &res->registers);
+    if (!rc) rc = read_bytes(r, o, where, "stack_bytes", &res->stack_bytes);
+    if (!rc) rc = read_bytes(r, o, where, "spill_store_bytes", &res->spill_store_bytes);
+    if (!rc) rc = read_bytes(r, o, where, "spill_load_bytes", &res->spill_load_bytes);
+    if (!rc) rc = read_bytes(r, o, where, "smem_static_bytes", &res->smem_static_bytes);
+    if (!rc) rc = gb_read_num(r, o, where, "compile_ms", GB_READ_REQUIRED, &row->compile_ms);
+    return rc;
+}
+
+static int read_call_rows(gb_reader *r, const json_t *o, const char *where, gb_tune_result *call)
+{
+    const json_t *list;
+    char at[96];
+    int rc = gb_read_field(r, o, where, "rows", &list);
+    if (!rc && !json_is_array(list)) rc = gb_read_bad(r, where, "rows", "expected a list");
+    size_t n = rc ? 0 : json_array_size(list);
+    if (n && !(call->compiles = calloc(n, sizeof *call->compiles)))
+        return gb_err_set(r->err, GB_ENOMEM, "%s: out of memory", r->file);
+    for (size_t i = 0; !rc && i < n; i++) {
+        snprintf(at, sizeof at, "%s.rows[%zu]", where, i);
+        const json_t *row = json_array_get(list, i);
+        call->n_compiles++; /* freed with the others, whole or not */
+        rc = json_is_object(row) ? read_compile_row(r, row, at, &call->compiles[i])
+                                 : gb_read_bad(r, at, NULL, "expected an object");
+    }
+    return rc;
+}
+
+/* Its place among the entries, and what the summary counts of each. */
+static int read_call_entries(gb_reader *r, const json_t *o, const char *where,
+                             const gb_report *report, gb_report_call *c)
+{
+    int64_t first, n;
+    int rc = gb_read_int(r, o, where, "first_family", 0, report->n_entries, &first);
+    if (!rc) rc = gb_read_int(r, o, where, "families", 0, report->n_entries - first, &n);
+    if (rc) return rc;
+    c->first_entry = (int)first;
+    if (n && !(c->result.shapes = calloc((size_t)n, sizeof *c->result.shapes)))
+        return gb_err_set(r->err, GB_ENOMEM, "%s: out of memory", r->file);
+    c->result.n_shapes = (int)n;
+    for (int i = 0; i < n; i++)
+        c->result.shapes[i].n_rejected = report->entries[first + i].result->n_rejected;
+    return GB_OK;
+}
+
+static int read_call(gb_reader *r, const json_t *o, const char *where, gb_report *report)
+{
+    gb_report_call *grown = realloc(report->calls, (size_t)(report->n_calls + 1) * sizeof *grown);
+    if (!grown) return gb_err_set(r->err, GB_ENOMEM, "%s: out of memory", r->file);
+    report->calls = grown;
+    gb_report_call *c = &grown[report->n_calls++];
+    *c = (gb_report_call){0};
+    gb_tune_result *t = &c->result;
+    int64_t threads;
+    t->compile_only = true;
+    int rc = gb_read_str(r, o, where, "kernel", GB_READ_REQUIRED, &c->kernel);
+    if (!rc) rc = gb_read_chars(r, o, where, "kernel_fp", t->kernel_fp, sizeof t->kernel_fp);
+    if (!rc) rc = gb_read_chars(r, o, where, "arch", t->arch, sizeof t->arch);
+    if (!rc)
+        rc = gb_read_chars(r, o, where, "reference_lib", t->reference_lib, sizeof t->reference_lib);
+    if (!rc) rc = read_call_entries(r, o, where, report, c);
+    if (!rc) rc = gb_read_num(r, o, where, "nvrtc_s", GB_READ_REQUIRED, &t->timing.compile_cpu_s);
+    if (!rc) rc = gb_read_int(r, o, where, "compile_threads", 0, INT32_MAX, &threads);
+    if (!rc) t->timing.compile_threads = (int)threads;
+    if (!rc) rc = read_call_rows(r, o, where, t);
+    return rc;
+}
+
+static int read_compiles(gb_reader *r, const json_t *doc, gb_report *report)
+{
+    const json_t *list;
+    int rc = gb_read_field(r, doc, NULL, "compiles", &list);
+    if (!rc && !json_is_array(list)) rc = gb_read_bad(r, NULL, "compiles", "expected a list");
+    for (size_t i = 0; !rc && i < json_array_size(list); i++) {
+        char where[64];
+        snprintf(where, sizeof where, "compiles[%zu]", i);
+        const json_t *call = json_array_get(list, i);
+        rc = json_is_object(call) ? read_call(r, call, where, report)
+                                  : gb_read_bad(r, where, NULL, "expected an object");
+    }
+    return rc;
+}
+
 int gb_report_load_json(const char *path, gb_report *out, gb_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -232,6 +341,7 @@ int gb_report_load_json(const char *path, gb_report *out, gb_err *err)
     if (!rc && !json_is_object(doc)) rc = gb_read_bad(&r, NULL, NULL, "expected a JSON object");
     if (!rc) rc = read_context(&r, doc, &out->context);
     if (!rc) rc = read_benchmarks(&r, doc, out);
+    if (!rc) rc = read_compiles(&r, doc, out);
     json_decref(doc);
     free(text);
     if (rc) gb_report_free(out);

@@ -132,17 +132,6 @@ static int read_status(gb_reader *r, const json_t *row, const char *where, int *
     return rc;
 }
 
-/* reason, "" as NULL. */
-static int read_reason(gb_reader *r, const json_t *row, const char *where, char **out)
-{
-    int rc = gb_read_str(r, row, where, "reason", GB_READ_REQUIRED, out);
-    if (!rc && !**out) {
-        free(*out);
-        *out = NULL;
-    }
-    return rc;
-}
-
 /* ---- the best's own fields ------------------------------------------------------------- */
 
 static int read_ended_by(gb_reader *r, const json_t *o, const char *where, gb_search_end *out)
@@ -173,6 +162,8 @@ static int read_search(gb_reader *r, const json_t *row, const char *where, gb_sh
     if (!rc) rc = gb_read_int(r, o, at, "n_recorded", 0, INT32_MAX, &n_recorded);
     if (!rc) rc = gb_read_u64(r, o, at, "n_configs", &s->n_configs);
     if (!rc) rc = gb_read_u64(r, o, at, "n_rejected", &s->n_rejected);
+    if (!rc) rc = gb_read_u64(r, o, at, "n_checked", &s->n_checked);
+    if (!rc) rc = gb_read_num(r, o, at, "check_s", GB_READ_REQUIRED, &s->check_s);
     if (!rc) rc = gb_read_bool(r, o, at, "complete", &s->complete);
     s->budget_evals = evals;
     s->n_evals = (int)n_evals;
@@ -248,20 +239,21 @@ static int read_math(gb_reader *r, const json_t *row, const char *where, gb_math
     return rc;
 }
 
-/* "ok" with the race's failure as reason, or "failed" with the shape's failure. */
+/* The best's own facts. Its status and reason are the outcome's, derived from
+ * them (report/result.h), and are not read. */
 static int read_best_status(gb_reader *r, const json_t *row, const char *where, gb_shape_result *s)
 {
-    char status[16];
-    int rc = gb_read_chars(r, row, where, "status", status, sizeof status);
-    if (rc) return rc;
-    s->has_best = strcmp(status, "ok") == 0;
-    if (!s->has_best && strcmp(status, "failed") != 0)
-        return gb_read_bad(r, where, "status", "expected \"ok\" or \"failed\"");
+    char status[32];
     const json_t *config;
-    if ((rc = gb_read_field(r, row, where, "config", &config))) return rc;
-    if (!json_is_null(config) && (rc = gb_read_fields(r, row, where, "config", &s->best_config)))
-        return rc;
-    return read_reason(r, row, where, s->has_best ? &s->race_failure : &s->failure);
+    int rc = gb_read_chars(r, row, where, "status", status, sizeof status);
+    if (!rc) rc = gb_read_field(r, row, where, "config", &config);
+    if (!rc && !json_is_null(config)) rc = gb_read_fields(r, row, where, "config", &s->best_config);
+    s->has_best = !rc && !json_is_null(config);
+    if (!rc) rc = gb_read_str(r, row, where, "failure", GB_READ_NULLABLE, &s->failure);
+    if (!rc) rc = gb_read_str(r, row, where, "race_failure", GB_READ_NULLABLE, &s->race_failure);
+    if (!rc) rc = gb_read_bool(r, row, where, "interrupted", &s->interrupted);
+    if (!rc) rc = gb_read_bool(r, row, where, "compile_only", &s->compile_only);
+    return rc;
 }
 
 static int read_best_extras(gb_reader *r, const json_t *row, const char *where, gb_report_entry *e,

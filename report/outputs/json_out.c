@@ -12,6 +12,7 @@
  * document itself holds.
  */
 #include "base/json.h"
+#include "engine/nvrtc.h"
 #include "report/export/export.h"
 #include "report/output.h"
 #include "report/outputs/json_parts.h"
@@ -26,7 +27,8 @@ typedef struct json_out {
     char *path;
     const gb_run_context *ctx; /* from begin to end */
     json_t *benchmarks;
-    int n_families; /* (kernel, shape) entries so far */
+    json_t *compiles; /* a compile-only call's rows, per call (gb_json_compile_call) */
+    int n_families;   /* (kernel, shape) entries so far */
 } json_out;
 
 /* ---- values ------------------------------------------------------------------- */
@@ -275,6 +277,8 @@ static json_t *search_json(const gb_shape_result *s)
         gb_json_set(o, "n_recorded", json_integer(s->n_recorded)) ||
         gb_json_set(o, "n_configs", u64(s->n_configs)) ||
         gb_json_set(o, "n_rejected", u64(s->n_rejected)) ||
+        gb_json_set(o, "n_checked", u64(s->n_checked)) ||
+        gb_json_set(o, "check_s", gb_json_real(s->check_s)) ||
         gb_json_set(o, "complete", json_boolean(s->complete))) {
         json_decref(o);
         return NULL;
@@ -326,7 +330,11 @@ static json_t *speedup(const gb_shape_result *s)
 static int best_fields(json_out *j, json_t *o, const gb_report_entry *e)
 {
     const gb_shape_result *s = e->result;
-    int rc = gb_json_set(o, "pct_of_peak", pct_of_peak(e, &j->ctx->roofs)) ||
+    int rc = gb_json_set(o, "failure", text_or_null(s->failure)) ||
+             gb_json_set(o, "race_failure", text_or_null(s->race_failure)) ||
+             gb_json_set(o, "interrupted", json_boolean(s->interrupted)) ||
+             gb_json_set(o, "compile_only", json_boolean(s->compile_only)) ||
+             gb_json_set(o, "pct_of_peak", pct_of_peak(e, &j->ctx->roofs)) ||
              gb_json_set(o, "speedup", speedup(s)) ||
              gb_json_set(o, "leaders", json_integer(s->n_leaders)) ||
              gb_json_set(o, "tie", tie_json(s)) ||
@@ -343,30 +351,21 @@ static int append(json_out *j, json_t *o)
     return o && json_array_append_new(j->benchmarks, o) == 0 ? GB_OK : GB_ENOMEM;
 }
 
-/* Why a shape without a failure of its own has no best: how its trials ended. */
-static void no_best(const gb_shape_result *s, gb_strbuf *out)
-{
-    int shown = 0;
-    gb_sb_puts(out, "no configuration passed");
-    for (int i = 0; i < GB_TRIAL_STATUS_COUNT; i++)
-        if (s->n_status[i])
-            gb_sb_printf(out, "%s%d %s", shown++ ? ", " : " (", s->n_status[i],
-                         gb_trial_status_name((gb_trial_status)i));
-    if (shown) gb_sb_putc(out, ')');
-}
-
+/* The best's status is the entry's outcome, its reason the outcome's sentence
+ * (report/result.h: the words every output uses). */
 static int add_best(json_out *j, const gb_report_entry *e)
 {
     const gb_shape_result *s = e->result;
+    const char *status = gb_outcome_name(gb_entry_outcome(e));
     gb_strbuf why = GB_STRBUF_INIT;
-    if (!s->has_best && !s->failure) no_best(s, &why);
+    gb_entry_reason(e, &why);
     row r = {.part = "best",
              .role = "best",
              .config = &s->best_config,
              .config_null = !s->has_best,
-             .status = s->has_best ? "ok" : "failed",
-             .reason = s->has_best ? s->race_failure : s->failure,
-             .error = s->failure ? s->failure : gb_sb_str(&why),
+             .status = status,
+             .reason = gb_sb_str(&why),
+             .error = why.len ? gb_sb_str(&why) : status,
              .timed = s->has_best,
              .stats = &s->best,
              .m = &s->best_measurement,
@@ -409,6 +408,66 @@ static int add_trial(json_out *j, const gb_report_entry *e, const gb_trial_note 
     return append(j, o);
 }
 
+/* ---- a compile-only call's rows ---------------------------------------------------------- */
+
+static json_t *bytes_or_null(int v)
+{
+    return v >= 0 ? json_integer(v) : json_null();
+}
+
+static json_t *compile_row_json(const gb_compile_row *c)
+{
+    char first[1024] = "";
+    if (c->error) gb_nvrtc_first_error(c->error, first, sizeof first);
+    const gb_resources *res = &c->resources;
+    bool built = !c->error;
+    json_t *o = json_object();
+    if (!o || gb_json_set(o, "config", gb_fields_to_json(&c->config)) ||
+        gb_json_set(o, "status", json_string(gb_compile_row_status(c))) ||
+        gb_json_set(o, "reason",
+                    gb_json_text(c->error   ? first
+                                 : c->limit ? c->limit
+                                            : "",
+                                 0)) ||
+        gb_json_set(o, "registers", built ? json_integer(res->registers) : json_null()) ||
+        gb_json_set(o, "stack_bytes", built ? json_integer(res->stack_bytes) : json_null()) ||
+        gb_json_set(o, "spill_store_bytes",
+                    built ? bytes_or_null(res->spill_store_bytes) : json_null()) ||
+        gb_json_set(o, "spill_load_bytes",
+                    built ? bytes_or_null(res->spill_load_bytes) : json_null()) ||
+        gb_json_set(o, "smem_static_bytes",
+                    built ? json_integer(res->smem_static_bytes) : json_null()) ||
+        gb_json_set(o, "compile_ms", gb_json_real(c->compile_ms)) ||
+        gb_json_set(o, "error", text_or_null(c->error))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *gb_json_compile_call(const char *kernel, const gb_tune_result *call, int first_family)
+{
+    json_t *rows = json_array();
+    for (int i = 0; rows && i < call->n_compiles; i++)
+        if (json_array_append_new(rows, compile_row_json(&call->compiles[i])))
+            json_decref(rows), rows = NULL;
+    json_t *o = rows ? json_object() : NULL;
+    if (!o || gb_json_set(o, "kernel", gb_json_text(kernel, 0)) ||
+        gb_json_set(o, "kernel_fp", text_or_null(call->kernel_fp)) ||
+        gb_json_set(o, "arch", text_or_null(call->arch)) ||
+        gb_json_set(o, "reference_lib", text_or_null(call->reference_lib)) ||
+        gb_json_set(o, "first_family", json_integer(first_family)) ||
+        gb_json_set(o, "families", json_integer(call->n_shapes)) ||
+        gb_json_set(o, "nvrtc_s", gb_json_real(call->timing.compile_cpu_s)) ||
+        gb_json_set(o, "compile_threads", json_integer(call->timing.compile_threads)) ||
+        gb_json_set(o, "rows", json_incref(rows))) {
+        json_decref(o);
+        o = NULL;
+    }
+    json_decref(rows);
+    return o;
+}
+
 /* ---- the output ------------------------------------------------------------------------ */
 
 static int json_begin(gb_output *o, const gb_run_context *ctx, gb_err *err)
@@ -434,6 +493,17 @@ static int json_shape(gb_output *o, const gb_report_entry *e, gb_err *err)
     return rc ? gb_err_set(err, rc, "%s: out of memory", j->path) : GB_OK;
 }
 
+static int json_call_end(gb_output *o, const char *kernel, const gb_tune_result *call, gb_err *err)
+{
+    json_out *j = (json_out *)o;
+    if (!call->compile_only) return GB_OK;
+    /* the call's entries are the last of the run's */
+    json_t *c = gb_json_compile_call(kernel, call, j->n_families - call->n_shapes);
+    if (!c || json_array_append_new(j->compiles, c))
+        return gb_err_set(err, GB_ENOMEM, "%s: out of memory", j->path);
+    return GB_OK;
+}
+
 static int json_end(gb_output *o, gb_err *err)
 {
     json_out *j = (json_out *)o;
@@ -441,7 +511,8 @@ static int json_end(gb_output *o, gb_err *err)
         return gb_err_set(err, GB_EINVAL, "%s: the run has no context (end before begin)", j->path);
     json_t *doc = json_object();
     int rc = !doc || gb_json_set(doc, "context", gb_json_context(j->ctx)) ||
-             gb_json_set(doc, "benchmarks", json_incref(j->benchmarks));
+             gb_json_set(doc, "benchmarks", json_incref(j->benchmarks)) ||
+             gb_json_set(doc, "compiles", json_incref(j->compiles));
     char *text = rc ? NULL : gb_json_dump(doc, true);
     json_decref(doc);
     if (!text) return gb_err_set(err, GB_ENOMEM, "%s: out of memory", j->path);
@@ -460,6 +531,7 @@ static void json_destroy(gb_output *o)
 {
     json_out *j = (json_out *)o;
     json_decref(j->benchmarks);
+    json_decref(j->compiles);
     free(j->path);
     free(j);
 }
@@ -468,6 +540,7 @@ static const gb_output_ops json_ops = {
     .name = "json",
     .begin = json_begin,
     .shape = json_shape,
+    .call_end = json_call_end,
     .end = json_end,
     .destroy = json_destroy,
 };
@@ -477,7 +550,8 @@ int gb_output_json(const char *path, gb_output **out, gb_err *err)
     json_out *j = calloc(1, sizeof *j);
     if (j) j->path = strdup(path);
     if (j) j->benchmarks = json_array();
-    if (!j || !j->path || !j->benchmarks) {
+    if (j) j->compiles = json_array();
+    if (!j || !j->path || !j->benchmarks || !j->compiles) {
         if (j) json_destroy(&j->base);
         return gb_err_set(err, GB_ENOMEM, "out of memory");
     }

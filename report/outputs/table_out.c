@@ -36,6 +36,7 @@ typedef struct table_out {
     bool has_rows;
     char *kernel;       /* the group's kernel */
     gb_strbuf summary;  /* the group's summary lines */
+    gb_strbuf notes;    /* compile-only: the shapes that did not compile, and why */
     const char *sep_ms; /* "±" or "+/-" */
     char vs_header[32]; /* "vs cuBLAS" when the group's reference is a library call */
 } table_out;
@@ -80,17 +81,6 @@ static void figures(gb_table *t, const gb_report_entry *e, const gb_run_context 
     gb_table_cell(t, "%s", roof_name(e, roofs));
 }
 
-static const char *status_word(const gb_report_entry *e)
-{
-    const gb_shape_result *s = e->result;
-    return s->cached        ? "cache"
-           : s->interrupted ? "interrupted"
-           : s->contended   ? "contended"
-           : e->bench       ? "bench"
-           : s->n_resumed   ? "resumed"
-                            : "tuned";
-}
-
 static void row(table_out *o, const gb_report_entry *e)
 {
     gb_table *t = &o->rows;
@@ -103,7 +93,7 @@ static void row(table_out *o, const gb_report_entry *e)
         gb_sb_free(&config);
         figures(t, e, o->ctx);
     } else {
-        gb_table_cell(t, "%s", s->failure ? "(failed)" : "(no valid variant)");
+        gb_table_cell(t, "(%s)", gb_outcome_name(gb_entry_outcome(e)));
         for (int i = 0; i < 9; i++)
             gb_table_cell(t, "-");
     }
@@ -116,7 +106,7 @@ static void row(table_out *o, const gb_report_entry *e)
         gb_table_cell(t, "-");
     else
         gb_table_cell(t, "%d", gb_shape_n_failed(s));
-    gb_table_cell(t, "%s", status_word(e));
+    gb_table_cell(t, "%s", gb_outcome_name(gb_entry_outcome(e)));
 }
 
 /* Green for a speedup, red for a slowdown or no result, yellow for failed trials
@@ -128,13 +118,15 @@ static const char *cell_color(void *ctx, int r, int c)
     if (!text) return NULL;
     switch (c) {
     case COL_CONFIG:
-        return text[0] == '(' ? RED : NULL;
+        return text[0] == '(' && strcmp(text, "(compiled)") ? RED : NULL;
     case COL_VS_REF:
         return text[0] == '-' ? NULL : strtod(text, NULL) >= 1 ? GREEN : RED;
     case COL_FAILED:
         return atoi(text) > 0 ? YELLOW : NULL;
     case COL_STATUS:
-        return !strcmp(text, "contended") || !strcmp(text, "interrupted") ? YELLOW : NULL;
+        return !strcmp(text, "contended") || !strcmp(text, "interrupted")     ? YELLOW
+               : !strcmp(text, "failed") || !strcmp(text, "no valid variant") ? RED
+                                                                              : NULL;
     default:
         return NULL;
     }
@@ -164,6 +156,7 @@ static void forget_group(table_out *o)
     free(o->kernel);
     o->kernel = NULL;
     gb_sb_reset(&o->summary);
+    gb_sb_reset(&o->notes);
 }
 
 static void print_group(table_out *o, const gb_tune_result *call)
@@ -174,6 +167,7 @@ static void print_group(table_out *o, const gb_tune_result *call)
         const char *arch = call->arch[0] ? call->arch : o->opts.arch;
         gb_report_opts compile = {true, o->opts.verbose, o->opts.jobs, arch};
         gb_report_compiles(o->out, call, &compile);
+        fputs(gb_sb_str(&o->notes), o->out);
     } else if (o->has_rows) {
         gb_table_style style = {o->opts.ascii, o->opts.color, cell_color, &o->rows};
         gb_table_print_box(&o->rows, o->out, &style);
@@ -227,6 +221,12 @@ static int table_shape(gb_output *base, const gb_report_entry *e, gb_err *err)
     int rc = start_group(o, e->kernel, e->call, err);
     if (rc) return rc;
     row(o, e);
+    gb_outcome outcome = gb_entry_outcome(e);
+    if (e->result->compile_only && outcome != GB_OUTCOME_COMPILED) {
+        gb_sb_printf(&o->notes, "  %s: %s: ", e->result->key_text, gb_outcome_name(outcome));
+        gb_entry_reason(e, &o->notes);
+        gb_sb_putc(&o->notes, '\n');
+    }
     char *text = NULL;
     size_t len = 0;
     FILE *lines = open_memstream(&text, &len);
@@ -235,7 +235,9 @@ static int table_shape(gb_output *base, const gb_report_entry *e, gb_err *err)
     fclose(lines);
     gb_sb_append(&o->summary, text, len);
     free(text);
-    return gb_sb_status(&o->summary) ? gb_err_set(err, GB_ENOMEM, "out of memory") : GB_OK;
+    return gb_sb_status(&o->summary) || gb_sb_status(&o->notes)
+               ? gb_err_set(err, GB_ENOMEM, "out of memory")
+               : GB_OK;
 }
 
 static int table_call_end(gb_output *base, const char *kernel, const gb_tune_result *call,
@@ -259,6 +261,7 @@ static void table_destroy(gb_output *base)
     table_out *o = (table_out *)base;
     forget_group(o);
     gb_sb_free(&o->summary);
+    gb_sb_free(&o->notes);
     free(o);
 }
 
@@ -279,6 +282,7 @@ int gb_output_table(FILE *out, const gb_table_opts *opts, gb_output **out_output
     o->out = out;
     o->opts = *opts;
     o->summary = (gb_strbuf)GB_STRBUF_INIT;
+    o->notes = (gb_strbuf)GB_STRBUF_INIT;
     *out_output = &o->base;
     return GB_OK;
 }
