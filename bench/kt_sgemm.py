@@ -4,10 +4,12 @@ examples/gemm.lua, on the same template, at one shape, with the cupy backend.
     python3 bench/kt_sgemm.py --size N [--mnk M N K] --json OUT.json [--no-verify]
 
 The space, the constraints, the grid and the block are examples/gemm.lua's:
-BM, BN in {64, 128}, BK in {8, 16, 32}, TM, TN in {4, 8}; (BM/TM)*(BN/TN) threads,
-from 64 to 1024; 4*BK*(BM+BN) bytes of shared memory, at most 48 KiB; a grid of
-ceil(N/BN) x ceil(M/BM). Kernel Tuner sizes the block from a tunable parameter,
-so block_size_x is one, tied to the others by a constraint: 48 configurations.
+BM in {64, 128}, BN in {64, 128, 256}, BK in {8, 16}, TM in {4, 8}, TN in {4, 8,
+16}; (BM/TM)*(BN/TN) threads, 128 to 256; warps that tile the block (8 threads
+wide, 4 where BN/TN is 4); TM at most 2 TN and TN at most 2 TM; 2*4*BK*(BM+BN)
+bytes of shared memory, at most 48 KiB; a grid of ceil(N/BN) x ceil(M/BM).
+Kernel Tuner sizes the block from a tunable parameter, so block_size_x is one,
+tied to the others by the constraint: 28 configurations, as gpubench counts them.
 The template's own names are the parameters, so no parameter is also defined as
 a macro (defines={}), and the kernel is instantiated by its name expression
 sgemm<BM,BN,BK,TM,TN> (CuPy's name_expressions). Every configuration is checked
@@ -33,23 +35,26 @@ PARAMS = ("BK", "BM", "BN", "TM", "TN")  # gpubench's canonical order: by name
 def tune_params():
     return {
         "BM": [64, 128],
-        "BN": [64, 128],
-        "BK": [8, 16, 32],
+        "BN": [64, 128, 256],
+        "BK": [8, 16],
         "TM": [4, 8],
-        "TN": [4, 8],
-        "block_size_x": [64, 128, 256, 512, 1024],
+        "TN": [4, 8, 16],
+        "block_size_x": [128, 256],
     }
 
 
-# The block is (BM/TM)*(BN/TN) threads, written without division: Kernel Tuner
-# 1.5's parser turns "block_size_x == (BM // TM) * (BN // TN)" into a constraint
-# that nothing satisfies (an empty space). TM and TN divide BM and BN here, so the
-# product form is the same constraint. Every block of the space has 64 to 1024
-# threads, as the example requires, since block_size_x takes only those values.
-RESTRICTIONS = [
-    "block_size_x * TM * TN == BM * BN",
-    "4 * BK * (BM + BN) <= 48 * 1024",
-]
+def restrict(p):
+    """examples/gemm.lua's constraints, one for one, and the block they imply.
+
+    A function rather than Kernel Tuner's strings: its 1.5 parser turns integer
+    divisions such as "block_size_x == (BM // TM) * (BN // TN)" into a constraint
+    that nothing satisfies (an empty space)."""
+    threads = (p["BM"] // p["TM"]) * (p["BN"] // p["TN"])
+    wide = min(8, p["BN"] // p["TN"])
+    return (p["block_size_x"] == threads and 128 <= threads <= 256
+            and (p["BN"] // p["TN"]) % wide == 0 and (p["BM"] // p["TM"]) % (32 // wide) == 0
+            and p["TM"] <= 2 * p["TN"] and p["TN"] <= 2 * p["TM"]
+            and 2 * 4 * p["BK"] * (p["BM"] + p["BN"]) <= 48 * 1024)
 
 
 def config_text(params):
@@ -122,7 +127,7 @@ def main():
     t = time.perf_counter()
     results, env = kernel_tuner.tune_kernel(
         "sgemm<BM,BN,BK,TM,TN>", source, (n, m), args, tune_params(),
-        grid_div_x=["BN"], grid_div_y=["BM"], restrictions=RESTRICTIONS,
+        grid_div_x=["BN"], grid_div_y=["BM"], restrictions=restrict,
         answer=None if a.no_verify else [None, None, ref, None, None, None],
         verify=None if a.no_verify else verify,
         lang="cupy", compiler_options=["--std=c++17"], defines={},

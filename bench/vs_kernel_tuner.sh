@@ -1,12 +1,14 @@
 #!/bin/sh
 # gpubench against Kernel Tuner 1.5, side by side on one GPU: the sgemm template
-# and 48-configuration space of examples/gemm.lua, brute force, one shape at a
-# time. For each shape the two run alternately, each first with a cold compile
+# and 28-configuration space of examples/gemm.lua (bench/kt_sgemm.py states the
+# same space to Kernel Tuner; the summary says if the counts ever differ), brute
+# force, one shape at a time. For each shape the two run alternately, each first with a cold compile
 # cache and then with a warm one:
 #
 #   gpubench      build/cli/gpubench-tune examples/gemm.lua -- SIZE nobaseline,
 #                 --force, with a fresh --cache folder (cold: NVRTC compiles all
-#                 48), then the same folder again (warm: the cubins come from it);
+#                 28), then the same folder again (warm: the cubins come from it);
+#                 its best is read from the run's --json;
 #   Kernel Tuner  bench/kt_sgemm.py (brute_force, the cupy backend, every
 #                 configuration checked against a reference), with a fresh
 #                 CUPY_CACHE_DIR (cold), then the same one (warm); no Kernel Tuner
@@ -78,14 +80,30 @@ run_gpubench() {
     log="$logs/gpubench-$1-$2.txt"
     # shellcheck disable=SC2046 # M N K, split on purpose
     set -- "$1" "$2" $(dims "$1")
+    json="$logs/gpubench-$1-$2.json"
     t0=$(now_ms)
-    "$tune" examples/gemm.lua --cache "$cache" --force -- "$1" nobaseline >"$log" 2>&1
+    "$tune" examples/gemm.lua --cache "$cache" --force --json "$json" -- "$1" nobaseline \
+        >"$log" 2>&1
     rc=$?
     gb_s=$(seconds $(($(now_ms) - t0)))
-    row=$(awk -v k="K=$5,M=$3,N=$4" '$1 == k { print $2, $3; exit }' "$log")
-    gb_cfg=${row%% *}
-    gb_ms=${row#* }
-    echo "== $1 $2: gpubench: wall $gb_s s (exit $rc), best ${gb_cfg:-?} ${gb_ms:-?} ms"
+    # The best and how many configurations were tried, from the run's JSON.
+    row=$("$py" - "$json" "K=$5,M=$3,N=$4" <<'EOF'
+import json, sys
+try:
+    doc = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(0)
+for b in doc["benchmarks"]:
+    if b["role"] == "best" and b["name"].split("/")[1] == sys.argv[2] and b["config"]:
+        cfg = ",".join(f"{k}={v}" for k, v in sorted(b["config"].items()))
+        print(cfg, b["statistics"]["median_ms"], b["search"]["n_evals"])
+EOF
+)
+    gb_cfg=$(echo "$row" | cut -d' ' -s -f1)
+    gb_ms=$(echo "$row" | cut -d' ' -s -f2)
+    gb_n=$(echo "$row" | cut -d' ' -s -f3)
+    echo "== $1 $2: gpubench: wall $gb_s s (exit $rc), best ${gb_cfg:-?} ${gb_ms:-?} ms," \
+        "${gb_n:-?} configurations"
     grep -E '^  (time|each trial)' "$log" | sed 's/^  /   /'
     # The wall time outside gb.tune's own: process start, Lua, the worker's exit.
     tuned=$(sed -n 's/^  time \([0-9.]*\) s:.*/\1/p' "$log" | head -1)
@@ -113,9 +131,9 @@ run_kernel_tuner() {
 
 # The comparison of one shape and cache state, from the two runs' results.
 compare() {
-    "$py" - "$kt_json" "$1" "$2" "$gb_s" "$kt_s" "${gb_cfg:-?}" "${gb_ms:-?}" <<'EOF'
+    "$py" - "$kt_json" "$1" "$2" "$gb_s" "$kt_s" "${gb_cfg:-?}" "${gb_ms:-?}" "${gb_n:-?}" <<'EOF'
 import json, sys
-path, size, temp, gb_s, kt_s, gb_cfg, gb_ms = sys.argv[1:]
+path, size, temp, gb_s, kt_s, gb_cfg, gb_ms, gb_n = sys.argv[1:]
 try:
     kt = json.load(open(path))
 except (OSError, ValueError) as e:
@@ -133,6 +151,9 @@ print(f"   imports {kt['import_s']:.2f} s, set-up {kt['setup_s']:.2f} s, tune_ke
       f"{b['framework_s']:.2f} s, strategy {b['strategy_s']:.2f} s; "
       f"{kt['n_timed']} of {kt['n_configs']} timed")
 print(f"   best {best['config']} {best['ms']:.4f} ms (mean of {kt['iterations']} launches, no L2 flush)")
+if gb_n != str(kt["n_configs"]):
+    print(f"   the spaces differ: gpubench tried {gb_n} configurations, Kernel Tuner "
+          f"{kt['n_configs']}")
 gb_by_kt = kt["times_ms"].get(gb_cfg)
 diff = "n/a" if gb_by_kt is None else f"{100 * (gb_by_kt / best['ms'] - 1):.1f}%"
 speedup, speedup_tune = float(kt_s) / float(gb_s), kt["tune_s"] / float(gb_s)
@@ -141,7 +162,8 @@ print(f"== {size} {temp}: Kernel Tuner / gpubench = {speedup:.2f}x (tune_kernel 
 print(f"vs_kernel_tuner: shape={size} {temp} gpubench={gb_s} s kernel_tuner={kt_s} s "
       f"speedup={speedup:.2f} best_gb={gb_cfg}({gb_ms}ms) best_kt={best['config']}"
       f"({best['ms']:.4f}ms) best_diff={diff} kernel_tuner_tune={kt['tune_s']:.2f} s "
-      f"speedup_tune={speedup_tune:.2f}", file=sys.stderr)
+      f"speedup_tune={speedup_tune:.2f} configs_gb={gb_n} configs_kt={kt['n_configs']}",
+      file=sys.stderr)
 EOF
 }
 
