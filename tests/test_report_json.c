@@ -146,6 +146,30 @@ static void test_reading_back_and_writing_again_gives_the_same_text(void **state
     free(b);
 }
 
+/* The table of a run read back is the run's own table, the search lines under it
+ * included ("constraints rejected 11 of 16 looked at (1.6 M/s)"). */
+static void test_a_saved_run_renders_the_runs_table(void **state)
+{
+    const char *path = in(*state, "run.json");
+    write_fixture(path);
+    gb_report r;
+    gb_err err = {0};
+    assert_int_equal(gb_report_load_json(path, &r, &err), GB_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    gb_output *o = NULL;
+    assert_int_equal(gb_output_table(out, &(gb_table_opts){0}, &o, &err), GB_OK);
+    assert_int_equal(gb_output_render(o, &r, &err), GB_OK);
+    gb_output_destroy(o);
+    fclose(out);
+    gb_report_free(&r);
+    assert_non_null(strstr(text, "constraints rejected 11 of 16 looked at (1.6 M/s)"));
+    report_fixture_golden(text, "run.txt");
+    free(text);
+}
+
 /* ---- other readers ------------------------------------------------------------------------ */
 
 static bool python_has(const char *module)
@@ -352,6 +376,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_saved_run_reads_back_whole, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_reading_back_and_writing_again_gives_the_same_text,
                                         make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_a_saved_run_renders_the_runs_table, make_dir,
+                                        remove_dir),
         cmocka_unit_test_setup_teardown(test_the_golden_file_validates_against_the_schema, make_dir,
                                         remove_dir),
         cmocka_unit_test_setup_teardown(test_compare_py_reads_two_runs_and_shows_the_change,
