@@ -27,11 +27,12 @@ static const char USAGE[] =
     "the memory bandwidth (memory clock x bus width, double data rate) and the dense\n"
     "rate of each kind of math (SMs x operations per clock per SM of the\n"
     "architecture x peak SM clock). And its measured ceilings: the bandwidth of a\n"
-    "device-to-device copy (bytes read plus written, arrays 8x the L2) and cuBLAS's\n"
-    "GEMM rate in fp32, tf32, fp16, bf16 and fp8. They are measured once per GPU (a\n"
-    "few seconds), here or by the first gpubench-tune run that times something, and\n"
-    "kept in the cache. Peaks and ceilings are the roofs of the reports' %% peak and\n"
-    "%% ceil columns and roofline (docs/reports.md).\n"
+    "device-to-device copy (bytes read plus written, arrays 8x the L2, the best of\n"
+    "the driver's copy and gpubench's copy kernel) and cuBLAS's GEMM rate in fp32,\n"
+    "tf32, fp16, bf16 and fp8. They are measured once per GPU (a few seconds), here\n"
+    "or by the first gpubench-tune run that times something, and kept in the cache.\n"
+    "Peaks and ceilings are the roofs of the reports' %% peak and %% ceil columns and\n"
+    "roofline (docs/reports.md).\n"
     "\n"
     "options:\n"
     "  --device N   the GPU (default 0)\n"
@@ -134,8 +135,8 @@ static void print_ceilings(const gb_ceilings *c)
     char size[32];
     gb_format_bytes((double)c->copy_bytes, size, sizeof size);
     printf("measured ceilings (%s):\n  copy bandwidth %.0f GB/s (device to device, %s arrays, "
-           "read + written)\n",
-           c->measured_at, c->copy_gbps, size);
+           "read + written%s%s)\n",
+           c->measured_at, c->copy_gbps, size, c->copy_how[0] ? ", by " : "", c->copy_how);
     static const gb_math gemms[] = {GB_MATH_FP32, GB_MATH_TF32, GB_MATH_FP16, GB_MATH_BF16,
                                     GB_MATH_FP8};
     bool any = false;

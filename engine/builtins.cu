@@ -302,6 +302,27 @@ extern "C" __global__ void gb_flush_read(const u32 *buf, u64 n_words, u32 key, u
     if (acc == key) *sink = acc;
 }
 
+// The copy ceiling's kernel (engine/ceilings.c): dst = src, n 16-byte vectors,
+// COPY_UNROLL of them in flight per thread over a grid-stride loop; a grid of a
+// vector per thread does one each.
+#define COPY_UNROLL 4
+extern "C" __global__ void gb_copy(const uint4 *__restrict__ src, uint4 *__restrict__ dst, u64 n)
+{
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    for (; i + (COPY_UNROLL - 1) * stride < n; i += COPY_UNROLL * stride) {
+        uint4 v[COPY_UNROLL];
+#pragma unroll
+        for (int u = 0; u < COPY_UNROLL; u++)
+            v[u] = src[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < COPY_UNROLL; u++)
+            dst[i + u * stride] = v[u];
+    }
+    for (; i < n; i += stride)
+        dst[i] = src[i];
+}
+
 // The SM clock without NVML: clock64 cycles counted over a 20 us window of
 // %globaltimer nanoseconds. out[0] = cycles, out[1] = nanoseconds.
 extern "C" __global__ void gb_clock_probe(u64 *out)

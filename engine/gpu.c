@@ -48,6 +48,7 @@ static int load_builtins(gb_gpu *gpu, gb_err *err)
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->flush, gpu->builtins, "gb_flush"));
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->flush_read, gpu->builtins, "gb_flush_read"));
     GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->clock_probe, gpu->builtins, "gb_clock_probe"));
+    GB_CU_CHECK(rc, err, cuModuleGetFunction, (&gpu->copy, gpu->builtins, "gb_copy"));
 cleanup:
     gb_compile_out_free(&out);
     return rc;

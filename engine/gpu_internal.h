@@ -50,7 +50,7 @@ struct gb_gpu {
     CUstream stream;
     CUevent start, stop;
     CUmodule builtins;
-    CUfunction fill, plant, compare, flush, flush_read, clock_probe;
+    CUfunction fill, plant, compare, flush, flush_read, clock_probe, copy;
     CUdeviceptr compare_out;
     CUdeviceptr flush_buf; /* twice the size of L2, for cold samples */
     size_t flush_words;
@@ -99,6 +99,10 @@ void gb_gpu_cublas_close(gb_gpu *gpu);
 
 /* timing.c: the cold-sample flush buffer and the clock source, set up at open. */
 int gb_gpu_timing_open(gb_gpu *gpu, gb_err *err);
+/* Writes, then reads, the flush buffer on the session's stream: whatever was in
+ * L2 is evicted (written back now, not during what comes next) and L2 ends full
+ * of clean lines, as a cold sample begins (engine/timing.c). */
+int gb_gpu_flush_l2(gb_gpu *gpu, gb_err *err);
 void gb_gpu_timing_close(gb_gpu *gpu);
 
 #endif

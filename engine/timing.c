@@ -97,7 +97,7 @@ const char *gb_gpu_timer(const gb_gpu *gpu, const char **out_note)
 
 /* Writes, then reads, the flush buffer: whatever the kernel left in L2 is evicted
  * (written back now, not during the next sample) and L2 ends full of clean lines. */
-static int flush_l2(gb_gpu *gpu, gb_err *err)
+int gb_gpu_flush_l2(gb_gpu *gpu, gb_err *err)
 {
     int rc = GB_OK;
     uint32_t value = ++gpu->flush_value, key = ~value; /* XORs of value are 0 or value */
@@ -225,7 +225,7 @@ static int take_sample(void *ctx, gb_sample *out, gb_err *err)
     int rc = GB_OK;
     for (int try = 0; rc == GB_OK && t.lost && try < MAX_TRIES; try++) {
         out->n_lost += try > 0;
-        rc = c->mode == GB_MODE_COLD ? flush_l2(c->gpu, err) : GB_OK;
+        rc = c->mode == GB_MODE_COLD ? gb_gpu_flush_l2(c->gpu, err) : GB_OK;
         if (rc == GB_OK) rc = timed(c, &t, err);
         out->timer_ms += t.timer_ms;
     }

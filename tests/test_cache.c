@@ -1,5 +1,6 @@
 #include "scratch.h"
 #include "cache/cache.h"
+#include "cache/ceilings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -710,10 +711,34 @@ static void test_threads_share_one_handle_while_the_map_grows(void **state)
     assert_all_records_present(f, N_THREADS);
 }
 
+/* A device's ceilings come back as they were put, the way the copy was made
+ * included; another GPU (another UUID) has none. */
+static void test_ceilings_come_back_with_the_way_the_copy_was_made(void **state)
+{
+    fixture *f = *state;
+    open_cache(f, 0);
+    gb_device_info d = {0};
+    snprintf(d.name, sizeof d.name, "NVIDIA H100 80GB HBM3");
+    snprintf(d.uuid, sizeof d.uuid, "GPU-2eb96706");
+    gb_ceilings c = {
+        .copy_gbps = 3076, .copy_bytes = 1 << 30, .gemm_bf16 = 671.2, .gemm_size = 8192};
+    snprintf(c.copy_how, sizeof c.copy_how,
+             "copy kernel, 65536 blocks of 1024 threads, timed by CUPTI");
+    snprintf(c.measured_at, sizeof c.measured_at, "2026-12-06T11:52:41Z");
+    assert_int_equal(gb_cache_put_ceilings(f->cache, &d, &c, &f->err), GB_OK);
+    gb_ceilings back;
+    assert_int_equal(gb_cache_get_ceilings(f->cache, &d, &back, &f->err), GB_OK);
+    assert_string_equal(back.copy_how, c.copy_how);
+    assert_true(back.copy_gbps == 3076 && back.copy_bytes == 1 << 30 && back.gemm_bf16 == 671.2);
+    snprintf(d.uuid, sizeof d.uuid, "GPU-66b42bea");
+    assert_int_equal(gb_cache_get_ceilings(f->cache, &d, &back, &f->err), GB_ENOTFOUND);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
+        T(test_ceilings_come_back_with_the_way_the_copy_was_made),
         T(test_open_creates_the_directory_and_databases),
         T(test_close_of_null_is_a_no_op),
         T(test_reopen_sees_what_was_stored),

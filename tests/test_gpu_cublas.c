@@ -399,6 +399,24 @@ static void test_the_worker_measures_a_cublas_rate(void **state)
     gb_exec_destroy(exec);
 }
 
+/* The ceilings through the worker: the copy's, the best of the driver's copy and
+ * gpubench's kernel, says which way reached it. */
+static void test_the_worker_measures_the_ceilings(void **state)
+{
+    (void)state;
+    if (!gpu_lease_take()) skip();
+    gb_exec *exec = NULL;
+    gb_err err;
+    gb_ceilings c;
+    assert_int_equal(open_worker(NULL, &exec, &err), GB_OK);
+    if (gb_exec_ceilings(exec, &c, &err)) fail_msg("%s", err.msg);
+    printf("# copy %.0f GB/s by %s; bf16 %.1f TFLOP/s\n", c.copy_gbps, c.copy_how, c.gemm_bf16);
+    assert_true(c.copy_gbps > 100);
+    assert_true(c.copy_bytes >= 1 << 30);
+    assert_true(!strcmp(c.copy_how, "cuMemcpyDtoD") || !strncmp(c.copy_how, "copy kernel, ", 13));
+    gb_exec_destroy(exec);
+}
+
 /* The sgemm template tuned against cuBLAS: every variant checks out against it
  * (fp32 sums on both sides), and cuBLAS is timed as the baseline. */
 static const char TUNE_SCRIPT[] =
@@ -490,6 +508,7 @@ int main(void)
         T(test_a_gemm_that_does_not_match_the_problem_is_refused),
         T(test_a_gemm_is_timed_cold_and_hot_and_raced),
         T(test_cublas_rates_are_measured_for_each_math),
+        T(test_the_worker_measures_the_ceilings),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
