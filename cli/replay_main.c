@@ -3,6 +3,7 @@
 #include "cache/inspect.h"
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/replay_score.h"
 #include "report/table.h"
 #include "tuner/replay.h"
 
@@ -17,12 +18,15 @@
 
 static const char USAGE[] =
     "usage: %s replay FILE [options]\n"
+    "       %s replay FILE... --score [--cutoff P] [--cutoff-start P] [--resolution N]\n"
+    "                              [--seeds N] [--strategy S|all] [--batch N] [--json]\n"
     "\n"
     "Runs search strategies against a recorded table instead of the GPU, and says how\n"
     "many evaluations each needs to find a configuration within PCT%% of the table's\n"
     "optimum: the benchmark for strategies. FILE is a gpubench cache export (`gpubench\n"
-    "cache export`), what `gpubench cache show KERNEL SHAPE --json` prints, or a Kernel\n"
-    "Tuner cache file; the format is told from its content. The configurations in the\n"
+    "cache export`), what `gpubench cache show KERNEL SHAPE --json` prints, a Kernel\n"
+    "Tuner cache file or a T4 results file, plain or gzipped; the format is told from\n"
+    "its content. The configurations in the\n"
     "table are the valid set; one that failed costs an evaluation, as on the GPU.\n"
     "\n"
     "options:\n"
@@ -36,6 +40,17 @@ static const char USAGE[] =
     "                    cache ls` prints it; D and FP may be a part, a start)\n"
     "  --json            machine-readable output\n"
     "  -h, --help        this text\n"
+    "\n"
+    "--score scores every strategy on each FILE and over them all as the autotuning\n"
+    "methodology does (autotuning_methodology 1.1.0: best-so-far over the time the\n"
+    "evaluations cost, against random search's expected best and the optimum; 0 is\n"
+    "random search, 1 the optimum throughout; docs/replay.md):\n"
+    "  --cutoff P        the range's end, P of the way from the median to the\n"
+    "                    optimum (default 0.96)\n"
+    "  --cutoff-start P  its start (default 0.5)\n"
+    "  --resolution N    points on the time axis (default 1000)\n"
+    "  --seeds N         repeats per strategy (default 100 with --score)\n"
+    "The last line: score: best=NAME score=X error=Y spaces=N\n"
     "\n"
     "Per strategy: the median and 90th percentile of the evaluations to the target over\n"
     "the seeds (a search that never reached it counts as infinite: `inf`), the\n"
@@ -53,6 +68,10 @@ typedef struct replay_args {
     gb_fields shape;
     gb_replay_opts opts;
     bool json;
+    bool score, seeds_given;
+    gb_score_opts score_opts;
+    char **files;
+    int n_files;
 } replay_args;
 
 enum {
@@ -66,6 +85,10 @@ enum {
     OPT_DEVICE,
     OPT_KERNEL_FP,
     OPT_JSON,
+    OPT_SCORE,
+    OPT_CUTOFF,
+    OPT_CUTOFF_START,
+    OPT_RESOLUTION,
 };
 
 static const struct option long_options[] = {
@@ -79,6 +102,10 @@ static const struct option long_options[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"kernel-fp", required_argument, NULL, OPT_KERNEL_FP},
     {"json", no_argument, NULL, OPT_JSON},
+    {"score", no_argument, NULL, OPT_SCORE},
+    {"cutoff", required_argument, NULL, OPT_CUTOFF},
+    {"cutoff-start", required_argument, NULL, OPT_CUTOFF_START},
+    {"resolution", required_argument, NULL, OPT_RESOLUTION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -87,7 +114,7 @@ static void print_usage(FILE *out, const char *prog)
 {
     gb_strbuf names = GB_STRBUF_INIT;
     gb_strategy_append_names(&names);
-    fprintf(out, USAGE, prog, gb_sb_str(&names));
+    fprintf(out, USAGE, prog, prog, gb_sb_str(&names));
     gb_sb_free(&names);
 }
 
@@ -108,15 +135,50 @@ static bool whole(const char *text, long lo, long hi, int *out)
     return true;
 }
 
+/* A fraction in [lo, hi), or in [lo, hi] with closed; false otherwise. */
+static bool fraction(const char *text, double lo, double hi, bool closed, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v >= lo) || !(closed ? v <= hi : v < hi)) return false;
+    *out = v;
+    return true;
+}
+
+static int apply_score_option(int c, replay_args *a)
+{
+    gb_score_opts *o = &a->score_opts;
+    switch (c) {
+    case OPT_SCORE:
+        a->score = true;
+        return -1;
+    case OPT_CUTOFF:
+        return fraction(optarg, 0, 1, true, &o->cutoff) && o->cutoff > 0
+                   ? -1
+                   : usage_error(a->prog, "--cutoff needs a fraction above 0, at most 1", "");
+    case OPT_CUTOFF_START:
+        return fraction(optarg, 0, 1, false, &o->cutoff_start)
+                   ? -1
+                   : usage_error(a->prog, "--cutoff-start needs a fraction from 0, below 1", "");
+    default: /* OPT_RESOLUTION */
+        return whole(optarg, 2, 1000000, &o->resolution)
+                   ? -1
+                   : usage_error(a->prog, "--resolution needs a whole number from 2 to 1000000",
+                                 "");
+    }
+}
+
 /* Returns -1 to go on, or an exit status. */
 static int apply_option(int c, replay_args *a)
 {
     char *end = NULL;
+    if (c >= OPT_SCORE && c <= OPT_RESOLUTION) return apply_score_option(c, a);
     switch (c) {
     case OPT_STRATEGY:
         a->strategy = optarg;
         return -1;
     case OPT_SEEDS:
+        a->seeds_given = true;
         return whole(optarg, 1, 100000, &a->opts.n_seeds)
                    ? -1
                    : usage_error(a->prog, "--seeds needs a whole number from 1 to 100000", "");
@@ -178,8 +240,14 @@ static int parse_args(int argc, char **argv, replay_args *a)
         if (status >= 0) return status;
     }
     if (optind >= argc) return usage_error(a->prog, "no FILE given", "");
-    if (optind + 1 < argc) return usage_error(a->prog, "unexpected argument: ", argv[optind + 1]);
+    if (optind + 1 < argc && !a->score)
+        return usage_error(a->prog,
+                           "unexpected argument (several FILEs need --score): ", argv[optind + 1]);
+    if (a->score_opts.cutoff_start >= a->score_opts.cutoff)
+        return usage_error(a->prog, "--cutoff-start must be below --cutoff", "");
     a->file = argv[optind];
+    a->files = argv + optind;
+    a->n_files = argc - optind;
     if (a->shape_text) {
         gb_err err = {0};
         if (gb_cache_parse_shape(a->shape_text, &a->shape, &err))
@@ -196,6 +264,7 @@ static const char *format_name(gb_replay_format f)
     return f == GB_REPLAY_EXPORT   ? "export"
            : f == GB_REPLAY_TRIALS ? "trials"
            : f == GB_REPLAY_KTUNER ? "kernel-tuner"
+           : f == GB_REPLAY_T4     ? "t4"
                                    : "built";
 }
 
@@ -382,11 +451,28 @@ static int replay(const replay_args *a)
     return status;
 }
 
+static int score(const replay_args *a)
+{
+    gb_replay_score_args s = {.prog = a->prog,
+                              .files = a->files,
+                              .n_files = a->n_files,
+                              .strategy = a->strategy,
+                              .sel = &a->sel,
+                              .opts = a->score_opts,
+                              .json = a->json};
+    s.opts.repeats = a->seeds_given ? a->opts.n_seeds : 100;
+    s.opts.batch = a->opts.batch;
+    return gb_replay_score(&s);
+}
+
 int gb_cli_replay(int argc, char **argv)
 {
-    replay_args a = {.prog = argv[0], .strategy = "all", .opts = {.n_seeds = 30, .within_pct = 5}};
+    replay_args a = {.prog = argv[0],
+                     .strategy = "all",
+                     .opts = {.n_seeds = 30, .within_pct = 5},
+                     .score_opts = {.cutoff = 0.96, .cutoff_start = 0.5, .resolution = 1000}};
     int status = parse_args(argc, argv, &a);
-    if (status < 0) status = replay(&a);
+    if (status < 0) status = a.score ? score(&a) : replay(&a);
     gb_fields_free(&a.shape);
     return status;
 }

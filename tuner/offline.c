@@ -8,6 +8,7 @@
 static void note(gb_offline_result *res, const gb_offline_opts *opts, const gb_observation *o)
 {
     res->n_evals++;
+    if (opts->on_eval) opts->on_eval(opts->on_eval_ctx, o);
     if (o->status != GB_TRIAL_OK) {
         res->n_failed++;
         return;

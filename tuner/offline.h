@@ -17,6 +17,9 @@ typedef struct gb_offline_opts {
     int max_evals;    /* 0: until the strategy stops or the space is used up */
     int batch;        /* configurations asked for at a time (0: 1) */
     double target_ms; /* > 0: stop once a configuration this fast was found */
+    /* Optional: called with each evaluation, in order, failures included. */
+    void (*on_eval)(void *ctx, const gb_observation *o);
+    void *on_eval_ctx;
 } gb_offline_opts;
 
 typedef struct gb_offline_result {

@@ -33,6 +33,7 @@ typedef struct gb_replay_entry {
     uint64_t ordinal;       /* in the table's space */
     gb_trial_status status; /* ok, or why it has no time */
     double ms;              /* ok: its time (a median); NAN otherwise */
+    double cost_s;          /* what evaluating it took (compile, benchmark, ...), s; NAN: unknown */
 } gb_replay_entry;
 
 typedef enum gb_replay_format {
@@ -40,6 +41,7 @@ typedef enum gb_replay_format {
     GB_REPLAY_EXPORT, /* `gpubench cache export` */
     GB_REPLAY_TRIALS, /* `gpubench cache show --json` */
     GB_REPLAY_KTUNER, /* a Kernel Tuner cache file */
+    GB_REPLAY_T4,     /* the Autotuning Association's T4 results format */
 } gb_replay_format;
 
 typedef struct gb_replay_table {
@@ -152,5 +154,68 @@ void gb_replay_stats_free(gb_replay_stats *s);
 /* Negative when a did better than b: the lower median, then the lower p90, then
  * more seeds reached, then fewer evaluations spent. 0 when they are equal. */
 int gb_replay_compare(const gb_replay_stats *a, const gb_replay_stats *b);
+
+/* ---- the autotuning methodology's score ---------------------------------------- */
+
+/* The score of the Autotuning Association's methodology (Willemsen et al., "A
+ * methodology for comparing optimization algorithms for auto-tuning", FGCS 2024),
+ * as its package autotuning_methodology 1.1.0 (commit b0075f8) computes it, but
+ * deterministic: a strategy's best-so-far over the time its evaluations cost,
+ * against random search's expected best-so-far (an analytic baseline) and the
+ * optimum, 0 meaning as good as random search and 1 the optimum at every point,
+ * averaged over a time range set by two cut-offs. docs/replay.md has every
+ * definition; GB_SCORE_METHOD names the one followed. */
+#define GB_SCORE_METHOD "autotuning_methodology 1.1.0 (b0075f8), calculated baseline, time axis"
+
+typedef struct gb_score_opts {
+    double cutoff;       /* the range's end: this far from the median to the optimum (0.96) */
+    double cutoff_start; /* its start (0.5) */
+    int resolution;      /* time points (1000) */
+    int repeats;         /* searches per strategy, seeds 1 .. repeats (100) */
+    int batch;           /* configurations asked for at a time (1) */
+} gb_score_opts;
+
+/* A space set up for scoring: its valid times sorted, the cut-offs, the time axis
+ * and random search's curve on it. */
+typedef struct gb_score_space {
+    double *asc; /* the valid times, ascending */
+    size_t n;
+    double optimum, median;
+    double cost_median;   /* per evaluation, s (1 per evaluation where the table has no costs) */
+    double cost_per_eval; /* the methodology's mean per evaluation */
+    bool costs_known;     /* the table has evaluation costs (else each evaluation costs 1) */
+    int fevals_start, fevals_end, max_fevals;
+    int resolution;
+    double *time;     /* the axis: resolution points from the start's time to the end's */
+    double *baseline; /* random search's value at each point */
+    bool scorable;
+    char why[200]; /* when not scorable */
+} gb_score_space;
+
+/* Sets up the table's space (GB_ENOMEM only: a space that cannot be scored has
+ * scorable false and why says why). Free with gb_score_space_free. */
+int gb_score_space_init(const gb_replay_table *t, const gb_score_opts *o, gb_score_space *out,
+                        gb_err *err);
+void gb_score_space_free(gb_score_space *s);
+
+/* One search as the methodology sees it: after each evaluation, the time spent so
+ * far (s) and the best valid time so far (NAN before the first). */
+typedef struct gb_score_run {
+    double *x, *y;
+    int n;
+} gb_score_run;
+
+/* The strategy's standardised curve on the space's axis from its searches (their
+ * best-so-far ranks pooled and fitted by a decreasing isotonic regression):
+ * curve[resolution], each (strategy - baseline) / (optimum - baseline); *out_score
+ * their mean. GB_EINVAL when the searches give fewer than two points in range. */
+int gb_score_curve(const gb_score_space *sp, const gb_score_run *runs, int n_runs, double *curve,
+                   double *out_score, gb_err *err);
+
+/* Runs the strategy kind opts->repeats times (seeds 1 ..) against the table for
+ * the space's budget and scores it (gb_score_curve). */
+int gb_score_strategy(const gb_replay_table *t, const gb_score_space *sp,
+                      const gb_strategy_kind *kind, const gb_score_opts *o, double *curve,
+                      double *out_score, gb_err *err);
 
 #endif

@@ -68,6 +68,25 @@ static int kt_make_space(const gb_ktuner_file *f, gb_space *space, kt_space *k, 
     return rc;
 }
 
+/* What evaluating a configuration took, in s: the sum of the times a brute-force
+ * run records (compiling, benchmarking, Kernel Tuner's own, the strategy's,
+ * verifying; ms), as autotuning_methodology sums them; NAN when none is there. */
+static double eval_cost_s(const json_t *times, const char *const *keys)
+{
+    double sum = 0;
+    bool any = false;
+    for (int i = 0; keys[i]; i++) {
+        const json_t *v = json_object_get(times, keys[i]);
+        if (!json_is_number(v) || !isfinite(json_number_value(v))) continue;
+        sum += json_number_value(v);
+        any = true;
+    }
+    return any ? sum / 1e3 : NAN;
+}
+
+static const char *const kt_time_keys[] = {"compile_time",  "benchmark_time",    "framework_time",
+                                           "strategy_time", "verification_time", NULL};
+
 static int kt_entries(const gb_ktuner_file *f, const kt_space *k, gb_replay_table *t, gb_err *err)
 {
     const char *key;
@@ -81,6 +100,7 @@ static int kt_entries(const gb_ktuner_file *f, const kt_space *k, gb_replay_tabl
         for (int i = 0; rc == GB_OK && i < f->n_params; i++)
             ordinal += (uint64_t)k->order[i][e.index[i]] * k->stride[i];
         if (rc == GB_OK) rc = gb_replay_table_add(t, ordinal, e.status, e.time_ms, err);
+        if (rc == GB_OK) t->entries[t->n_entries - 1].cost_s = eval_cost_s(entry, kt_time_keys);
         if (rc == GB_EINVAL) gb_err_prefix(err, "cache entry \"%s\"", shown(key, buf, sizeof buf));
         if (rc) return rc;
     }
@@ -121,6 +141,7 @@ typedef struct trial {
     gb_fields config;
     gb_trial_status status;
     double ms;       /* ok: the median */
+    double cost_s;   /* what evaluating it took; NAN: unknown */
     bool unmeasured; /* ok but without statistics */
     int group;
 } trial;
@@ -189,7 +210,8 @@ static int keep_trial(reading *r, gb_trial_record *rec, int g)
         r->cap_trials = cap;
     }
     trial *t = &r->trials[r->n_trials++];
-    *t = (trial){.config = rec->config, .status = rec->status, .ms = NAN, .group = g};
+    *t =
+        (trial){.config = rec->config, .status = rec->status, .ms = NAN, .cost_s = NAN, .group = g};
     rec->config = (gb_fields){0};
     if (rec->in_flight) t->status = GB_TRIAL_CRASHED; /* it never ended where it ran */
     if (t->status == GB_TRIAL_OK && rec->has_stats) t->ms = rec->stats.median;
@@ -371,6 +393,7 @@ static int trials_entries(const reading *r, int g, const seen_values *seen, gb_r
                       (uint64_t)seen[p].order[value_place(&seen[p], &tr->config.values[p])];
         int rc = gb_replay_table_add(t, ordinal, tr->status, tr->ms, err);
         if (rc) return rc;
+        t->entries[t->n_entries - 1].cost_s = tr->cost_s;
     }
     return GB_OK;
 }
@@ -434,6 +457,108 @@ static int check_export_version(const json_t *doc, gb_err *err)
     return GB_OK;
 }
 
+/* ---- T4 files --------------------------------------------------------------------- */
+
+/* The Autotuning Association's results format (T4, schema 1.0.0): "results", each
+ * with its "configuration", "invalidity" ("correct", or why it has no time:
+ * "compile", "runtime", "timeout", "correctness", "constraints"), "measurements"
+ * ({name, value, unit}; the objective is the one named "time") and "times" of the
+ * evaluation (ms, or metadata.timeunit). A configuration the constraints rejected
+ * is not in the space's valid set: it is left out, as Kernel Tuner leaves it out
+ * of its cache. */
+static const char *const t4_time_keys[] = {"compilation",      "benchmark",  "framework",
+                                           "search_algorithm", "validation", NULL};
+
+static gb_trial_status t4_status(const char *invalidity)
+{
+    if (!invalidity || !strcmp(invalidity, "correct")) return GB_TRIAL_OK;
+    if (!strcmp(invalidity, "compile")) return GB_TRIAL_COMPILE_ERROR;
+    if (!strcmp(invalidity, "timeout")) return GB_TRIAL_TIMEOUT;
+    if (!strcmp(invalidity, "correctness")) return GB_TRIAL_WRONG;
+    return GB_TRIAL_LAUNCH_ERROR; /* "runtime" and anything else */
+}
+
+/* The "time" measurement (a number; a string is a failure), else the mean of the
+ * runtimes; NAN when there is neither. */
+static double t4_time_ms(const json_t *result)
+{
+    size_t i;
+    const json_t *m, *runtimes = json_object_get(json_object_get(result, "times"), "runtimes");
+    json_array_foreach(json_object_get(result, "measurements"), i, m)
+    {
+        const char *name = json_string_value(json_object_get(m, "name"));
+        const json_t *value = json_object_get(m, "value");
+        if (name && !strcmp(name, "time"))
+            return json_is_number(value) ? json_number_value(value) : NAN;
+    }
+    double sum = 0;
+    size_t n = 0;
+    json_array_foreach(runtimes, i, m) if (json_is_number(m)) sum += json_number_value(m), n++;
+    return n ? sum / (double)n : NAN;
+}
+
+/* metadata.timeunit as seconds per unit: milliseconds unless it says otherwise
+ * (benchmark_hub writes "miliseconds"). */
+static double t4_unit_s(const json_t *doc)
+{
+    const char *unit =
+        json_string_value(json_object_get(json_object_get(doc, "metadata"), "timeunit"));
+    if (!unit) return 1e-3;
+    if (!strcmp(unit, "seconds") || !strcmp(unit, "s")) return 1;
+    if (!strcmp(unit, "microseconds") || !strcmp(unit, "us")) return 1e-6;
+    return 1e-3;
+}
+
+static int t4_trial(reading *r, const json_t *result, double unit_s, size_t i, gb_err *err)
+{
+    const char *invalidity = json_string_value(json_object_get(result, "invalidity"));
+    if (invalidity && !strcmp(invalidity, "constraints")) return GB_OK;
+    gb_trial_record rec = {.status = t4_status(invalidity)};
+    int rc = gb_fields_from_json(json_object_get(result, "configuration"), &rec.config, err);
+    if (rc) return gb_err_prefix(err, "results[%zu].configuration", i), err->code = GB_EINVAL;
+    double ms = t4_time_ms(result);
+    if (rec.status == GB_TRIAL_OK && !(ms > 0)) rec.status = GB_TRIAL_LAUNCH_ERROR;
+    rec.has_stats = rec.status == GB_TRIAL_OK;
+    rec.stats.median = ms;
+    if (r->n_groups == 0 &&
+        group_of(r, &(gb_record_id){.kernel = "", .kernel_fp = "", .device = ""}) < 0)
+        rc = GB_ENOMEM;
+    if (rc == GB_OK && keep_trial(r, &rec, 0)) rc = GB_ENOMEM;
+    gb_fields_free(&rec.config);
+    if (rc) return gb_err_set(err, rc, "out of memory");
+    r->groups[0].n_trials++;
+    double cost = eval_cost_s(json_object_get(result, "times"), t4_time_keys);
+    r->trials[r->n_trials - 1].cost_s = cost * unit_s * 1e3; /* eval_cost_s took ms */
+    return GB_OK;
+}
+
+static int load_t4(const json_t *doc, const gb_replay_select *sel, gb_replay_table *t, gb_err *err)
+{
+    if (selects_anything(sel))
+        return gb_err_set(err, GB_EINVAL,
+                          "a T4 file holds one table: --kernel, --shape, --device and --kernel-fp "
+                          "pick one of a gpubench export's");
+    reading r = {0};
+    const json_t *results = json_object_get(doc, "results"), *item;
+    double unit_s = t4_unit_s(doc);
+    size_t i;
+    int rc = GB_OK;
+    json_array_foreach(results, i, item)
+    {
+        if (rc == GB_OK) rc = t4_trial(&r, item, unit_s, i, err);
+    }
+    if (rc == GB_OK && r.n_groups == 0)
+        rc = gb_err_set(err, GB_EINVAL, "a T4 file with no results");
+    if (rc == GB_OK) rc = trials_table(&r, 0, t, err);
+    if (rc == GB_OK) {
+        t->format = GB_REPLAY_T4;
+        snprintf(t->what, sizeof t->what, "T4 results, schema %s",
+                 json_string_value(json_object_get(doc, "schema_version")));
+    }
+    reading_free(&r);
+    return rc;
+}
+
 /* ---- the file ------------------------------------------------------------------ */
 
 static int load_doc(json_t *doc, const gb_replay_select *sel, gb_replay_table *t, gb_err *err)
@@ -446,10 +571,14 @@ static int load_doc(json_t *doc, const gb_replay_select *sel, gb_replay_table *t
     if (json_is_array(json_object_get(doc, "groups")))
         return load_trials(doc, GB_REPLAY_TRIALS, sel, t, err);
     if (gb_ktuner_is_cache(doc)) return load_ktuner(doc, sel, t, err);
+    if (json_is_array(json_object_get(doc, "results")) &&
+        json_is_string(json_object_get(doc, "schema_version")))
+        return load_t4(doc, sel, t, err);
     return gb_err_set(err, GB_EINVAL,
                       "not a table replay reads: expected a gpubench cache export (\"format\": "
-                      "\"%s\"), the output of `gpubench cache show --json` (\"groups\") or a "
-                      "Kernel Tuner cache file (\"tune_params\" and \"cache\")",
+                      "\"%s\"), the output of `gpubench cache show --json` (\"groups\"), a "
+                      "Kernel Tuner cache file (\"tune_params\" and \"cache\") or a T4 results "
+                      "file (\"schema_version\" and \"results\")",
                       GB_EXPORT_FORMAT);
 }
 

@@ -115,8 +115,10 @@ int gb_replay_table_add(gb_replay_table *t, uint64_t ordinal, gb_trial_status st
         config_text(t, ordinal, text, sizeof text);
         return gb_err_set(err, GB_EINVAL, "configuration %s is in the table twice", text);
     }
-    t->entries[t->n_entries] = (gb_replay_entry){
-        .ordinal = ordinal, .status = status, .ms = status == GB_TRIAL_OK ? ms : NAN};
+    t->entries[t->n_entries] = (gb_replay_entry){.ordinal = ordinal,
+                                                 .status = status,
+                                                 .ms = status == GB_TRIAL_OK ? ms : NAN,
+                                                 .cost_s = NAN};
     *slot = ++t->n_entries;
     t->n_status[status]++;
     note_optimum(t, t->n_entries - 1);
