@@ -77,7 +77,7 @@ const char *gb_compile_row_status(const gb_compile_row *row)
                          : "compiled";
 }
 
-/* "(3 wrong, 1 crashed)": how the trials ended, failed ones first. */
+/* " (3 wrong, 1 crashed)": how the trials that failed ended. */
 static void trial_counts(const gb_shape_result *s, gb_strbuf *out)
 {
     int shown = 0;

@@ -493,7 +493,12 @@ static double t4_time_ms(const json_t *result)
     }
     double sum = 0;
     size_t n = 0;
-    json_array_foreach(runtimes, i, m) if (json_is_number(m)) sum += json_number_value(m), n++;
+    json_array_foreach(runtimes, i, m)
+    {
+        if (!json_is_number(m)) continue;
+        sum += json_number_value(m);
+        n++;
+    }
     return n ? sum / (double)n : NAN;
 }
 
@@ -520,6 +525,7 @@ static int t4_trial(reading *r, const json_t *result, double unit_s, size_t i, g
     if (rec.status == GB_TRIAL_OK && !(ms > 0)) rec.status = GB_TRIAL_LAUNCH_ERROR;
     rec.has_stats = rec.status == GB_TRIAL_OK;
     rec.stats.median = ms;
+    /* a T4 file holds one table: its trials make one group, of no name */
     if (r->n_groups == 0 &&
         group_of(r, &(gb_record_id){.kernel = "", .kernel_fp = "", .device = ""}) < 0)
         rc = GB_ENOMEM;
