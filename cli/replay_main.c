@@ -19,7 +19,8 @@
 static const char USAGE[] =
     "usage: %s replay FILE [options]\n"
     "       %s replay FILE... --score [--cutoff P] [--cutoff-start P] [--resolution N]\n"
-    "                              [--seeds N] [--strategy S|all] [--batch N] [--json]\n"
+    "                              [--seeds N] [--strategy S|all] [--batch N]\n"
+    "                              [--runs FILE]... [--json]\n"
     "\n"
     "Runs search strategies against a recorded table instead of the GPU, and says how\n"
     "many evaluations each needs to find a configuration within PCT%% of the table's\n"
@@ -50,6 +51,10 @@ static const char USAGE[] =
     "  --cutoff-start P  its start (default 0.5)\n"
     "  --resolution N    points on the time axis (default 1000)\n"
     "  --seeds N         repeats per strategy (default 100 with --score)\n"
+    "  --runs FILE       another tool's searches of one of the FILEs, scored beside\n"
+    "                    ours (bench/score_vs_kernel_tuner.sh writes Kernel Tuner's):\n"
+    "                    {\"space\": FILE, \"strategy\": NAME, \"runs\": [{\"costs_s\": [...],\n"
+    "                    \"times_ms\": [...]}]}; may be given many times\n"
     "The last line: score: best=NAME score=X error=Y spaces=N\n"
     "\n"
     "Per strategy: the median and 90th percentile of the evaluations to the target over\n"
@@ -72,6 +77,8 @@ typedef struct replay_args {
     gb_score_opts score_opts;
     char **files;
     int n_files;
+    char **runs_files; /* --runs, in order */
+    int n_runs_files;
 } replay_args;
 
 enum {
@@ -89,6 +96,7 @@ enum {
     OPT_CUTOFF,
     OPT_CUTOFF_START,
     OPT_RESOLUTION,
+    OPT_RUNS,
 };
 
 static const struct option long_options[] = {
@@ -106,6 +114,7 @@ static const struct option long_options[] = {
     {"cutoff", required_argument, NULL, OPT_CUTOFF},
     {"cutoff-start", required_argument, NULL, OPT_CUTOFF_START},
     {"resolution", required_argument, NULL, OPT_RESOLUTION},
+    {"runs", required_argument, NULL, OPT_RUNS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -160,6 +169,13 @@ static int apply_score_option(int c, replay_args *a)
         return fraction(optarg, 0, 1, false, &o->cutoff_start)
                    ? -1
                    : usage_error(a->prog, "--cutoff-start needs a fraction from 0, below 1", "");
+    case OPT_RUNS: {
+        char **grown = realloc(a->runs_files, (size_t)(a->n_runs_files + 1) * sizeof *grown);
+        if (!grown) return fprintf(stderr, "%s replay: out of memory\n", a->prog), 1;
+        a->runs_files = grown;
+        a->runs_files[a->n_runs_files++] = optarg;
+        return -1;
+    }
     default: /* OPT_RESOLUTION */
         return whole(optarg, 2, 1000000, &o->resolution)
                    ? -1
@@ -172,7 +188,7 @@ static int apply_score_option(int c, replay_args *a)
 static int apply_option(int c, replay_args *a)
 {
     char *end = NULL;
-    if (c >= OPT_SCORE && c <= OPT_RESOLUTION) return apply_score_option(c, a);
+    if (c >= OPT_SCORE && c <= OPT_RUNS) return apply_score_option(c, a);
     switch (c) {
     case OPT_STRATEGY:
         a->strategy = optarg;
@@ -240,6 +256,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         if (status >= 0) return status;
     }
     if (optind >= argc) return usage_error(a->prog, "no FILE given", "");
+    if (a->n_runs_files && !a->score) return usage_error(a->prog, "--runs needs --score", "");
     if (optind + 1 < argc && !a->score)
         return usage_error(a->prog,
                            "unexpected argument (several FILEs need --score): ", argv[optind + 1]);
@@ -458,6 +475,8 @@ static int score(const replay_args *a)
                               .n_files = a->n_files,
                               .strategy = a->strategy,
                               .sel = &a->sel,
+                              .runs_files = a->runs_files,
+                              .n_runs_files = a->n_runs_files,
                               .opts = a->score_opts,
                               .json = a->json};
     s.opts.repeats = a->seeds_given ? a->opts.n_seeds : 100;
@@ -474,5 +493,6 @@ int gb_cli_replay(int argc, char **argv)
     int status = parse_args(argc, argv, &a);
     if (status < 0) status = a.score ? score(&a) : replay(&a);
     gb_fields_free(&a.shape);
+    free(a.runs_files);
     return status;
 }

@@ -2,6 +2,8 @@
  * strategy on each table and over all of them (tuner/replay.h, docs/replay.md). */
 #include "cli/replay_score.h"
 
+#include "base/file.h"
+#include "base/json.h"
 #include "report/table.h"
 
 #include <jansson.h>
@@ -63,32 +65,31 @@ static void print_spaces(const gb_replay_score_args *a, const scored *s)
 
 /* ---- the strategies ---------------------------------------------------------------- */
 
-static int score_kind(const gb_replay_score_args *a, const scored *s, const gb_strategy_kind *kind,
-                      strategy_scores *out, gb_err *err)
+/* Room for a strategy's scores, one per file. */
+static int scores_init(strategy_scores *out, const char *name, int n_files, int resolution)
 {
-    int r = a->opts.resolution;
-    double *curve = malloc((size_t)r * sizeof *curve);
-    out->name = kind->name;
-    out->per_space = malloc((size_t)a->n_files * sizeof *out->per_space);
-    out->curve = calloc((size_t)r, sizeof *out->curve);
-    if (!curve || !out->per_space || !out->curve)
-        return free(curve), gb_err_set(err, GB_ENOMEM, "out of memory");
-    int rc = GB_OK;
-    for (int i = 0; rc == GB_OK && i < a->n_files; i++) {
+    out->name = name;
+    out->per_space = malloc((size_t)n_files * sizeof *out->per_space);
+    out->curve = calloc((size_t)resolution, sizeof *out->curve);
+    if (!out->per_space || !out->curve) return GB_ENOMEM;
+    for (int i = 0; i < n_files; i++)
         out->per_space[i] = NAN;
-        if (!s[i].space.scorable) continue;
-        rc = gb_score_strategy(&s[i].table, &s[i].space, kind, &a->opts, curve, &out->per_space[i],
-                               err);
-        if (rc) {
-            gb_err_prefix(err, "%s", s[i].file);
-            break;
-        }
-        for (int j = 0; j < r; j++)
-            out->curve[j] += curve[j];
-        out->n_spaces++;
-    }
-    free(curve);
-    if (rc || out->n_spaces == 0) return rc;
+    return GB_OK;
+}
+
+static void scores_add(strategy_scores *out, int space, const double *curve, double score, int r)
+{
+    out->per_space[space] = score;
+    for (int j = 0; j < r; j++)
+        out->curve[j] += curve[j];
+    out->n_spaces++;
+}
+
+/* The curves averaged over the spaces; the score their mean, the error their
+ * spread over the axis. */
+static void scores_finish(strategy_scores *out, int r)
+{
+    if (out->n_spaces == 0) return;
     double sum = 0, sq = 0;
     for (int j = 0; j < r; j++)
         sum += out->curve[j] /= out->n_spaces;
@@ -96,7 +97,151 @@ static int score_kind(const gb_replay_score_args *a, const scored *s, const gb_s
     for (int j = 0; j < r; j++)
         sq += (out->curve[j] - out->score) * (out->curve[j] - out->score);
     out->error = sqrt(sq / r);
+}
+
+static int score_kind(const gb_replay_score_args *a, const scored *s, const gb_strategy_kind *kind,
+                      strategy_scores *out, gb_err *err)
+{
+    int r = a->opts.resolution, rc = GB_OK;
+    double *curve = malloc((size_t)r * sizeof *curve), score;
+    if (!curve || scores_init(out, kind->name, a->n_files, r))
+        return free(curve), gb_err_set(err, GB_ENOMEM, "out of memory");
+    for (int i = 0; rc == GB_OK && i < a->n_files; i++) {
+        if (!s[i].space.scorable) continue;
+        rc = gb_score_strategy(&s[i].table, &s[i].space, kind, &a->opts, curve, &score, err);
+        if (rc)
+            gb_err_prefix(err, "%s", s[i].file);
+        else
+            scores_add(out, i, curve, score, r);
+    }
+    free(curve);
+    if (rc == GB_OK) scores_finish(out, r);
+    return rc;
+}
+
+/* ---- another tool's runs (--runs) ------------------------------------------------------ */
+
+/* One --runs file: another tool's searches of one of the FILEs, as evaluations
+ * in order, each with what it cost and the time it found (null: none). */
+typedef struct external {
+    char *strategy;
+    int space;
+    gb_score_run *runs;
+    int n_runs;
+} external;
+
+static void external_free(external *e)
+{
+    for (int i = 0; i < e->n_runs; i++) {
+        free(e->runs[i].x);
+        free(e->runs[i].y);
+    }
+    free(e->runs);
+    free(e->strategy);
+}
+
+/* The FILE a runs file names: the same path, or the same last part. */
+static int space_of(const gb_replay_score_args *a, const char *path)
+{
+    for (int i = 0; i < a->n_files; i++)
+        if (!strcmp(a->files[i], path)) return i;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    for (int i = 0; i < a->n_files; i++) {
+        const char *b = strrchr(a->files[i], '/') ? strrchr(a->files[i], '/') + 1 : a->files[i];
+        if (!strcmp(b, base)) return i;
+    }
+    return -1;
+}
+
+/* One search: the clock and the best so far after each evaluation. Every
+ * evaluation the tool returned counts, a configuration it asked for again too
+ * (Kernel Tuner's budget counts distinct ones; its runs cost what the file says,
+ * a second visit only the framework's time), as the methodology counts them. */
+static int read_run(const gb_score_space *sp, const json_t *run, gb_score_run *out)
+{
+    const json_t *costs = json_object_get(run, "costs_s"),
+                 *times = json_object_get(run, "times_ms");
+    if (!json_is_array(costs) || !json_is_array(times) ||
+        json_array_size(costs) != json_array_size(times))
+        return GB_EINVAL;
+    size_t n = json_array_size(times);
+    out->x = malloc((n ? n : 1) * sizeof *out->x);
+    out->y = malloc((n ? n : 1) * sizeof *out->y);
+    if (!out->x || !out->y) return GB_ENOMEM;
+    double spent = 0, best = NAN;
+    for (size_t e = 0; e < n; e++) {
+        const json_t *c = json_array_get(costs, e), *t = json_array_get(times, e);
+        spent += !sp->costs_known ? 1 : json_is_number(c) ? json_number_value(c) : sp->cost_median;
+        double ms = json_is_number(t) ? json_number_value(t) : NAN;
+        if (ms > 0 && (isnan(best) || ms < best)) best = ms;
+        out->x[e] = spent;
+        out->y[e] = best;
+        out->n++;
+    }
     return GB_OK;
+}
+
+static int read_external(const gb_replay_score_args *a, const scored *s, const char *path,
+                         external *out, gb_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    json_t *doc = NULL;
+    int rc = gb_read_file(path, GB_REPLAY_MAX_FILE_BYTES, "", &text, &len, err);
+    if (rc == GB_OK && (rc = gb_json_parse(text, len, &doc, err))) gb_err_prefix(err, "%s", path);
+    free(text);
+    if (rc) return rc;
+    const char *space = json_string_value(json_object_get(doc, "space"));
+    const char *strategy = json_string_value(json_object_get(doc, "strategy"));
+    const json_t *runs = json_object_get(doc, "runs");
+    if (!space || !strategy || !json_is_array(runs))
+        rc =
+            gb_err_set(err, GB_EINVAL,
+                       "%s: expected {\"space\": FILE, \"strategy\": NAME, \"runs\": [...]}", path);
+    else if ((out->space = space_of(a, space)) < 0)
+        rc = gb_err_set(err, GB_EINVAL, "%s: its space %s is none of the FILEs given", path, space);
+    else if (!(out->strategy = strdup(strategy)) ||
+             !(out->runs = calloc(json_array_size(runs) + 1, sizeof *out->runs)))
+        rc = gb_err_set(err, GB_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == GB_OK && i < json_array_size(runs); i++) {
+        out->n_runs++;
+        rc = read_run(&s[out->space].space, json_array_get(runs, i), &out->runs[i]);
+        if (rc == GB_EINVAL)
+            gb_err_set(err, rc,
+                       "%s: runs[%zu]: expected \"costs_s\" and \"times_ms\", two lists of one "
+                       "length",
+                       path, i);
+        else if (rc)
+            gb_err_set(err, rc, "out of memory");
+    }
+    json_decref(doc);
+    return rc;
+}
+
+/* Every --runs file's strategy scored on its space, one row per strategy. */
+static int score_external(const gb_replay_score_args *a, const scored *s, const external *ext,
+                          int n_ext, strategy_scores *st, int *n, gb_err *err)
+{
+    int r = a->opts.resolution, rc = GB_OK, first = *n;
+    double *curve = malloc((size_t)r * sizeof *curve), score;
+    if (!curve) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    for (int e = 0; rc == GB_OK && e < n_ext; e++) {
+        int k = first;
+        while (k < *n && strcmp(st[k].name, ext[e].strategy))
+            k++;
+        if (k == *n && scores_init(&st[(*n)++], ext[e].strategy, a->n_files, r))
+            rc = gb_err_set(err, GB_ENOMEM, "out of memory");
+        if (rc || !s[ext[e].space].space.scorable) continue;
+        rc = gb_score_curve(&s[ext[e].space].space, ext[e].runs, ext[e].n_runs, curve, &score, err);
+        if (rc)
+            gb_err_prefix(err, "%s on %s", ext[e].strategy, s[ext[e].space].file);
+        else
+            scores_add(&st[k], ext[e].space, curve, score, r);
+    }
+    for (int k = first; rc == GB_OK && k < *n; k++)
+        scores_finish(&st[k], r);
+    free(curve);
+    return rc;
 }
 
 static void free_scores(strategy_scores *s, int n)
@@ -193,9 +338,13 @@ int gb_replay_score(const gb_replay_score_args *a)
 {
     gb_err err = {0};
     scored *s = calloc((size_t)a->n_files, sizeof *s);
-    strategy_scores *st = calloc((size_t)gb_strategy_n_kinds, sizeof *st);
-    int n = 0, best = -1, status = 0;
-    int rc = s && st ? load_spaces(a, s, &err) : gb_err_set(&err, GB_ENOMEM, "out of memory");
+    external *ext = calloc((size_t)a->n_runs_files + 1, sizeof *ext);
+    strategy_scores *st = calloc((size_t)gb_strategy_n_kinds + (size_t)a->n_runs_files, sizeof *st);
+    int n = 0, best = -1, status = 0, n_ext = 0;
+    int rc =
+        s && st && ext ? load_spaces(a, s, &err) : gb_err_set(&err, GB_ENOMEM, "out of memory");
+    for (; rc == GB_OK && n_ext < a->n_runs_files; n_ext++)
+        rc = read_external(a, s, a->runs_files[n_ext], &ext[n_ext], &err);
     if (rc) {
         fprintf(stderr, "%s replay: %s\n", a->prog, err.msg);
         status = rc == GB_EIO ? 2 : 1;
@@ -208,6 +357,10 @@ int gb_replay_score(const gb_replay_score_args *a)
             fprintf(stderr, "%s replay: %s\n", a->prog, err.msg);
             status = 1;
         }
+    }
+    if (!status && score_external(a, s, ext, n_ext, st, &n, &err)) {
+        fprintf(stderr, "%s replay: %s\n", a->prog, err.msg);
+        status = 1;
     }
     for (int k = 0; !status && k < n; k++)
         if (st[k].n_spaces && (best < 0 || st[k].score > st[best].score)) best = k;
@@ -225,6 +378,9 @@ int gb_replay_score(const gb_replay_score_args *a)
         gb_score_space_free(&s[i].space);
         gb_replay_table_free(&s[i].table);
     }
+    for (int i = 0; ext && i < a->n_runs_files; i++)
+        external_free(&ext[i]);
+    free(ext);
     free(s);
     if (st) free_scores(st, n);
     return status;

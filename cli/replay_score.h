@@ -13,6 +13,8 @@ typedef struct gb_replay_score_args {
     int n_files;
     const char *strategy; /* a strategy's name, or "all" */
     const gb_replay_select *sel;
+    char *const *runs_files; /* --runs: other tools' searches of the FILEs */
+    int n_runs_files;
     gb_score_opts opts;
     bool json;
 } gb_replay_score_args;

@@ -86,6 +86,43 @@ static void test_a_space_too_small_is_said_and_nothing_scored_exits_1(void **sta
     assert_non_null(strstr(c->out, "\nscore: no space could be scored\n"));
 }
 
+/* Another tool's searches, given with --runs, are scored on the same axis: runs
+ * that find the optimum at once score 1 on their space and nothing on the other;
+ * a runs file naming a space not given is refused. */
+static void test_runs_of_another_tool_are_scored_beside_ours(void **state)
+{
+    scratch_command *c = *state;
+    char text[2048] = "{\"space\": \"replay_export.json\", \"strategy\": \"other:fixed\", "
+                      "\"runs\": [{\"costs_s\": [";
+    for (int i = 0; i < 30; i++)
+        strcat(text, i ? ", 1" : "1");
+    strcat(text, "], \"times_ms\": [");
+    for (int i = 0; i < 30; i++)
+        strcat(text, i ? ", 0.191243" : "0.191243");
+    strcat(text, "]}]}");
+    assert_int_equal(scratch_write(c->dir, "runs.json", text), 0);
+    assert_int_equal(replay(c, "--score --cutoff 0.8 --resolution 100 --seeds 3 --strategy random "
+                               "--runs runs.json"),
+                     0);
+    const char *row = strstr(c->out, "\nother:fixed *");
+    assert_non_null(row);
+    char cells[4][16];
+    assert_int_equal(
+        sscanf(row, " other:fixed * %15s %15s %15s %15s", cells[0], cells[1], cells[2], cells[3]),
+        4);
+    assert_string_equal(cells[0], "-"); /* no runs on the first space */
+    assert_string_equal(cells[1], "1.000");
+    assert_string_equal(cells[2], "1.000");
+    assert_string_equal(cells[3], "0.000");
+    assert_non_null(strstr(c->out, "\nscore: best=other:fixed score=1.000 error=0.000 spaces=1\n"));
+    memcpy(strstr(text, "replay_export"), "nowhere_there", 13); /* a space not given */
+    assert_int_equal(scratch_write(c->dir, "runs.json", text), 0);
+    assert_int_equal(replay(c, "--score --cutoff 0.8 --seeds 1 --strategy random --runs runs.json"),
+                     1);
+    assert_non_null(strstr(c->err, "runs.json: its space nowhere_there.json is none of the FILEs "
+                                   "given"));
+}
+
 static void test_score_usage_errors_exit_2(void **state)
 {
     scratch_command *c = *state;
@@ -93,6 +130,8 @@ static void test_score_usage_errors_exit_2(void **state)
     assert_non_null(strstr(c->err, "several FILEs need --score"));
     assert_int_equal(replay(c, "--score --cutoff 0.6 --cutoff-start 0.7"), 2);
     assert_non_null(strstr(c->err, "--cutoff-start must be below --cutoff"));
+    assert_int_equal(replay(c, "--runs x.json"), 2);
+    assert_non_null(strstr(c->err, "--runs needs --score"));
     assert_int_equal(replay(c, "--score --resolution 1"), 2);
     assert_non_null(strstr(c->err, "--resolution needs a whole number from 2 to 1000000"));
 }
@@ -104,6 +143,7 @@ int main(void)
         T(test_score_prints_each_space_and_strategy_and_the_best),
         T(test_score_json_has_every_space_and_strategy),
         T(test_a_space_too_small_is_said_and_nothing_scored_exits_1),
+        T(test_runs_of_another_tool_are_scored_beside_ours),
         T(test_score_usage_errors_exit_2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
