@@ -1,5 +1,8 @@
 #include "report/result.h"
 
+#include "engine/nvrtc.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +78,15 @@ const char *gb_compile_row_status(const gb_compile_row *row)
            : row->limit  ? "over limits"
            : row->cached ? "cache"
                          : "compiled";
+}
+
+const char *gb_compile_row_reason(const gb_compile_row *row, char *out, size_t n)
+{
+    if (row->error)
+        gb_nvrtc_first_error(row->error, out, n);
+    else
+        snprintf(out, n, "%s", row->limit ? row->limit : "");
+    return out;
 }
 
 /* " (3 wrong, 1 crashed)": how the trials that failed ended. */

@@ -126,6 +126,9 @@ void gb_entry_reason(const gb_report_entry *e, gb_strbuf *out);
  * cubin cache), "over limits" (compiled, beyond the target's limits) or
  * "compile_error". */
 const char *gb_compile_row_status(const gb_compile_row *row);
+/* Its reason, into out (n bytes): a failed compile's first diagnostic, which limits
+ * it exceeds, or "". Returns out. */
+const char *gb_compile_row_reason(const gb_compile_row *row, char *out, size_t n);
 
 /* Derived figures of an entry's best (0 where its flops, bytes or time are
  * unknown). */

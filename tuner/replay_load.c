@@ -68,10 +68,11 @@ static int kt_make_space(const gb_ktuner_file *f, gb_space *space, kt_space *k, 
     return rc;
 }
 
-/* What evaluating a configuration took, in s: the sum of the times a brute-force
- * run records (compiling, benchmarking, Kernel Tuner's own, the strategy's,
- * verifying; ms), as autotuning_methodology sums them; NAN when none is there. */
-static double eval_cost_s(const json_t *times, const char *const *keys)
+/* What evaluating a configuration took, in the file's unit: the sum of the times a
+ * brute-force run records (compiling, benchmarking, Kernel Tuner's own, the
+ * strategy's, verifying), as autotuning_methodology sums them; NAN when none is
+ * there. */
+static double eval_cost(const json_t *times, const char *const *keys)
 {
     double sum = 0;
     bool any = false;
@@ -81,7 +82,7 @@ static double eval_cost_s(const json_t *times, const char *const *keys)
         sum += json_number_value(v);
         any = true;
     }
-    return any ? sum / 1e3 : NAN;
+    return any ? sum : NAN;
 }
 
 static const char *const kt_time_keys[] = {"compile_time",  "benchmark_time",    "framework_time",
@@ -100,7 +101,8 @@ static int kt_entries(const gb_ktuner_file *f, const kt_space *k, gb_replay_tabl
         for (int i = 0; rc == GB_OK && i < f->n_params; i++)
             ordinal += (uint64_t)k->order[i][e.index[i]] * k->stride[i];
         if (rc == GB_OK) rc = gb_replay_table_add(t, ordinal, e.status, e.time_ms, err);
-        if (rc == GB_OK) t->entries[t->n_entries - 1].cost_s = eval_cost_s(entry, kt_time_keys);
+        if (rc == GB_OK)
+            t->entries[t->n_entries - 1].cost_s = eval_cost(entry, kt_time_keys) / 1e3; /* ms */
         if (rc == GB_EINVAL) gb_err_prefix(err, "cache entry \"%s\"", shown(key, buf, sizeof buf));
         if (rc) return rc;
     }
@@ -533,8 +535,8 @@ static int t4_trial(reading *r, const json_t *result, double unit_s, size_t i, g
     gb_fields_free(&rec.config);
     if (rc) return gb_err_set(err, rc, "out of memory");
     r->groups[0].n_trials++;
-    double cost = eval_cost_s(json_object_get(result, "times"), t4_time_keys);
-    r->trials[r->n_trials - 1].cost_s = cost * unit_s * 1e3; /* eval_cost_s took ms */
+    r->trials[r->n_trials - 1].cost_s =
+        eval_cost(json_object_get(result, "times"), t4_time_keys) * unit_s;
     return GB_OK;
 }
 

@@ -12,7 +12,6 @@
  * no file until the run is over.
  */
 #include "report/outputs/csv.h"
-#include "engine/nvrtc.h"
 #include "report/export/export.h"
 #include "report/output.h"
 
@@ -362,8 +361,7 @@ static int compile_rows(csv_out *c, const char *kernel, const gb_tune_result *ca
     gb_strbuf text = GB_STRBUF_INIT;
     for (int i = 0; i < call->n_compiles && !rc; i++) {
         const gb_compile_row *row = &call->compiles[i];
-        char first[1024] = "";
-        if (row->error) gb_nvrtc_first_error(row->error, first, sizeof first);
+        char reason[1024];
         gb_sb_reset(&text);
         gb_fields_append_canonical(&text, &row->config, NULL, 0);
         if (gb_sb_status(&text)) return gb_err_set(err, GB_ENOMEM, "csv output: out of memory");
@@ -372,9 +370,7 @@ static int compile_rows(csv_out *c, const char *kernel, const gb_tune_result *ca
                        .status = gb_compile_row_status(row),
                        .resumed = -1,
                        .compile = row,
-                       .reason = row->error   ? first
-                                 : row->limit ? row->limit
-                                              : ""};
+                       .reason = gb_compile_row_reason(row, reason, sizeof reason)};
         rc = add_row_of(c, kernel, NULL, NULL, &row->config, &f, err);
     }
     gb_sb_free(&text);

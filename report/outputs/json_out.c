@@ -12,7 +12,6 @@
  * document itself holds.
  */
 #include "base/json.h"
-#include "engine/nvrtc.h"
 #include "report/export/export.h"
 #include "report/output.h"
 #include "report/outputs/json_parts.h"
@@ -417,18 +416,14 @@ static json_t *bytes_or_null(int v)
 
 static json_t *compile_row_json(const gb_compile_row *c)
 {
-    char first[1024] = "";
-    if (c->error) gb_nvrtc_first_error(c->error, first, sizeof first);
+    char reason[1024];
     const gb_resources *res = &c->resources;
     bool built = !c->error;
     json_t *o = json_object();
     if (!o || gb_json_set(o, "config", gb_fields_to_json(&c->config)) ||
         gb_json_set(o, "status", json_string(gb_compile_row_status(c))) ||
         gb_json_set(o, "reason",
-                    gb_json_text(c->error   ? first
-                                 : c->limit ? c->limit
-                                            : "",
-                                 0)) ||
+                    gb_json_text(gb_compile_row_reason(c, reason, sizeof reason), 0)) ||
         gb_json_set(o, "registers", built ? json_integer(res->registers) : json_null()) ||
         gb_json_set(o, "stack_bytes", built ? json_integer(res->stack_bytes) : json_null()) ||
         gb_json_set(o, "spill_store_bytes",
