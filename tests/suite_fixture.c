@@ -63,11 +63,28 @@ static const char ALL_LISTS[] =
     "  gb.tune(e.kernel, { shapes = shapes })\n"
     "end\n";
 
-void suite_compile_lists(suite_fixture *f, const char *lists)
+/* The whole space is shard 0 of 1. */
+static void compile_lists(suite_fixture *f, const char *lists, const char *shard)
 {
     assert_int_equal(scratch_write(f->dir, "all.lua", ALL_LISTS), 0);
-    suite_tune(f, "all.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache",
-               f->cache, "--", f->module, lists, (char *)NULL);
+    suite_tune(f, "all.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--shard", shard,
+               "--cache", f->cache, "--", f->module, lists, (char *)NULL);
+}
+
+void suite_compile_lists(suite_fixture *f, const char *lists)
+{
+    compile_lists(f, lists, "0/1");
+}
+
+const char *suite_sweep_shard(void)
+{
+    const char *full = getenv("GB_TEST_FULL");
+    return full && *full && strcmp(full, "0") != 0 ? "0/1" : "0/4";
+}
+
+void suite_compile_lists_sampled(suite_fixture *f, const char *lists)
+{
+    compile_lists(f, lists, suite_sweep_shard());
 }
 
 void suite_assert_summaries(const suite_fixture *f, const char *const *summaries, size_t n)

@@ -44,6 +44,16 @@ void suite_compile_script(suite_fixture *f, const char *name, const char *text);
  * call. */
 void suite_compile_lists(suite_fixture *f, const char *lists);
 
+/* The long sweeps (the irregular and nan lists: hundreds of layouts, each with its own
+ * variants) compile a fixed quarter of each kernel's space, every shape of the lists
+ * with it, unless GB_TEST_FULL is set and not 0 (scripts/gpu-validate.sh sets it):
+ * `--shard` with this value. The quick lists, which every configuration is asserted
+ * on, always compile whole. Keeps CI's two cores within its time. */
+const char *suite_sweep_shard(void);
+
+/* suite_compile_lists over suite_sweep_shard()'s part of each space. */
+void suite_compile_lists_sampled(suite_fixture *f, const char *lists);
+
 /* Fails naming the exit status and the end of stderr (the progress lines come
  * first, the error last) unless gpubench-tune exited 0. */
 void suite_assert_exit_0(const suite_fixture *f);

@@ -1,6 +1,7 @@
 /* The softmax group of the suite (examples/suite/softmax.lua, templates/softmax.cuh)
- * without a GPU: every variant of the quick shapes and of the irregular lists (all
- * dtypes, odd widths, clusters, streamed rows) compiles with NVRTC for sm_90a, the
+ * without a GPU: every variant of the quick shapes and a fixed part of the variants
+ * of the irregular lists (all dtypes, odd widths, clusters, streamed rows; every
+ * variant with GB_TEST_FULL=1) compiles with NVRTC for sm_90a, the
  * spaces have the sizes the module promises, and every layout of every list (the
  * full sweep included) covers its rows. Runs the real gpubench-tune. */
 #include "suite_fixture.h"
@@ -88,13 +89,16 @@ static const char LISTS[] = "local gb = require 'gpubench'\n"
                             "end\n";
 
 /* f32, f16 and fp8 beside bf16; widths of 1, 3, 1000, 4097, 65537 (element-wise
- * loads, sub-warp teams, clusters, streamed rows); causal heads of 1 and 17. */
+ * loads, sub-warp teams, clusters, streamed rows); causal heads of 1 and 17. Every
+ * shape, over a fixed part of each space (suite_sweep_shard: all of it with
+ * GB_TEST_FULL=1). */
 static void test_the_irregular_lists_compile_in_every_dtype(void **state)
 {
     suite_fixture *f = *state;
     assert_int_equal(scratch_write(f->dir, "lists.lua", LISTS), 0);
-    suite_tune(f, "lists.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--cache",
-               f->cache, "--", f->module, "irregular", (char *)NULL);
+    suite_tune(f, "lists.lua", "--compile-only", "--arch", "sm_90a", "--jobs", "2", "--shard",
+               suite_sweep_shard(), "--cache", f->cache, "--", f->module, "irregular",
+               (char *)NULL);
     if (f->status != 0) fail_msg("exit %d\n%s", f->status, f->err);
     assert_every_table_compiled(f);
 }
