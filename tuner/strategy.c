@@ -11,8 +11,8 @@ const gb_strategy_kind gb_strategy_kinds[] = {
     {"local", "multi-start greedy descent, then iterated local search over neighbours",
      gb_strategy_local},
     {"auto",
-     "a Gaussian-process model of the run time proposes batches (expected improvement), then "
-     "local search",
+     "a portfolio: a Gaussian-process model of the run time and a local descent take turns, "
+     "each told the other's results",
      gb_strategy_auto},
 };
 const int gb_strategy_n_kinds = (int)(sizeof gb_strategy_kinds / sizeof gb_strategy_kinds[0]);

@@ -1,7 +1,14 @@
-/* auto: the default strategy. After a few uniform samples, a Gaussian process
- * (tuner/gp.h) models the run times over the encoded parameters, and each proposal
- * is the candidate with the lowest optimistic bound on its time (the predicted
- * time less KAPPA standard deviations) among those likely to run at all.
+/* auto: the default strategy, a portfolio of two searches that see each other's
+ * results. After a few uniform samples, its proposals alternate between a model
+ * and a descent. A Gaussian process (tuner/gp.h) models the run times over the
+ * encoded parameters, and the model's proposal is the candidate with the lowest
+ * optimistic bound on its time (the predicted time less KAPPA standard
+ * deviations) among those likely to run at all. The descent is the local strategy
+ * (tuner/strategies/local.c: first-improvement descent, kicks, restarts), told
+ * every result: a fast configuration the model finds becomes its incumbent, and
+ * its neighbours sharpen the model where it matters. The model finds good regions
+ * in few evaluations; the descent still gets to the bottom of one where the model
+ * can no longer tell the candidates apart (thousands of them, an isolated optimum).
  *
  * Candidates are valid unseen configurations: a pool of uniform samples kept from
  * ask to ask, the one-parameter neighbours of the best results and random
@@ -20,9 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Uniform samples before the model leads: enough to see how the time varies, few
- * enough to leave most of a 50-evaluation budget to the model. */
-#define N_INIT 10
+/* Uniform samples before the model and the descent lead: enough for a first
+ * model, few enough that a budget of a dozen evaluations is not all sampling. */
+#define N_INIT 5
+/* Of every DESCENT_PERIOD proposals after those, DESCENT_SHARE are the descent's. */
+#define DESCENT_PERIOD 2
+#define DESCENT_SHARE  1
 /* Successful results the model needs at least. */
 #define MIN_OK 3
 /* Candidates kept from uniform samples; spaces this small are scored whole. More
@@ -78,7 +88,9 @@ typedef struct auto_strategy {
     int n_pool;
     gb_gp_hyper hyper;
     bool have_hyper;
-    int n_at_tune; /* successful results when the hyperparameters were last chosen */
+    int n_at_tune;        /* successful results when the hyperparameters were last chosen */
+    gb_strategy *descent; /* the local strategy, on the same search */
+    uint64_t n_turns;     /* proposals after the uniform samples: whose turn it is */
 } auto_strategy;
 
 static int oom(gb_err *err)
@@ -554,31 +566,58 @@ cleanup:
 
 /* ---- the strategy ------------------------------------------------------------------------- */
 
+/* The model's proposals, or, without one (too few results, or none that can be
+ * fitted) or once its candidates run out, local search and uniform samples. */
+static int propose_modelled(auto_strategy *a, int n, gb_config *out, int *out_n, gb_err *err)
+{
+    if (a->n_ok < MIN_OK || a->dim == 0) return propose_random(a, n, out, out_n, err);
+    gb_gp gp = {0};
+    bool model;
+    int rc = fit_model(a, &gp, &model, err);
+    if (rc == GB_OK && model) rc = propose_model(a, &gp, n, out, out_n, err);
+    gb_gp_free(&gp);
+    return rc || *out_n == n ? rc : propose_local(a, n, out, out_n, err);
+}
+
+/* Up to n of the descent's proposals, pending like the model's. */
+static int propose_descent(auto_strategy *a, int n, gb_config *out, int *out_n, gb_err *err)
+{
+    int got = 0, rc = a->descent->ops->ask(a->descent, n - *out_n, &out[*out_n], &got, err);
+    for (int i = 0; rc == GB_OK && i < got; i++)
+        rc = add_pending(a, out[*out_n + i].ordinal, err);
+    *out_n += got;
+    return rc;
+}
+
 static int ask(gb_strategy *s, int n, gb_config *out, int *out_n, gb_err *err)
 {
     auto_strategy *a = (auto_strategy *)s;
     int init_left = N_INIT - a->n_told - a->n_pending;
     int rc = propose_random(a, init_left < n ? init_left : n, out, out_n, err);
-    if (rc || *out_n == n || a->n_ok < MIN_OK || a->dim == 0)
-        return rc ? rc : propose_random(a, n, out, out_n, err);
-    gb_gp gp = {0};
-    bool model;
-    if ((rc = fit_model(a, &gp, &model, err))) return rc;
-    rc = model ? propose_model(a, &gp, n, out, out_n, err) : GB_OK;
-    gb_gp_free(&gp);
-    /* No model, or the candidates ran out: local search, then uniform samples. */
-    return rc || *out_n == n ? rc : propose_local(a, n, out, out_n, err);
+    if (rc || *out_n == n) return rc;
+    /* The turns of this ask: so many to the descent, the rest to the model; what
+     * one of them cannot propose (the descent waits on its results) the other does. */
+    int turns = n - *out_n, to_descent = 0;
+    for (int i = 0; i < turns; i++)
+        to_descent += (a->n_turns + (uint64_t)i) % DESCENT_PERIOD < DESCENT_SHARE;
+    a->n_turns += (uint64_t)turns;
+    int want = *out_n + to_descent;
+    if ((rc = propose_descent(a, want, out, out_n, err))) return rc;
+    if ((rc = propose_modelled(a, n, out, out_n, err)) || *out_n == n) return rc;
+    return propose_descent(a, n, out, out_n, err);
 }
 
 static int tell(gb_strategy *s, const gb_observation *obs, int n, gb_err *err)
 {
     auto_strategy *a = (auto_strategy *)s;
+    int rc = a->descent->ops->tell(a->descent, obs, n, err);
+    if (rc) return rc;
     for (int i = 0; i < n; i++) {
         uint64_t o = obs[i].config.ordinal;
         drop_pending(a, o);
         if (was_told(a, o)) continue;
         bool fresh; /* a recorded result was never proposed, and must not be */
-        int rc = gb_search_claim(s->search, o, &fresh, err);
+        rc = gb_search_claim(s->search, o, &fresh, err);
         if (rc || (rc = add_told(a, &obs[i], err))) return rc;
     }
     return GB_OK;
@@ -589,6 +628,7 @@ static void destroy(gb_strategy *s)
     auto_strategy *a = (auto_strategy *)s;
     if (!a) return;
     free(a->x), free(a->y), free(a->told), free(a->pending), free(a->pool);
+    if (a->descent) a->descent->ops->destroy(a->descent);
     free(a);
 }
 
@@ -600,6 +640,11 @@ int gb_strategy_auto(gb_search *search, gb_strategy **out, gb_err *err)
     if (!a) return oom(err);
     a->base = (gb_strategy){&OPS, search};
     a->dim = search->space->n_params;
+    int rc = gb_strategy_local(search, &a->descent, err);
+    if (rc) {
+        free(a);
+        return rc;
+    }
     *out = &a->base;
     return GB_OK;
 }
