@@ -3,9 +3,9 @@
  * --compile-only sees it: every variant of the four kernels over the quick list, and
  * a fixed part of them over the nan and irregular lists in every dtype (all of them
  * with GB_TEST_FULL=1), compiles for sm_90a and keeps its row in registers (no more
- * than a few bytes of local memory), the spaces enumerate to the counts the module promises,
- * every launch the module asks for is one the kernels accept, the module runs alone,
- * and its lists hold what the suite asks of them. Runs the real binary from
+ * than a few bytes of local memory), the spaces enumerate to the counts the module
+ * promises, every launch the module asks for is one the kernels accept, the module
+ * runs alone, and its lists hold what the suite asks of them. Runs the real binary from
  * GB_BINARY_DIR/cli; needs NVRTC, never a GPU. */
 #include "suite_fixture.h"
 #include <setjmp.h>
