@@ -582,7 +582,7 @@ static int propose_modelled(auto_strategy *a, int n, gb_config *out, int *out_n,
 /* Up to n of the descent's proposals, pending like the model's. */
 static int propose_descent(auto_strategy *a, int n, gb_config *out, int *out_n, gb_err *err)
 {
-    int got = 0, rc = a->descent->ops->ask(a->descent, n - *out_n, &out[*out_n], &got, err);
+    int got, rc = gb_strategy_ask(a->descent, n - *out_n, &out[*out_n], &got, err);
     for (int i = 0; rc == GB_OK && i < got; i++)
         rc = add_pending(a, out[*out_n + i].ordinal, err);
     *out_n += got;
@@ -610,7 +610,7 @@ static int ask(gb_strategy *s, int n, gb_config *out, int *out_n, gb_err *err)
 static int tell(gb_strategy *s, const gb_observation *obs, int n, gb_err *err)
 {
     auto_strategy *a = (auto_strategy *)s;
-    int rc = a->descent->ops->tell(a->descent, obs, n, err);
+    int rc = gb_strategy_tell(a->descent, obs, n, err);
     if (rc) return rc;
     for (int i = 0; i < n; i++) {
         uint64_t o = obs[i].config.ordinal;
@@ -628,7 +628,7 @@ static void destroy(gb_strategy *s)
     auto_strategy *a = (auto_strategy *)s;
     if (!a) return;
     free(a->x), free(a->y), free(a->told), free(a->pending), free(a->pool);
-    if (a->descent) a->descent->ops->destroy(a->descent);
+    gb_strategy_destroy(a->descent);
     free(a);
 }
 
