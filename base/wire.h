@@ -21,7 +21,7 @@
  *
  *   #define GB_STATS_WIRE(X) X(n, INT, "n", GB_WIRE_RANGE(0, INT_MAX)) X(min, ...) ...
  *
- * and instantiated in one place (engine/wire_types.c, engine/proto.c,
+ * and instantiated in one place (engine/wire_types.c, exec/proto.c,
  * cache/record.c), where the macros they use must be defined:
  *
  *   #define GB_WIRE_T gb_stats

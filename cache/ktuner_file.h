@@ -14,7 +14,7 @@
 
 #include "base/error.h"
 #include "base/value.h"
-#include "engine/exec.h"
+#include "engine/trial.h"
 
 #include <jansson.h>
 #include <stdbool.h>

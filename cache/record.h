@@ -21,7 +21,7 @@
 #include "base/wire.h"
 #include "base/value.h"
 #include "cache/key.h"
-#include "engine/exec.h"
+#include "engine/trial.h"
 #include "engine/stats.h"
 #include "engine/wire_types.h"
 

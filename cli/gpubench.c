@@ -1,7 +1,7 @@
 /* gpubench: the general front end. `gpubench tune` is gpubench-tune. */
 #include "cli/cli.h"
-#include "engine/collective.h"
-#include "engine/worker.h"
+#include "exec/collective_run.h"
+#include "exec/worker.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -43,10 +43,10 @@ static const char USAGE[] =
 
 int main(int argc, char **argv)
 {
-    /* The tuner starts this same program as its GPU worker (engine/worker.h). */
-    if (argc == 2 && strcmp(argv[1], "--worker") == 0) return gb_worker_main(3);
+    /* The tuner starts this same program as its GPU worker (exec/worker.h). */
+    if (argc == 2 && strcmp(argv[1], "--worker") == 0) return gb_worker_main(GB_CHILD_FD);
     /* ... and gb.collective this same program as its NCCL child (engine/collective.h). */
-    if (argc == 2 && strcmp(argv[1], "--collective") == 0) return gb_collective_main(3);
+    if (argc == 2 && strcmp(argv[1], "--collective") == 0) return gb_collective_main(GB_CHILD_FD);
     if (argc < 2) {
         fprintf(stderr, "%s", USAGE);
         return 2;

@@ -7,11 +7,11 @@
 #include "cache/ceilings.h"
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "engine/exec.h"
-#include "engine/lease.h"
+#include "exec/exec.h"
+#include "exec/lease.h"
 #include "engine/nvrtc.h"
 #include "engine/roofs.h"
-#include "engine/worker.h"
+#include "exec/worker.h"
 #include "report/outputs/json_parts.h"
 
 #include <getopt.h>
@@ -106,7 +106,7 @@ static int query(const info_args *a, gb_device_info *out, gb_ceilings *ceilings,
     char exe[4096], dir[4096];
     gb_exec *exec = NULL;
     gb_cache *cache = NULL;
-    int rc = gb_worker_self_exe(exe, sizeof exe, err);
+    int rc = gb_child_self_exe(exe, sizeof exe, err);
     gb_worker_opts opts = {.exe = exe, .ordinal = a->device};
     if (rc == GB_OK) rc = gb_exec_worker(&opts, &exec, err);
     if (rc == GB_OK) rc = gb_exec_device(exec, out, err);

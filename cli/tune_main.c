@@ -4,9 +4,9 @@
 #include "cli/cli.h"
 #include "cli/outputs.h"
 #include "engine/arch.h"
-#include "engine/exec.h"
-#include "engine/interrupt.h"
-#include "engine/worker.h"
+#include "exec/exec.h"
+#include "exec/interrupt.h"
+#include "exec/worker.h"
 #include "lua/binding.h"
 #include "report/progress.h"
 
@@ -504,12 +504,12 @@ static int check_arch(const char *prog, const char *arch)
     return err.code == GB_EINVAL ? 2 : gb_cli_exit_status(err.code);
 }
 
-/* The GPU is this same program, started again as a worker (engine/worker.h). */
+/* The GPU is this same program, started again as a worker (exec/worker.h). */
 static int open_worker_on(void *ctx, int ordinal, gb_exec **out, gb_err *err)
 {
     (void)ctx;
     char exe[4096];
-    int rc = gb_worker_self_exe(exe, sizeof exe, err);
+    int rc = gb_child_self_exe(exe, sizeof exe, err);
     gb_worker_opts opts = {.exe = exe, .ordinal = ordinal};
     return rc ? rc : gb_exec_worker(&opts, out, err);
 }
@@ -519,7 +519,7 @@ static int open_worker(void *ctx, gb_exec **out, gb_err *err)
     return open_worker_on(ctx, *(int *)ctx, out, err);
 }
 
-/* Ctrl-C: the tuner finishes cleanly (engine/interrupt.h); a script busy in Lua
+/* Ctrl-C: the tuner finishes cleanly (exec/interrupt.h); a script busy in Lua
  * gets an error at its next instruction. A second Ctrl-C ends the process. */
 static lua_State *running_script;
 
@@ -544,7 +544,7 @@ static const char *installed_templates(void)
 {
     static char dir[4096];
     char exe[4096];
-    if (gb_worker_self_exe(exe, sizeof exe, NULL) != GB_OK) return NULL;
+    if (gb_child_self_exe(exe, sizeof exe, NULL) != GB_OK) return NULL;
     char *slash = strrchr(exe, '/');
     if (!slash) return NULL;
     *slash = '\0';

@@ -1,7 +1,7 @@
 /*
  * A GEMM that a library runs instead of a compiled kernel: cuBLASLt's matmul over
  * tensors of the problem (engine/gpu.h), described without CUDA or cuBLAS types so
- * that it travels to the worker process (engine/proto.h) like any variant.
+ * that it travels to the worker process (exec/proto.h) like any variant.
  *
  * The description names where its operands sit in the kernel's argument list and
  * how they are laid out, in gpubench's row-major terms:

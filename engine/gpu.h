@@ -10,7 +10,7 @@
  *
  * After a kernel faults (GB_EFAULT) the CUDA context is unusable for good; the
  * session refuses further work with GB_EFAULT and must be closed. That is why the
- * tuner runs sessions in a worker process (engine/worker.h).
+ * tuner runs sessions in a worker process (exec/worker.h).
  */
 #ifndef GB_ENGINE_GPU_H
 #define GB_ENGINE_GPU_H

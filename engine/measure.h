@@ -27,7 +27,7 @@
  *      Any at all make the measurement contended: its samples may include another
  *      process's work, and the tuner never keeps such a result as a best. Asking
  *      per sample would cost a millisecond each; a process that comes and goes
- *      between the two looks is not seen (the GPU lease, engine/lease.h, keeps
+ *      between the two looks is not seen (the GPU lease, exec/lease.h, keeps
  *      other gpubench processes away).
  *
  * The race (gb_measure_race) measures several variants interleaved, a few samples

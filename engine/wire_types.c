@@ -2,7 +2,7 @@
 #include "engine/wire_types.h"
 
 #include "engine/device.h"
-#include "engine/exec.h"
+#include "engine/trial.h"
 #include "engine/measure.h"
 #include "engine/spec.h"
 #include "engine/stats.h"

@@ -3,7 +3,7 @@
  * tuner and its GPU worker, are kept in the cache, and are handed to Lua. Each is
  * described by the X-macro next to its struct (GB_STATS_WIRE in engine/stats.h,
  * ...); engine/wire_types.c turns those into these tables. The worker protocol's
- * own messages are in engine/proto.h, the cache records in cache/record.h.
+ * own messages are in exec/proto.h, the cache records in cache/record.h.
  */
 #ifndef GB_ENGINE_WIRE_TYPES_H
 #define GB_ENGINE_WIRE_TYPES_H

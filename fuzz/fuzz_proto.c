@@ -5,7 +5,7 @@
  * stream ends or is refused; each message that arrives is decoded as its type's
  * payload, and whatever decodes must encode, print, parse and decode again equal.
  */
-#include "engine/proto.h"
+#include "exec/proto.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 #include "cache/ceilings.h"
 
 #include "cache/record.h"
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 #include "lua/collective.h"
 #include "lua/internal.h"
 #include "lua/wire.h"

@@ -12,12 +12,12 @@
 #define GB_LUA_BINDING_H
 
 #include "base/error.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 #include "report/output.h"
 #include "engine/ceilings.h"
 #include "tuner/tune.h"
 
-#include "engine/exec_pool.h"
+#include "exec/pool.h"
 
 #include <lua.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * collective.h) and pushes the rows. */
 #include "lua/collective.h"
 
-#include "engine/collective.h"
+#include "exec/collective_run.h"
 #include "engine/nccl.h"
 #include "lua/internal.h"
 #include "lua/wire.h"

@@ -1,10 +1,10 @@
 /*
- * A stand-in for the GPU worker (engine/worker.c) that needs no GPU and misbehaves
+ * A stand-in for the GPU worker (exec/worker.c) that needs no GPU and misbehaves
  * on request, so tests/test_worker.c can pin what the supervisor
- * (engine/exec_worker.c) makes of a worker that crashes, hangs, talks garbage or
+ * (exec/supervisor.c) makes of a worker that crashes, hangs, talks garbage or
  * reports a fault.
  *
- * Run as `fake_worker --worker`, it serves engine/proto.h on fd 3: OPEN gets a
+ * Run as `fake_worker --worker`, it serves exec/proto.h on fd 3: OPEN gets a
  * fake device, PROBLEM and REFERENCE get OK once their fields read back, and TRIAL
  * gets an ok result whose samples all equal launch.grid[0] milliseconds (and
  * phases: a warm-up of twice that, fixed load and check times). Each
@@ -16,7 +16,7 @@
  * file, so the count goes on across the workers the supervisor restarts; without
  * it no trial misbehaves. Each worker writes its pid to GB_FAKE_STATE.pid.
  */
-#include "engine/proto.h"
+#include "exec/proto.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 #include "engine/device.h"
 #include "engine/driver.h"
 #include "engine/gpu.h"
-#include "engine/lease.h"
+#include "exec/lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>

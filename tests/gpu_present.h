@@ -4,7 +4,7 @@
  * gpu_present() says whether a CUDA driver loads and shows at least one device;
  * the tests that need one skip() otherwise. A test that times or runs kernels
  * calls gpu_lease_take() instead, before it first touches the GPU: it takes the
- * GPU's lease (engine/lease.h) as gpubench-tune does, waiting for as long as
+ * GPU's lease (exec/lease.h) as gpubench-tune does, waiting for as long as
  * another process holds it (saying once on stderr whom it waits for; ctest's
  * TIMEOUT bounds the wait), so that two test programs, or a test beside a
  * tuning run, take turns instead of failing or timing each other. The lease is

@@ -1,6 +1,6 @@
 #include "lease_holder.h"
 
-#include "engine/lease.h"
+#include "exec/lease.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

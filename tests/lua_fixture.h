@@ -15,7 +15,7 @@
 #define GB_TESTS_LUA_FIXTURE_H
 
 #include "cache/cache.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 #include "lua/binding.h"
 #include "scratch.h"
 

@@ -1,8 +1,8 @@
 /* The fixture of the worker protocol's tests: see proto_fixture.h. */
 #include "proto_fixture.h"
 
-#include "engine/interrupt.h"
-#include "engine/proto.h"
+#include "exec/interrupt.h"
+#include "exec/proto.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,9 +7,9 @@
  * the backends it starts. The GPU side is test_gpu_cublas.c.
  */
 #include "engine/cublas.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 #include "engine/gemm.h"
-#include "engine/proto.h"
+#include "exec/proto.h"
 
 #include <dlfcn.h>
 #include <math.h>

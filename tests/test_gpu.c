@@ -7,10 +7,10 @@
 #include "gpu_present.h"
 #include "scratch.h"
 #include "cache/cache.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 #include "engine/gpu.h"
 #include "engine/nvrtc.h"
-#include "engine/worker.h"
+#include "exec/worker.h"
 #include "lua/binding.h"
 
 #include <setjmp.h>

@@ -1,9 +1,9 @@
-/* The GPU lease (engine/lease.c): one holder at a time, waiters that wait and say
+/* The GPU lease (exec/lease.c): one holder at a time, waiters that wait and say
  * for whom, a wait that runs out, and a lease that the kernel frees when its
  * holder dies. Holders other than the test itself are child processes. */
 #include "scratch.h"
-#include "engine/interrupt.h"
-#include "engine/lease.h"
+#include "exec/interrupt.h"
+#include "exec/lease.h"
 #include "lease_holder.h"
 
 #include <setjmp.h>

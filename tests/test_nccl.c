@@ -1,5 +1,5 @@
 /*
- * NCCL collectives (engine/nccl.h, engine/collective.h, gb.collective):
+ * NCCL collectives (engine/nccl.h, engine/collective.h, exec/collective_run.h, gb.collective):
  *
  * - the loader: a missing library is one sentence naming it and GB_ENODRIVER; a
  *   library without NCCL's entry points is refused by name;
@@ -17,10 +17,10 @@
  *   where two are needed): each op correct and timed for f32, f16 and bf16 on all
  *   GPUs and on one; a GPU that does not exist is refused.
  */
-#include "engine/collective.h"
+#include "exec/collective_run.h"
 #include "engine/driver.h"
 #include "engine/nccl.h"
-#include "engine/proto.h"
+#include "exec/proto.h"
 #include "gpu_present.h"
 #include "lua_fixture.h"
 
@@ -667,7 +667,8 @@ int main(int argc, char **argv)
     /* gb_collective_run starts this program as its child: the real one, or the
      * stand-in when a test asks for it. */
     if (argc == 2 && strcmp(argv[1], "--collective") == 0)
-        return getenv(FAKE_ENV) ? fake_child(getenv(FAKE_ENV), 3) : gb_collective_main(3);
+        return getenv(FAKE_ENV) ? fake_child(getenv(FAKE_ENV), GB_CHILD_FD)
+                                : gb_collective_main(GB_CHILD_FD);
 #define L(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_missing_library_is_one_sentence_and_enodriver),

@@ -1,15 +1,15 @@
 /*
- * The worker protocol's payloads (engine/proto.h): every payload goes through a
+ * The worker protocol's payloads (exec/proto.h): every payload goes through a
  * socket pair and reads back equal, and a payload whose fields are wrong is
  * refused, with a sentence that says what, leaving nothing half-decoded. The
  * framing and what the reader refuses before a payload is decoded is
  * test_proto_frame.c.
  */
-#include "engine/proto.h"
+#include "exec/proto.h"
 
-#include "engine/proto.h"
+#include "exec/proto.h"
 
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 #include "proto_fixture.h"
 
 #include <math.h>

@@ -1,14 +1,14 @@
 /*
- * The worker protocol's framing (engine/proto.h): the header is big-endian and the
+ * The worker protocol's framing (exec/proto.h): the header is big-endian and the
  * blob follows the JSON; the reader refuses, with a sentence that says what, a bad
  * magic, another version, an unknown type, sizes over the limits (before reading
  * them), a payload that is not a JSON object and a truncated message; a peer gone
  * reads as closed, silence past the deadline times out, an interrupt ends a wait.
  */
 
-#include "engine/proto.h"
+#include "exec/proto.h"
 
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 #include "proto_fixture.h"
 
 #include <math.h>

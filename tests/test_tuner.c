@@ -6,17 +6,17 @@
 #include "cache/cache.h"
 #include "cache/inspect.h"
 #include "cache/record.h"
-#include "engine/exec.h"
-#include "engine/interrupt.h"
-#include "engine/lease.h"
-#include "engine/worker.h"
+#include "exec/exec.h"
+#include "exec/interrupt.h"
+#include "exec/lease.h"
+#include "exec/worker.h"
 #include "report/table.h"
 #include "tuner/tune.h"
 
 #include "tuner_fixture.h"
 
 #include "cache/inspect.h"
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -9,8 +9,8 @@
 #include "tuner_fixture.h"
 
 #include "base/clock.h"
-#include "engine/lease.h"
-#include "engine/worker.h"
+#include "exec/lease.h"
+#include "exec/worker.h"
 #include "report/table.h"
 
 #include <setjmp.h>

@@ -7,7 +7,7 @@
 #include "base/wire.h"
 
 #include "cache/record.h"
-#include "engine/proto.h"
+#include "exec/proto.h"
 #include "engine/wire_types.h"
 
 #include <limits.h>

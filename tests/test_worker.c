@@ -1,13 +1,13 @@
 /*
- * The supervisor of the GPU worker (engine/exec_worker.c) and the executor's
- * recovery (engine/exec.c), driven against tests/fake_worker.c: a worker that
+ * The supervisor of the GPU worker (exec/supervisor.c) and the executor's
+ * recovery (exec/exec.c), driven against tests/fake_worker.c: a worker that
  * needs no GPU and crashes, hangs, talks garbage or reports a fault on request.
  * Each test gets a fresh directory for the fake's state file, which records every
  * message each worker received.
  */
-#include "engine/interrupt.h"
-#include "engine/proto.h"
-#include "engine/worker.h"
+#include "exec/interrupt.h"
+#include "exec/proto.h"
+#include "exec/worker.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -50,7 +50,7 @@ static void find_fake_worker(char *out, size_t out_bytes)
         return;
     }
     gb_err err;
-    assert_int_equal(gb_worker_self_exe(out, out_bytes, &err), GB_OK);
+    assert_int_equal(gb_child_self_exe(out, out_bytes, &err), GB_OK);
     char *slash = strrchr(out, '/');
     assert_non_null(slash);
     snprintf(slash + 1, out_bytes - (size_t)(slash + 1 - out), "fake_worker");

@@ -3,7 +3,7 @@
 #include "tuner_fixture.h"
 
 #include "base/clock.h"
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

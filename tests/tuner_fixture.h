@@ -9,7 +9,7 @@
 
 #include "cache/cache.h"
 #include "cache/record.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 #include "tuner/tune.h"
 
 #include <stdbool.h>

@@ -8,7 +8,7 @@
 
 #include "base/strbuf.h"
 #include "engine/cubin.h"
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
  * moment loses nothing. */
 #include "tuner/run.h"
 
-#include "engine/exec_pool.h"
-#include "engine/interrupt.h"
+#include "exec/pool.h"
+#include "exec/interrupt.h"
 
 #include <math.h>
 #include <stdlib.h>

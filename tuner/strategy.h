@@ -22,7 +22,7 @@
 #define GB_TUNER_STRATEGY_H
 
 #include "base/error.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 #include "tuner/search.h"
 
 #include <stdbool.h>

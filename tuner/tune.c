@@ -4,7 +4,7 @@
 #include "tuner/source.h"
 #include "tuner/variant.h"
 
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

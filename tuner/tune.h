@@ -9,7 +9,7 @@
  * stops the run (it is a bug in the script, not in a variant).
  *
  * Only one process measures on a GPU at a time: before a run first touches the
- * GPU for a shape it must measure, it takes the GPU's lease (engine/lease.h), and
+ * GPU for a shape it must measure, it takes the GPU's lease (exec/lease.h), and
  * the session keeps it until it ends. A measurement that still saw another
  * process on the GPU (contended, engine/measure.h) is measured again once after a
  * pause; a best whose race stays contended is reported as such and never stored.
@@ -21,9 +21,9 @@
 #include "base/value.h"
 #include "cache/cache.h"
 #include "cache/key.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 #include "engine/gemm.h"
-#include "engine/lease.h"
+#include "exec/lease.h"
 #include "engine/measure.h"
 #include "engine/nvrtc.h"
 #include "engine/roofs.h"
@@ -149,7 +149,7 @@ typedef struct gb_tuner_opts {
     gb_cache *cache; /* NULL: remember nothing */
     gb_exec *exec;   /* NULL with compile_only */
     /* --gpus: trials are spread over these executors, one per GPU, all at once
-     * (engine/exec_pool.h); execs[0] is exec, which also races the leaders and
+     * (exec/pool.h); execs[0] is exec, which also races the leaders and
      * times the baseline. n_execs 0 or 1: exec alone. gpus are their ordinals. */
     gb_exec *const *execs;
     const int *gpus;

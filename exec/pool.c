@@ -1,6 +1,6 @@
-/* Trials on several GPUs at once (engine/exec_pool.h): a thread per executor, one
+/* Trials on several GPUs at once (exec/pool.h): a thread per executor, one
  * slot each, a mutex and two condition variables between them and the caller. */
-#include "engine/exec_pool.h"
+#include "exec/pool.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -13,6 +13,8 @@
  * Requests and their answers, each JSON object a payload struct below described
  * by a wire type (base/wire.h), so both sides read and write it the same way:
  *
+ * (GB_PROTO_MESSAGES and GB_PROTO_CALLS below list them once for the code):
+ *
  *   OPEN gb_proto_open                     -> DEVICE gb_device_info | ERROR
  *   PROBLEM gb_proto_problem               -> OK | ERROR
  *   REFERENCE gb_proto_variant + cubin     -> OK | ERROR
@@ -33,15 +35,15 @@
  * payload (gb_wire_decode); anything else is GB_EPROTO. Version 2: 64-bit integers
  * are plain JSON integers (version 1 sent them as decimal strings).
  */
-#ifndef GB_ENGINE_PROTO_H
-#define GB_ENGINE_PROTO_H
+#ifndef GB_EXEC_PROTO_H
+#define GB_EXEC_PROTO_H
 
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/json.h"
 #include "base/wire.h"
 #include "engine/device.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 #include "engine/gemm.h"
 #include "engine/gpu.h"
 #include "engine/roofs.h"
@@ -57,24 +59,47 @@
 #define GB_PROTO_MAX_JSON     (16u << 20)
 #define GB_PROTO_MAX_BLOB     (256u << 20)
 
+/* Every message type, once: its name and its payload's wire type (declared below;
+ * NULL: an empty object). A type's place in the list is its number on the wire,
+ * from 1: append only. */
+#define GB_PROTO_MESSAGES(X)                                                                       \
+    X(OPEN, &gb_wire_proto_open)                                                                   \
+    X(DEVICE, &gb_wire_device_info)                                                                \
+    X(PROBLEM, &gb_wire_proto_problem)                                                             \
+    X(REFERENCE, &gb_wire_proto_variant)                                                           \
+    X(TRIAL, &gb_wire_proto_trial)                                                                 \
+    X(RESULT, &gb_wire_trial_result)                                                               \
+    X(OK, NULL)                                                                                    \
+    X(ERROR, &gb_wire_proto_error)                                                                 \
+    X(QUIT, NULL)                                                                                  \
+    X(RACE, &gb_wire_proto_race)                                                                   \
+    X(RACED, &gb_wire_proto_raced)                                                                 \
+    X(MEASURE_CEILINGS, NULL)                                                                      \
+    X(CEILINGS, &gb_wire_ceilings)                                                                 \
+    X(RATE, &gb_wire_proto_rate)                                                                   \
+    X(RATED, &gb_wire_proto_rated)
+
+/* The requests, once: each with its answer (ERROR may answer any of them) and the
+ * name of the worker's handler (exec/worker.c: on_NAME). QUIT has no answer. */
+#define GB_PROTO_CALLS(X)                                                                          \
+    X(OPEN, DEVICE, open)                                                                          \
+    X(PROBLEM, OK, problem)                                                                        \
+    X(REFERENCE, OK, reference)                                                                    \
+    X(TRIAL, RESULT, trial)                                                                        \
+    X(RACE, RACED, race)                                                                           \
+    X(MEASURE_CEILINGS, CEILINGS, ceilings)                                                        \
+    X(RATE, RATED, rate)
+
+#define GB_PROTO_ENUM_ENTRY(name, payload) GB_MSG_##name,
 typedef enum gb_msg_type {
-    GB_MSG_OPEN = 1,
-    GB_MSG_DEVICE,
-    GB_MSG_PROBLEM,
-    GB_MSG_REFERENCE,
-    GB_MSG_TRIAL,
-    GB_MSG_RESULT,
-    GB_MSG_OK,
-    GB_MSG_ERROR,
-    GB_MSG_QUIT,
-    GB_MSG_RACE,
-    GB_MSG_RACED,
-    GB_MSG_MEASURE_CEILINGS, /* no payload: measure the device's ceilings */
-    GB_MSG_CEILINGS,         /* its answer: gb_wire_ceilings */
-    GB_MSG_RATE,
-    GB_MSG_RATED,
-    GB_MSG_TYPE_END,
+    GB_MSG_NONE, /* not a type: numbers start at 1 */
+    GB_PROTO_MESSAGES(GB_PROTO_ENUM_ENTRY) GB_MSG_TYPE_END,
 } gb_msg_type;
+#undef GB_PROTO_ENUM_ENTRY
+
+/* The answer a request is due (GB_MSG_NONE for QUIT and for what is not a
+ * request). */
+gb_msg_type gb_proto_answer(gb_msg_type request);
 
 /* "OPEN", "DEVICE", ...; "?" for a value that is not a type. */
 const char *gb_msg_type_name(gb_msg_type type);

@@ -1,8 +1,8 @@
-#include "engine/lease.h"
+#include "exec/lease.h"
 
 #include "base/clock.h"
 #include "base/strbuf.h"
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 
 #include <errno.h>
 #include <fcntl.h>

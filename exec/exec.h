@@ -4,17 +4,18 @@
  * with a status, the check and the measurement.
  *
  * An executor drives a backend: the GPU session in this process (gb_exec_local)
- * or, through engine/worker.h, a worker process that owns the GPU. The executor
+ * or, through exec/worker.h, a worker process that owns the GPU. The executor
  * remembers the current problem and reference, so after a backend is lost (a
  * kernel faulted and took the CUDA context with it, or the worker died or hung)
  * it starts a fresh one and replays them: the buffers come from the same seed, so
  * the data are the same.
  */
-#ifndef GB_ENGINE_EXEC_H
-#define GB_ENGINE_EXEC_H
+#ifndef GB_EXEC_EXEC_H
+#define GB_EXEC_EXEC_H
 
 #include "base/error.h"
 #include "engine/ceilings.h"
+#include "engine/trial.h"
 #include "engine/device.h"
 #include "engine/gemm.h"
 #include "engine/gpu.h"
@@ -23,93 +24,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/* The most variants one race measures (the tuner races at most 8 leaders). */
-#define GB_MAX_RACE 16
-
-/* A compiled kernel and how to launch it, or (gemm set) a library GEMM that runs
- * where a kernel would: then there is no cubin (NULL, 0), the launch is ignored
- * and lowered_name only names it ("cublasLtMatmul"). The script's names for it
- * only name its NVTX ranges ("check sgemm BK=8,BM=64", engine/nvtx.h); either may
- * be NULL. */
-typedef struct gb_variant {
-    const void *cubin;
-    size_t cubin_bytes;
-    const char *lowered_name;
-    gb_launch launch;
-    const char *kernel_name; /* "sgemm"; NULL: the lowered name stands in */
-    const char *config_text; /* "BK=8,BM=64"; NULL: none */
-    const gb_gemm *gemm;     /* a cuBLASLt GEMM (engine/gemm.h) instead of the cubin */
-} gb_variant;
-
-typedef enum gb_trial_status {
-    GB_TRIAL_OK,
-    GB_TRIAL_WRONG,
-    GB_TRIAL_COMPILE_ERROR,
-    GB_TRIAL_LAUNCH_ERROR,
-    GB_TRIAL_CRASHED,
-    GB_TRIAL_TIMEOUT,
-    GB_TRIAL_SKIPPED, /* compiled, not run: spills under --no-spills, or over the target's limits */
-    GB_TRIAL_STATUS_COUNT,
-} gb_trial_status;
-
-/* "ok", "wrong", "compile_error", "launch_error", "crashed", "timeout", "skipped". */
-const char *gb_trial_status_name(gb_trial_status status);
-int gb_trial_status_parse(const char *name, gb_trial_status *out);
-
-/* Where one trial's wall time went, in milliseconds. The GPU session times its
- * phases (a phase a trial did not reach is 0); the executor times the whole call,
- * so what the phases leave over is the trial's overhead: in the session, the looks
- * at other processes, the sampler's set-up and the unload (session_ms less the
- * phases); outside it, the round trip to the worker process, with the encoding
- * and decoding of both messages (total_ms less session_ms). */
-typedef struct gb_trial_phases {
-    double load_ms;    /* loading the cubin as a module and finding the kernel */
-    double check_ms;   /* inputs restored, outputs poisoned, one launch, the comparison */
-    double warmup_ms;  /* the measurement's warm-up (gb_measurement.warmup_ms) */
-    double sample_ms;  /* its samples (gb_measurement.wall_ms): the kernel and, per
-                          sample, the L2 flush, the wait for the events, the clock */
-    double kernel_ms;  /* of sample_ms, the kernel itself: the samples' sum */
-    double timer_ms;   /* of the warm-up and sample_ms, reading the timer (CUPTI's records) */
-    double n_samples;  /* samples taken: warm-up, kept and set apart (what timer_ms is over) */
-    double session_ms; /* the whole trial in the GPU session, from load to unload */
-    double total_ms;   /* the whole trial as the executor saw it (not on the wire) */
-} gb_trial_phases;
-
-/* The wire description (base/wire.h; gb_wire_trial_phases); total_ms stays with
- * the executor that measured it. */
-#define GB_TRIAL_PHASES_WIRE(X)                                                                    \
-    X(load_ms, DOUBLE, "load_ms", GB_WIRE_RANGE(0, INFINITY))                                      \
-    X(check_ms, DOUBLE, "check_ms", GB_WIRE_RANGE(0, INFINITY))                                    \
-    X(warmup_ms, DOUBLE, "warmup_ms", GB_WIRE_RANGE(0, INFINITY))                                  \
-    X(sample_ms, DOUBLE, "sample_ms", GB_WIRE_RANGE(0, INFINITY))                                  \
-    X(kernel_ms, DOUBLE, "kernel_ms", GB_WIRE_RANGE(0, INFINITY))                                  \
-    X(timer_ms, DOUBLE, "timer_ms", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_OPTIONAL)         \
-    X(n_samples, DOUBLE, "n_samples", GB_WIRE_RANGE(0, INFINITY), .flags = GB_WIRE_OPTIONAL)       \
-    X(session_ms, DOUBLE, "session_ms", GB_WIRE_RANGE(0, INFINITY))
-
-/* Adds each phase of t to sum (the tuner's totals over a run). */
-void gb_trial_phases_add(gb_trial_phases *sum, const gb_trial_phases *t);
-
-typedef struct gb_trial_result {
-    gb_trial_status status;
-    char reason[1024]; /* why it is not ok: the CUDA error, the check's figures... */
-    gb_check_result check;
-    gb_measurement measurement; /* only for ok trials */
-    gb_trial_phases phases;     /* for every trial, whatever its status */
-    int gpu; /* the ordinal of the GPU it ran on (set by the executor; not on the wire) */
-} gb_trial_result;
-
-/* The wire description (base/wire.h; gb_wire_trial_result): the measurement is
- * sent for ok trials only, and an ok trial must have one. */
-#define GB_TRIAL_RESULT_WIRE(X)                                                                    \
-    X(status, ENUM, "status", .enumeration = &gb_wire_enum_trial_status)                           \
-    X(reason, CHARS, "reason")                                                                     \
-    X(check, STRUCT, "check", .type = &gb_wire_check_result)                                       \
-    X(measurement, STRUCT, "measurement", .type = &gb_wire_measurement, .when = gb_wire_trial_ok)  \
-    X(phases, STRUCT, "phases", .type = &gb_wire_trial_phases, .flags = GB_WIRE_OPTIONAL)
-
-void gb_trial_result_free(gb_trial_result *result);
 
 /* What a backend must do. Each call returns GB_OK, or a failure code with err set;
  * GB_EFAULT, GB_ETIMEOUT or GB_EPROTO mean the backend is lost and must be closed. */
@@ -140,7 +54,7 @@ int gb_exec_create(const gb_backend_ops *ops, void *backend, gb_exec **out, gb_e
 
 /* An executor whose backend is a GPU session in this process: no protection from
  * faults (the process's CUDA is gone after one) or hangs. The worker process
- * (engine/worker.h) serves requests with this backend. */
+ * (exec/worker.h) serves requests with this backend. */
 int gb_exec_local(int ordinal, gb_exec **out, gb_err *err);
 
 /* The in-process backend on its own, for the worker process. */
@@ -190,7 +104,7 @@ int gb_exec_cublas_rate(gb_exec *exec, gb_math math, int64_t m, int64_t n, int64
 /* Ends the backend now (the worker process, and with it its CUDA context) but
  * keeps the problem and the reference: the next call that needs the GPU starts a
  * fresh backend and replays them. A process that waits for the GPU's lease
- * (engine/lease.h) calls it first, so that while it waits it has no context on
+ * (exec/lease.h) calls it first, so that while it waits it has no context on
  * the GPU, where the holder's contention check would count it. */
 void gb_exec_stop_backend(gb_exec *exec);
 

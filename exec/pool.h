@@ -2,7 +2,7 @@
  * Trials on several GPUs at once: an asynchronous front over one executor per GPU.
  *
  * The tuner submits a trial to the pool when one of its GPUs is idle and polls for
- * whichever trial ends first; each executor (engine/exec.h) is driven by a thread
+ * whichever trial ends first; each executor (exec/exec.h) is driven by a thread
  * of its own, so while one GPU checks and times a variant the others do too, and
  * each executor still starts a fresh worker after a fault or a hang and replays
  * its problem. The problem and the reference are set on every executor by the
@@ -11,11 +11,11 @@
  * The executors stay the caller's; the pool only borrows them, and a trial's
  * variant (its cubin) must stay alive until that trial is polled.
  */
-#ifndef GB_ENGINE_EXEC_POOL_H
-#define GB_ENGINE_EXEC_POOL_H
+#ifndef GB_EXEC_POOL_H
+#define GB_EXEC_POOL_H
 
 #include "base/error.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 
 #include <stdint.h>
 

@@ -1,12 +1,12 @@
-/* The child of gb.collective (engine/collective.h): every listed GPU driven from
+/* The child of gb.collective (exec/collective_run.h): every listed GPU driven from
  * one thread, one NCCL communicator each; per (dtype, size) a check of every
  * output element, then samples timed with events on each GPU's stream. */
-#include "engine/collective.h"
+#include "exec/collective_run.h"
 
 #include "base/clock.h"
 #include "engine/driver.h"
 #include "engine/nccl.h"
-#include "engine/proto.h"
+#include "exec/proto.h"
 
 #include <math.h>
 #include <signal.h>

@@ -3,8 +3,8 @@
  * that wait (the worker protocol, the tuning loop) poll gb_interrupted() and stop
  * cleanly: finished work is kept, the worker is ended, the summary is printed.
  */
-#ifndef GB_ENGINE_INTERRUPT_H
-#define GB_ENGINE_INTERRUPT_H
+#ifndef GB_EXEC_INTERRUPT_H
+#define GB_EXEC_INTERRUPT_H
 
 #include <stdbool.h>
 

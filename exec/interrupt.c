@@ -1,4 +1,4 @@
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 
 #include <signal.h>
 

@@ -25,8 +25,8 @@
  * close-on-exec, so a worker the holder starts does not keep the lock; a child
  * made by fork() alone shares it until it execs or exits.
  */
-#ifndef GB_ENGINE_LEASE_H
-#define GB_ENGINE_LEASE_H
+#ifndef GB_EXEC_LEASE_H
+#define GB_EXEC_LEASE_H
 
 #include "base/error.h"
 #include "engine/device.h"

@@ -1,8 +1,8 @@
-#include "engine/proto.h"
+#include "exec/proto.h"
 
 #include "engine/ceilings.h"
 
-#include "engine/interrupt.h"
+#include "exec/interrupt.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -18,24 +18,18 @@ static const char MAGIC[4] = {'G', 'B', 'W', 'P'};
 
 const char *gb_msg_type_name(gb_msg_type type)
 {
-    static const char *const names[GB_MSG_TYPE_END] = {
-        [GB_MSG_OPEN] = "OPEN",
-        [GB_MSG_DEVICE] = "DEVICE",
-        [GB_MSG_PROBLEM] = "PROBLEM",
-        [GB_MSG_REFERENCE] = "REFERENCE",
-        [GB_MSG_TRIAL] = "TRIAL",
-        [GB_MSG_RESULT] = "RESULT",
-        [GB_MSG_OK] = "OK",
-        [GB_MSG_ERROR] = "ERROR",
-        [GB_MSG_QUIT] = "QUIT",
-        [GB_MSG_RACE] = "RACE",
-        [GB_MSG_RACED] = "RACED",
-        [GB_MSG_MEASURE_CEILINGS] = "MEASURE_CEILINGS",
-        [GB_MSG_CEILINGS] = "CEILINGS",
-        [GB_MSG_RATE] = "RATE",
-        [GB_MSG_RATED] = "RATED",
-    };
+#define NAME(name, payload) [GB_MSG_##name] = #name,
+    static const char *const names[GB_MSG_TYPE_END] = {GB_PROTO_MESSAGES(NAME)};
+#undef NAME
     return (unsigned)type < GB_MSG_TYPE_END && names[type] ? names[type] : "?";
+}
+
+gb_msg_type gb_proto_answer(gb_msg_type request)
+{
+#define ANSWER(req, ans, handler) [GB_MSG_##req] = GB_MSG_##ans,
+    static const gb_msg_type answers[GB_MSG_TYPE_END] = {GB_PROTO_CALLS(ANSWER)};
+#undef ANSWER
+    return (unsigned)request < GB_MSG_TYPE_END ? answers[request] : GB_MSG_NONE;
 }
 
 void gb_msg_free(gb_msg *msg)
@@ -270,34 +264,10 @@ GB_WIRE_TABLE(gb_wire_proto_error, "error", GB_PROTO_ERROR_WIRE, error_finish)
 
 const gb_wire_type *gb_proto_payload(gb_msg_type type)
 {
-    switch (type) {
-    case GB_MSG_OPEN:
-        return &gb_wire_proto_open;
-    case GB_MSG_DEVICE:
-        return &gb_wire_device_info;
-    case GB_MSG_PROBLEM:
-        return &gb_wire_proto_problem;
-    case GB_MSG_REFERENCE:
-        return &gb_wire_proto_variant;
-    case GB_MSG_TRIAL:
-        return &gb_wire_proto_trial;
-    case GB_MSG_RESULT:
-        return &gb_wire_trial_result;
-    case GB_MSG_ERROR:
-        return &gb_wire_proto_error;
-    case GB_MSG_RACE:
-        return &gb_wire_proto_race;
-    case GB_MSG_RACED:
-        return &gb_wire_proto_raced;
-    case GB_MSG_CEILINGS:
-        return &gb_wire_ceilings;
-    case GB_MSG_RATE:
-        return &gb_wire_proto_rate;
-    case GB_MSG_RATED:
-        return &gb_wire_proto_rated;
-    default:
-        return NULL;
-    }
+#define PAYLOAD(name, payload) [GB_MSG_##name] = payload,
+    static const gb_wire_type *const payloads[GB_MSG_TYPE_END] = {GB_PROTO_MESSAGES(PAYLOAD)};
+#undef PAYLOAD
+    return (unsigned)type < GB_MSG_TYPE_END ? payloads[type] : NULL;
 }
 
 int gb_proto_decode(const gb_msg *msg, void *out, gb_err *err)

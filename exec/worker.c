@@ -1,7 +1,7 @@
 /* The worker's side: read a request, act on the in-process GPU backend, answer. */
-#include "engine/worker.h"
+#include "exec/worker.h"
 
-#include "engine/proto.h"
+#include "exec/proto.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -34,11 +34,12 @@ static int reply_error(worker *w, int code, const char *message)
     return code;
 }
 
-/* Answers a request whose work returned rc (with err set on failure). */
-static int answer(worker *w, int rc, const gb_err *err)
+/* Answers request m, whose work returned rc (with err set on failure): the answer
+ * it is due (gb_proto_answer) with the payload, or ERROR. */
+static int answer(worker *w, const gb_msg *m, int rc, const gb_err *err, const void *payload)
 {
     if (rc) return reply_error(w, rc, err->msg);
-    reply(w, GB_MSG_OK, NULL);
+    reply(w, gb_proto_answer(m->type), payload);
     return GB_OK;
 }
 
@@ -52,10 +53,8 @@ static int on_open(worker *w, const gb_msg *m)
     if (!w->backend && !(w->backend = gb_local_backend_new(open.ordinal)))
         return reply_error(w, GB_ENOMEM, "out of memory");
     rc = w->ops->open(w->backend, &info, &err);
-    if (rc) return reply_error(w, rc, err.msg);
-    w->open = true;
-    reply(w, GB_MSG_DEVICE, &info);
-    return GB_OK;
+    if (rc == GB_OK) w->open = true;
+    return answer(w, m, rc, &err, &info);
 }
 
 static int on_problem(worker *w, const gb_msg *m)
@@ -65,7 +64,7 @@ static int on_problem(worker *w, const gb_msg *m)
     int rc = gb_proto_decode(m, &problem, &err);
     if (rc == GB_OK)
         rc = w->ops->set_problem(w->backend, problem.args, problem.n_args, problem.seed, &err);
-    return answer(w, rc, &err);
+    return answer(w, m, rc, &err, NULL);
 }
 
 /* The launchable variant of a decoded payload; its cubin is (a part of) the blob,
@@ -104,7 +103,7 @@ static int on_reference(worker *w, const gb_msg *m)
         rc = w->ops->reference(w->backend, &v, &err);
     }
     gb_proto_free(GB_MSG_REFERENCE, &ref);
-    return answer(w, rc, &err);
+    return answer(w, m, rc, &err, NULL);
 }
 
 static int on_trial(worker *w, const gb_msg *m)
@@ -119,10 +118,9 @@ static int on_trial(worker *w, const gb_msg *m)
         rc = w->ops->trial(w->backend, &v, &trial.check, &trial.measure, 0, &result, &err);
     }
     gb_proto_free(GB_MSG_TRIAL, &trial);
-    if (rc) return reply_error(w, rc, err.msg);
-    reply(w, GB_MSG_RESULT, &result);
+    rc = answer(w, m, rc, &err, &result);
     gb_trial_result_free(&result);
-    return GB_OK;
+    return rc;
 }
 
 /* The variants of a RACE: their cubins lie one after another in the blob. */
@@ -160,20 +158,17 @@ static int on_race(worker *w, const gb_msg *m)
                           &err);
     raced.n_measurements = rc == GB_OK ? race.n_variants : 0;
     gb_proto_free(GB_MSG_RACE, &race);
-    if (rc) return reply_error(w, rc, err.msg);
-    reply(w, GB_MSG_RACED, &raced);
+    rc = answer(w, m, rc, &err, &raced);
     gb_proto_free(GB_MSG_RACED, &raced);
-    return GB_OK;
+    return rc;
 }
 
-static int on_ceilings(worker *w)
+static int on_ceilings(worker *w, const gb_msg *m)
 {
     gb_ceilings ceilings;
     gb_err err = {0};
     int rc = w->ops->ceilings(w->backend, &ceilings, &err);
-    if (rc) return reply_error(w, rc, err.msg);
-    reply(w, GB_MSG_CEILINGS, &ceilings);
-    return GB_OK;
+    return answer(w, m, rc, &err, &ceilings);
 }
 
 static int on_rate(worker *w, const gb_msg *m)
@@ -185,34 +180,22 @@ static int on_rate(worker *w, const gb_msg *m)
     if (rc == GB_OK)
         rc =
             w->ops->cublas_rate(w->backend, rate.math, rate.m, rate.n, rate.k, &rated.tflops, &err);
-    if (rc) return reply_error(w, rc, err.msg);
-    reply(w, GB_MSG_RATED, &rated);
-    return GB_OK;
+    return answer(w, m, rc, &err, &rated);
 }
+
+typedef int (*handler)(worker *w, const gb_msg *m);
+
+#define HANDLER(request, answer, name) [GB_MSG_##request] = on_##name,
+static const handler HANDLERS[GB_MSG_TYPE_END] = {GB_PROTO_CALLS(HANDLER)};
+#undef HANDLER
 
 /* Handles one request and returns the code of its work. */
 static int serve(worker *w, const gb_msg *m)
 {
     if (m->type != GB_MSG_OPEN && !w->open)
         return reply_error(w, GB_EPROTO, "the GPU is not open: OPEN must come first");
-    switch (m->type) {
-    case GB_MSG_OPEN:
-        return on_open(w, m);
-    case GB_MSG_PROBLEM:
-        return on_problem(w, m);
-    case GB_MSG_REFERENCE:
-        return on_reference(w, m);
-    case GB_MSG_TRIAL:
-        return on_trial(w, m);
-    case GB_MSG_RACE:
-        return on_race(w, m);
-    case GB_MSG_MEASURE_CEILINGS:
-        return on_ceilings(w);
-    case GB_MSG_RATE:
-        return on_rate(w, m);
-    default:
-        return reply_error(w, GB_EPROTO, "unexpected message type");
-    }
+    handler h = (unsigned)m->type < GB_MSG_TYPE_END ? HANDLERS[m->type] : NULL;
+    return h ? h(w, m) : reply_error(w, GB_EPROTO, "unexpected message type");
 }
 
 int gb_worker_main(int fd)

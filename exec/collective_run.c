@@ -1,32 +1,24 @@
-/* The parent's side of gb.collective (engine/collective.h): start the child, send
- * the request, give the set-up and every step a deadline, and name the step that
- * missed it. */
-#include "engine/collective.h"
+/* The parent's side of gb.collective (exec/collective_run.h): start the child,
+ * send the request, give the set-up and every step a deadline, and name the step
+ * that missed it. */
+#include "exec/collective_run.h"
 
 #include "base/clock.h"
-#include "engine/proto.h"
-#include "engine/worker.h"
+#include "exec/child.h"
+#include "exec/proto.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 extern char **environ;
-
-/* The child's end of the socket is this descriptor in the child. */
-#define CHILD_FD 3
 
 typedef struct run {
     const gb_collective_request *req;
     gb_collective_opts opts;
-    pid_t pid;
+    gb_child child;
     gb_collective_reader reader;
     gb_collective_result *out;
 } run;
@@ -50,76 +42,27 @@ static char **child_environment(bool nvls)
     return env;
 }
 
-static void spawn_actions(posix_spawn_file_actions_t *fa, posix_spawnattr_t *attr, int child)
+/* NCCL writes its warnings to stdout: the child's goes to stderr, out of the
+ * script's output. */
+static int spawn(run *r, gb_err *err)
 {
-    posix_spawn_file_actions_init(fa);
-    posix_spawn_file_actions_adddup2(fa, child, CHILD_FD);
-    /* NCCL writes its warnings to stdout: keep them out of the script's output. */
-    posix_spawn_file_actions_adddup2(fa, STDERR_FILENO, STDOUT_FILENO);
-    posix_spawnattr_init(attr);
-    /* Its own process group, so that one kill ends it and anything it started, and
-     * a terminal's Ctrl-C reaches only the parent, which then ends the child. */
-    posix_spawnattr_setpgroup(attr, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(attr, &none);
-    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-}
-
-static int spawn(run *r, int *out_fd, gb_err *err)
-{
-    int pair[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-        return gb_err_set(err, GB_EIO, "socketpair: %s", strerror(errno));
-    /* Off CHILD_FD, so that dup2 really copies (and clears close-on-exec). */
-    int child = fcntl(pair[1], F_DUPFD_CLOEXEC, CHILD_FD + 1);
-    close(pair[1]);
     char **env = child_environment(r->req->nvls);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    spawn_actions(&fa, &attr, child);
-    char *argv[] = {(char *)r->opts.exe, "--collective", NULL};
-    int rc = child < 0 ? errno
-             : !env    ? ENOMEM
-                       : posix_spawn(&r->pid, argv[0], &fa, &attr, argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
+    if (!env) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    gb_child_spec spec = {
+        .exe = r->opts.exe, .arg = "--collective", .env = env, .stdout_to_stderr = true};
+    int rc = gb_child_start(&r->child, &spec, err);
     free(env);
-    if (child >= 0) close(child);
-    if (rc) {
-        close(pair[0]);
-        r->pid = 0;
-        return gb_err_set(err, GB_EIO, "starting %s --collective: %s", r->opts.exe, strerror(rc));
-    }
-    *out_fd = pair[0];
-    return GB_OK;
+    return rc;
 }
 
 /* Ends the child and its process group, waiting up to wait_ms for the child to
  * leave by itself first (tearing down communicators takes a moment); returns its
- * wait status. The group is killed while the child is still a zombie, so that
- * its id cannot have been reused by then: nothing the child started outlives it. */
+ * wait status (0 when there was none to reap). */
 static int end_child(run *r, int wait_ms)
 {
-    siginfo_t info = {0};
-    for (int waited = 0; r->pid > 0 && waited < wait_ms; waited += 10) {
-        int got = waitid(P_PID, (id_t)r->pid, &info, WEXITED | WNOHANG | WNOWAIT);
-        if (got == 0 && info.si_pid == r->pid) break;
-        if (got < 0 && errno != EINTR) break;
-        usleep(10000);
-    }
     int status = 0;
-    if (r->pid <= 0) return status;
-    kill(-r->pid, SIGKILL);
-    while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    r->pid = 0;
+    gb_child_end(&r->child, wait_ms, &status);
     return status;
-}
-
-static int kill_child(run *r)
-{
-    return end_child(r, 0);
 }
 
 static void reap(run *r)
@@ -149,13 +92,12 @@ static int lost(run *r, int step, double timeout_s, int rc, gb_err *err)
         return gb_err_set(err, GB_ETIMEOUT, "%s%s did not finish within %g s: killed", name, what,
                           timeout_s);
     if (rc == GB_EINTR) return gb_err_set(err, GB_EINTR, "%s: interrupted", name);
-    if (rc == GB_ECLOSED && WIFSIGNALED(status))
-        return gb_err_set(err, GB_EFAULT, "%s: the collective process was killed by signal %d (%s)",
-                          name, WTERMSIG(status), strsignal(WTERMSIG(status)));
-    if (rc == GB_ECLOSED)
-        return gb_err_set(err, GB_EFAULT,
-                          "%s: the collective process exited with status %d without a word", name,
-                          WEXITSTATUS(status));
+    if (rc == GB_ECLOSED) {
+        char how[128];
+        gb_child_describe("the collective process", status, how, sizeof how);
+        return gb_err_set(err, GB_EFAULT, "%s: %s%s", name, how,
+                          WIFSIGNALED(status) ? "" : " without a word");
+    }
     gb_err_prefix(err, "%s", name);
     return rc;
 }
@@ -172,13 +114,6 @@ static int child_error(run *r, const json_t *payload, gb_err *err)
     return gb_err_set(err, e.code, "%s", e.message);
 }
 
-static bool child_exited(const run *r)
-{
-    siginfo_t info = {0};
-    return waitid(P_PID, (id_t)r->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-           info.si_pid == r->pid;
-}
-
 /* gb_collective_recv in slices of 100 ms, looking between them whether the child
  * is still there: something it started may hold its end of the socket open, and
  * then its death would look like silence until the deadline. */
@@ -190,7 +125,8 @@ static int recv_line(run *r, double deadline_ms, json_t **line, const char **kin
         int rc = gb_collective_recv(&r->reader, slice < deadline_ms ? slice : deadline_ms, line,
                                     kind, payload, err);
         if (rc != GB_ETIMEOUT || gb_now_ms() >= deadline_ms) return rc;
-        if (child_exited(r)) return gb_err_set(err, GB_ECLOSED, "the collective process ended");
+        if (gb_child_exited(&r->child))
+            return gb_err_set(err, GB_ECLOSED, "the collective process ended");
     }
 }
 
@@ -243,20 +179,22 @@ int gb_collective_run(const gb_collective_opts *opts, const gb_collective_reques
 {
     memset(out, 0, sizeof *out);
     char exe[4096];
-    run r = {.req = req, .opts = opts ? *opts : (gb_collective_opts){0}, .out = out};
-    int rc = gb_collective_check(req, err), fd = -1;
-    if (rc == GB_OK && !r.opts.exe && (rc = gb_worker_self_exe(exe, sizeof exe, err)) == GB_OK)
+    run r = {.req = req,
+             .opts = opts ? *opts : (gb_collective_opts){0},
+             .child = GB_CHILD_NONE,
+             .out = out};
+    int rc = gb_collective_check(req, err);
+    if (rc == GB_OK && !r.opts.exe && (rc = gb_child_self_exe(exe, sizeof exe, err)) == GB_OK)
         r.opts.exe = exe;
     if (!(r.opts.step_timeout_s > 0)) r.opts.step_timeout_s = 60;
     if (!(r.opts.setup_timeout_s > 0)) r.opts.setup_timeout_s = 120;
-    if (rc == GB_OK) rc = spawn(&r, &fd, err);
+    if (rc == GB_OK) rc = spawn(&r, err);
     if (rc) return rc;
-    r.reader.fd = fd;
-    rc = gb_collective_send(fd, "request", &gb_wire_collective_request, req, err);
+    r.reader.fd = r.child.fd;
+    rc = gb_collective_send(r.child.fd, "request", &gb_wire_collective_request, req, err);
     if (rc) rc = lost(&r, -1, r.opts.setup_timeout_s, rc, err);
     if (rc == GB_OK) rc = collect(&r, err);
-    kill_child(&r); /* a no-op once reaped */
-    close(fd);
+    end_child(&r, 0); /* a no-op once reaped */
     gb_collective_reader_free(&r.reader);
     return rc;
 }

@@ -1,129 +1,51 @@
 /* The supervisor's side: start the worker, send it requests, give every answer a
  * deadline, and name what went wrong when the worker does not answer. */
-#include "engine/proto.h"
-#include "engine/worker.h"
+#include "exec/child.h"
+#include "exec/proto.h"
+#include "exec/worker.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
-
-/* The worker's end of the socket is this descriptor in the worker. */
-#define WORKER_FD 3
 
 typedef struct supervisor {
     gb_worker_opts opts;
     char *exe;
-    pid_t pid;
-    int fd;
+    gb_child child;
 } supervisor;
-
-int gb_worker_self_exe(char *out, size_t out_bytes, gb_err *err)
-{
-    ssize_t n = readlink("/proc/self/exe", out, out_bytes - 1);
-    if (n < 0) return gb_err_set(err, GB_EIO, "readlink /proc/self/exe: %s", strerror(errno));
-    out[n] = '\0';
-    return GB_OK;
-}
 
 /* ---- the process -------------------------------------------------------- */
 
 static int spawn(supervisor *s, gb_err *err)
 {
-    int pair[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-        return gb_err_set(err, GB_EIO, "socketpair: %s", strerror(errno));
-    /* Keep the worker's end off WORKER_FD, so dup2 really copies (and clears
-     * close-on-exec) rather than being a no-op. */
-    int child = fcntl(pair[1], F_DUPFD_CLOEXEC, WORKER_FD + 1);
-    close(pair[1]);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, child, WORKER_FD);
-    posix_spawnattr_init(&attr);
-    /* Its own process group: a terminal's Ctrl-C reaches the tuner only, which
-     * then ends the worker itself. */
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-    char *argv[] = {s->exe, "--worker", NULL};
-    int rc = child < 0 ? errno : posix_spawn(&s->pid, s->exe, &fa, &attr, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (child >= 0) close(child);
-    if (rc) {
-        close(pair[0]);
-        s->pid = 0;
-        return gb_err_set(err, GB_EIO, "starting the GPU worker %s: %s", s->exe, strerror(rc));
-    }
-    s->fd = pair[0];
-    return GB_OK;
+    gb_child_spec spec = {.exe = s->exe, .arg = "--worker"};
+    int rc = gb_child_start(&s->child, &spec, err);
+    if (rc) gb_err_prefix(err, "the GPU worker");
+    return rc;
 }
 
-/* Waits up to a second for the worker to end, then kills it; returns waitpid's
- * answer with its status. */
-static pid_t reap(supervisor *s, int *status)
-{
-    for (int i = 0; i < 100; i++) {
-        pid_t got = waitpid(s->pid, status, WNOHANG);
-        if (got == s->pid || (got < 0 && errno != EINTR)) return got;
-        usleep(10000);
-    }
-    kill(s->pid, SIGKILL);
-    pid_t got;
-    while ((got = waitpid(s->pid, status, 0)) < 0 && errno == EINTR) {
-    }
-    return got;
-}
-
-/* Describes how the worker ended (a worker that closed its end but lingers is
- * killed first). */
+/* Describes how the worker ended, giving it a second to leave (it closed its end
+ * but may linger); it is ended either way. */
 static void describe_exit(supervisor *s, char *out, size_t n)
 {
-    int status = 0;
-    pid_t got = reap(s, &status);
-    s->pid = 0;
-    if (got < 0)
-        snprintf(out, n, "the GPU worker is gone");
-    else if (WIFSIGNALED(status))
-        snprintf(out, n, "the GPU worker was killed by signal %d (%s)", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)));
+    int status;
+    if (gb_child_end(&s->child, 1000, &status))
+        gb_child_describe("the GPU worker", status, out, n);
     else
-        snprintf(out, n, "the GPU worker exited with status %d", WEXITSTATUS(status));
+        snprintf(out, n, "the GPU worker is gone");
 }
 
 static void kill_worker(supervisor *s)
 {
-    if (s->fd >= 0) close(s->fd);
-    s->fd = -1;
-    if (s->pid > 0) {
-        int status;
-        kill(s->pid, SIGKILL);
-        while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR) {
-        }
-    }
-    s->pid = 0;
+    gb_child_end(&s->child, 0, NULL);
 }
 
 /* Asks a worker to leave; kills it if it has not within a second. */
 static void stop_worker(supervisor *s)
 {
     gb_err ignored;
-    int status;
-    if (s->fd >= 0) gb_proto_send(s->fd, GB_MSG_QUIT, NULL, NULL, 0, &ignored);
-    if (s->pid > 0 && reap(s, &status) == s->pid) s->pid = 0;
-    kill_worker(s);
+    if (s->child.fd >= 0) gb_proto_send(s->child.fd, GB_MSG_QUIT, NULL, NULL, 0, &ignored);
+    gb_child_end(&s->child, 1000, NULL);
 }
 
 /* ---- requests ----------------------------------------------------------- */
@@ -149,16 +71,15 @@ static int lost(supervisor *s, int rc, double timeout_s, gb_err *err)
     return err ? (err->code = GB_EFAULT) : GB_EFAULT;
 }
 
-/* Sends a request and waits for its answer, which must be one of the expected
- * type or ERROR. An ERROR's code comes back as the result. */
+/* Sends a request and waits for its answer, which must be the one it is due
+ * (gb_proto_answer) or ERROR. An ERROR's code comes back as the result. */
 static int exchange(supervisor *s, gb_msg_type type, const void *payload, const void *blob,
-                    size_t blob_bytes, gb_msg_type expect, double timeout_s, gb_msg *reply,
-                    gb_err *err)
+                    size_t blob_bytes, double timeout_s, gb_msg *reply, gb_err *err)
 {
     memset(reply, 0, sizeof *reply);
-    int rc = gb_proto_send(s->fd, type, payload, blob, blob_bytes, err);
+    int rc = gb_proto_send(s->child.fd, type, payload, blob, blob_bytes, err);
     double deadline = timeout_s > 0 ? gb_now_ms() + timeout_s * 1e3 : -1;
-    if (rc == GB_OK) rc = gb_proto_recv(s->fd, deadline, reply, err);
+    if (rc == GB_OK) rc = gb_proto_recv(s->child.fd, deadline, reply, err);
     if (rc == GB_ENOMEM) { /* the stream is mid-message: this worker cannot go on */
         kill_worker(s);
         return rc;
@@ -169,7 +90,7 @@ static int exchange(supervisor *s, gb_msg_type type, const void *payload, const 
         rc = gb_proto_decode(reply, &e, err);
         if (rc == GB_OK) rc = gb_err_set(err, e.code, "%s", e.message);
         if (rc == GB_EFAULT || rc == GB_EPROTO) stop_worker(s); /* it is ending anyway */
-    } else if (reply->type != expect) {
+    } else if (reply->type != gb_proto_answer(type)) {
         rc = gb_err_set(err, GB_EPROTO, "malformed message: a %s answer to a %s request",
                         gb_msg_type_name(reply->type), gb_msg_type_name(type));
         rc = lost(s, rc, timeout_s, err);
@@ -192,8 +113,7 @@ static int worker_open(void *self, gb_device_info *out, gb_err *err)
     if (rc) return rc;
     gb_proto_open open = {.ordinal = s->opts.ordinal};
     gb_msg reply;
-    rc = exchange(s, GB_MSG_OPEN, &open, NULL, 0, GB_MSG_DEVICE, s->opts.start_timeout_s, &reply,
-                  err);
+    rc = exchange(s, GB_MSG_OPEN, &open, NULL, 0, s->opts.start_timeout_s, &reply, err);
     if (rc == GB_OK) rc = gb_proto_decode(&reply, out, err);
     gb_msg_free(&reply);
     if (rc) stop_worker(s);
@@ -209,8 +129,7 @@ static int worker_set_problem(void *self, const gb_arg *args, int n_args, uint64
     if (n_args < 0 || n_args > GB_MAX_ARGS)
         return gb_err_set(err, GB_EINVAL, "%d arguments: at most %d", n_args, GB_MAX_ARGS);
     memcpy(problem.args, args, (size_t)n_args * sizeof *args);
-    int rc = exchange(s, GB_MSG_PROBLEM, &problem, NULL, 0, GB_MSG_OK, s->opts.op_timeout_s, &reply,
-                      err);
+    int rc = exchange(s, GB_MSG_PROBLEM, &problem, NULL, 0, s->opts.op_timeout_s, &reply, err);
     gb_msg_free(&reply);
     return rc;
 }
@@ -232,7 +151,7 @@ static int worker_reference(void *self, const gb_variant *ref, gb_err *err)
     supervisor *s = self;
     gb_proto_variant payload = payload_of(ref);
     gb_msg reply;
-    int rc = exchange(s, GB_MSG_REFERENCE, &payload, ref->cubin, ref->cubin_bytes, GB_MSG_OK,
+    int rc = exchange(s, GB_MSG_REFERENCE, &payload, ref->cubin, ref->cubin_bytes,
                       s->opts.op_timeout_s, &reply, err);
     gb_msg_free(&reply);
     return rc;
@@ -245,8 +164,7 @@ static int worker_trial(void *self, const gb_variant *v, const gb_check_spec *ch
     supervisor *s = self;
     gb_proto_trial trial = {.variant = payload_of(v), .check = *check, .measure = *opts};
     gb_msg reply;
-    int rc = exchange(s, GB_MSG_TRIAL, &trial, v->cubin, v->cubin_bytes, GB_MSG_RESULT, timeout_s,
-                      &reply, err);
+    int rc = exchange(s, GB_MSG_TRIAL, &trial, v->cubin, v->cubin_bytes, timeout_s, &reply, err);
     if (rc == GB_OK) rc = read_answer(s, &reply, out, timeout_s, err);
     gb_msg_free(&reply);
     return rc;
@@ -298,8 +216,7 @@ static int worker_race(void *self, const gb_variant *vs, int n, const gb_measure
     size_t blob_bytes = 0;
     if (race_blob(vs, n, &blob, &blob_bytes)) return gb_err_set(err, GB_ENOMEM, "out of memory");
     gb_msg reply;
-    int rc =
-        exchange(s, GB_MSG_RACE, &race, blob, blob_bytes, GB_MSG_RACED, timeout_s, &reply, err);
+    int rc = exchange(s, GB_MSG_RACE, &race, blob, blob_bytes, timeout_s, &reply, err);
     free(blob);
     if (rc == GB_OK) rc = read_raced(s, &reply, n, out, timeout_s, err);
     gb_msg_free(&reply);
@@ -313,8 +230,7 @@ static int worker_cublas_rate(void *self, gb_math math, int64_t m, int64_t n, in
     gb_proto_rate rate = {.math = math, .m = m, .n = n, .k = k};
     gb_proto_rated rated = {0};
     gb_msg reply;
-    int rc =
-        exchange(s, GB_MSG_RATE, &rate, NULL, 0, GB_MSG_RATED, s->opts.op_timeout_s, &reply, err);
+    int rc = exchange(s, GB_MSG_RATE, &rate, NULL, 0, s->opts.op_timeout_s, &reply, err);
     if (rc == GB_OK) rc = read_answer(s, &reply, &rated, s->opts.op_timeout_s, err);
     gb_msg_free(&reply);
     *out_tflops = rc == GB_OK ? rated.tflops : 0;
@@ -339,8 +255,7 @@ static int worker_ceilings(void *self, gb_ceilings *out, gb_err *err)
 {
     supervisor *s = self;
     gb_msg reply;
-    int rc = exchange(s, GB_MSG_MEASURE_CEILINGS, NULL, NULL, 0, GB_MSG_CEILINGS,
-                      s->opts.op_timeout_s, &reply, err);
+    int rc = exchange(s, GB_MSG_MEASURE_CEILINGS, NULL, NULL, 0, s->opts.op_timeout_s, &reply, err);
     if (rc == GB_OK) rc = gb_proto_decode(&reply, out, err);
     gb_msg_free(&reply);
     return rc;
@@ -369,6 +284,6 @@ int gb_exec_worker(const gb_worker_opts *opts, gb_exec **out, gb_err *err)
     s->opts.exe = s->exe;
     if (s->opts.start_timeout_s <= 0) s->opts.start_timeout_s = 120;
     if (s->opts.op_timeout_s <= 0) s->opts.op_timeout_s = 600;
-    s->fd = -1;
+    s->child = GB_CHILD_NONE;
     return gb_exec_create(&worker_ops, s, out, err);
 }

@@ -2,7 +2,7 @@
  * context, so the executor closes this backend and opens a new session; the
  * primary context is reset in between so the new one starts clean. */
 #include "engine/driver.h"
-#include "engine/exec.h"
+#include "exec/exec.h"
 
 #include "base/clock.h"
 #include "base/strbuf.h"
