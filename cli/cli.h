@@ -5,16 +5,12 @@
  * gb_cli_compare; `gpubench repro` is gb_cli_repro; `gpubench report` is
  * gb_cli_report (cli/outputs.h: the report options it shares with gpubench-tune);
  * `gpubench info` is gb_cli_info. Each returns the process's exit status (see
- * gb_cli_exit_status).
+ * gb_cli_exit_status, cli/common.h).
  */
 #ifndef GB_CLI_CLI_H
 #define GB_CLI_CLI_H
 
 #include "base/error.h"
-
-/* The exit status for an error code: 2 usage/script/cache, 3 no usable GPU,
- * 130 interrupted, 1 otherwise. */
-int gb_cli_exit_status(int code);
 
 /* argv[0] is the program name as it should appear in messages. */
 int gb_cli_tune(int argc, char **argv);
@@ -26,9 +22,7 @@ int gb_cli_repro(int argc, char **argv);
 int gb_cli_report(int argc, char **argv);
 int gb_cli_info(int argc, char **argv);
 
-/* Opens the cache named by dir, or the default one when dir is NULL. */
 struct gb_cache;
-int gb_cli_open_cache(const char *dir, unsigned flags, struct gb_cache **out, gb_err *err);
 
 /* gpubench-tune --export-header: one header at path with a table for each kernel
  * (on devices[i]; "": the kernel's only device), each prefixed by the kernel's name.

@@ -4,6 +4,7 @@
 #include "base/file.h"
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "report/export/export.h"
 
 #include <ctype.h>

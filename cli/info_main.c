@@ -7,6 +7,7 @@
 #include "cache/ceilings.h"
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "exec/exec.h"
 #include "exec/lease.h"
 #include "engine/nvrtc.h"
