@@ -1,6 +1,6 @@
 /*
  * Reading a whole file that may be gzipped. Every command that reads a JSON file
- * (replay, report, compare, repro, cache import, export's fallbacks) reads it
+ * (replay, report, compare, repro, cache load, export's fallbacks) reads it
  * through here, so a table kept as .json.gz opens as the plain one does: zlib
  * reads a plain file as it is and inflates a gzip stream.
  */

@@ -33,7 +33,7 @@ strategy=""
 "$tune" --help 2>&1 | grep -q -- '--strategy' && strategy="--strategy exhaustive"
 
 # Trials by status, and the fastest ok trial's screened median and configuration,
-# from an export file (one record per line; trials after the "trials" line).
+# from a transfer file (one record per line; trials after the "trials" line).
 summarise() {
     awk '
         function config(line,    c) {
@@ -80,7 +80,7 @@ for script in "$@"; do
     wall=$(( $(date +%s) - start ))
     [ $rc -eq 0 ] || { echo "  gpubench-tune exited $rc: see $out/$name.log"; status=1; }
     grep -A2 '^shape ' "$out/$name.log" | sed 's/^/  /'
-    if "$gpubench" cache export "$out/$name.json" --cache "$cache" --kernel "$name" \
+    if "$gpubench" cache save "$out/$name.json" --cache "$cache" --kernel "$name" \
         > "$out/$name.export.log" 2>&1; then
         summarise "$out/$name.json"
         echo "  exported to $out/$name.json"

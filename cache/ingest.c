@@ -392,10 +392,10 @@ int gb_transfer_put_cubin(gb_cache *cache, const gb_key *key, const json_t *meta
     char *old_meta = NULL, *text = NULL;
     void *old = NULL;
     size_t old_bytes = 0;
-    if (cubin_bytes < 4 || cubin_bytes > GB_IMPORT_MAX_CUBIN_BYTES || memcmp(cubin, ELF, 4)) {
+    if (cubin_bytes < 4 || cubin_bytes > GB_TRANSFER_MAX_CUBIN_BYTES || memcmp(cubin, ELF, 4)) {
         sum->cubins.skipped++;
         return gb_err_set(err, GB_EINVAL, "not an ELF cubin of 4 bytes to %zu MiB",
-                          GB_IMPORT_MAX_CUBIN_BYTES >> 20);
+                          GB_TRANSFER_MAX_CUBIN_BYTES >> 20);
     }
     json_t *clean_meta = clean_cubin_meta(meta, err);
     if (!clean_meta) {

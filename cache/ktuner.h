@@ -1,5 +1,5 @@
 /*
- * Kernel Tuner cache files into gpubench records (`gpubench cache import --from
+ * Kernel Tuner cache files into gpubench records (`gpubench cache load --from
  * kernel-tuner`). A Kernel Tuner cache is a JSON object with "tune_params_keys",
  * "tune_params" (name -> list of values), "device_name", "kernel_name" and "cache":
  * one entry per measured configuration, keyed by its values joined with commas,

@@ -1,7 +1,7 @@
 /*
  * Reading a Kernel Tuner cache file: the document, its tuning parameters and each
  * entry's configuration and time. Two readers share it so that they read the same
- * files the same way: the importer (ktuner.c, `gpubench cache import --from
+ * files the same way: the importer (ktuner.c, `gpubench cache load --from
  * kernel-tuner`) and `gpubench replay` (tuner/replay_load.c), which replays
  * strategies against the file's table.
  *

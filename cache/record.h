@@ -11,7 +11,7 @@
  * nesting the engine's statistics and check result: reading one checks every
  * field's type and range, and that the record makes sense as a whole (a kernel
  * name, a hex fingerprint, a device, a shape), so records from another machine
- * (cache import) or a damaged file (cache verify) can be read without trust.
+ * (cache load) or a damaged file (cache verify) can be read without trust.
  */
 #ifndef GB_CACHE_RECORD_H
 #define GB_CACHE_RECORD_H

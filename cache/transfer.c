@@ -23,7 +23,7 @@ static void note(const gb_transfer_opts *o, const char *fmt, ...)
     o->note(o->note_ctx, line);
 }
 
-/* ---- export --------------------------------------------------------------- */
+/* ---- writing a transfer file ---------------------------------------------- */
 
 typedef struct exporting {
     const gb_transfer_opts *opts;
@@ -131,14 +131,14 @@ static int export_cubins(gb_cache *cache, exporting *x, json_t *list, gb_err *er
     return GB_OK;
 }
 
-int gb_cache_export(gb_cache *cache, const gb_transfer_opts *opts, json_t **out,
-                    gb_transfer_summary *sum, gb_err *err)
+int gb_transfer_file_make(gb_cache *cache, const gb_transfer_opts *opts, json_t **out,
+                          gb_transfer_summary *sum, gb_err *err)
 {
     memset(sum, 0, sizeof *sum);
     *out = NULL;
     json_t *doc =
-        json_pack("{s:s, s:i, s:s, s:i, s:I}", "format", GB_EXPORT_FORMAT, "version",
-                  GB_EXPORT_VERSION, "engine", opts->engine ? opts->engine : "", "schema",
+        json_pack("{s:s, s:i, s:s, s:i, s:I}", "format", GB_TRANSFER_FORMAT, "version",
+                  GB_TRANSFER_VERSION, "engine", opts->engine ? opts->engine : "", "schema",
                   GB_CACHE_SCHEMA, "exported", (json_int_t)(opts->now ? opts->now : time(NULL)));
     json_t *best = json_array(), *trials = json_array(), *cubins = json_array();
     exporting x = {.opts = opts, .sum = sum, .err = err};
@@ -177,7 +177,7 @@ static void put_json(gb_strbuf *sb, const json_t *v)
     free(text);
 }
 
-char *gb_export_dump(const json_t *doc)
+char *gb_transfer_file_dump(const json_t *doc)
 {
     gb_strbuf sb = GB_STRBUF_INIT;
     const char *key;
@@ -254,9 +254,9 @@ static int import_cubin(gb_cache *cache, const json_t *entry, size_t index,
     int rc = GB_OK;
     if (!hex || gb_key_from_hex(hex, &key) || !json_is_object(meta) || !b64)
         rc = gb_err_set(&why, GB_EINVAL, "it needs key (32 hex digits), meta and cubin");
-    else if (len / 4 * 3 > GB_IMPORT_MAX_CUBIN_BYTES)
+    else if (len / 4 * 3 > GB_TRANSFER_MAX_CUBIN_BYTES)
         rc = gb_err_set(&why, GB_EINVAL, "its cubin is over %zu MiB",
-                        GB_IMPORT_MAX_CUBIN_BYTES >> 20);
+                        GB_TRANSFER_MAX_CUBIN_BYTES >> 20);
     else if (!(cubin = malloc(len / 4 * 3 + 1)))
         rc = gb_err_set(err, GB_ENOMEM, "out of memory");
     else if (gb_base64_decode(b64, len, cubin, len / 4 * 3 + 1, &bytes))
@@ -271,21 +271,21 @@ static int import_cubin(gb_cache *cache, const json_t *entry, size_t index,
     return rc && rc != GB_ENOMEM ? gb_err_copy(err, &why) : rc;
 }
 
-/* The document's header: an export of a version this build reads. */
+/* The document's header: a transfer file of a version this build reads. */
 static int check_header(const json_t *doc, gb_err *err)
 {
     const char *format = json_string_value(json_object_get(doc, "format"));
     const json_t *version = json_object_get(doc, "version");
-    if (!json_is_object(doc) || !format || strcmp(format, GB_EXPORT_FORMAT))
+    if (!json_is_object(doc) || !format || strcmp(format, GB_TRANSFER_FORMAT))
         return gb_err_set(err, GB_EINVAL, "not a gpubench export file (\"format\" is not \"%s\")",
-                          GB_EXPORT_FORMAT);
+                          GB_TRANSFER_FORMAT);
     if (!json_is_integer(version) || json_integer_value(version) < 1)
         return gb_err_set(err, GB_EINVAL, "\"version\" is not a whole number from 1");
-    if (json_integer_value(version) > GB_EXPORT_VERSION)
+    if (json_integer_value(version) > GB_TRANSFER_VERSION)
         return gb_err_set(err, GB_EINVAL,
                           "export format version %lld is newer than this gpubench reads (%d): "
                           "upgrade gpubench",
-                          (long long)json_integer_value(version), GB_EXPORT_VERSION);
+                          (long long)json_integer_value(version), GB_TRANSFER_VERSION);
     static const char *const lists[] = {"best", "trials", "cubins"};
     size_t n = 0;
     for (size_t i = 0; i < 3; i++) {
@@ -294,19 +294,19 @@ static int check_header(const json_t *doc, gb_err *err)
             return gb_err_set(err, GB_EINVAL, "\"%s\" is not a list", lists[i]);
         n += json_array_size(list);
     }
-    if (n > GB_IMPORT_MAX_RECORDS)
+    if (n > GB_TRANSFER_MAX_RECORDS)
         return gb_err_set(err, GB_ELIMIT, "%zu records, more than the %d an import takes", n,
-                          GB_IMPORT_MAX_RECORDS);
+                          GB_TRANSFER_MAX_RECORDS);
     return GB_OK;
 }
 
-int gb_cache_import(gb_cache *cache, const char *text, size_t len, const gb_transfer_opts *opts,
-                    gb_transfer_summary *sum, gb_err *err)
+int gb_transfer_file_read(gb_cache *cache, const char *text, size_t len,
+                          const gb_transfer_opts *opts, gb_transfer_summary *sum, gb_err *err)
 {
     memset(sum, 0, sizeof *sum);
-    if (len > GB_IMPORT_MAX_FILE_BYTES)
+    if (len > GB_TRANSFER_MAX_FILE_BYTES)
         return gb_err_set(err, GB_ELIMIT, "%zu bytes, more than the %zu MiB an import reads", len,
-                          GB_IMPORT_MAX_FILE_BYTES >> 20);
+                          GB_TRANSFER_MAX_FILE_BYTES >> 20);
     json_error_t jerr;
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!doc)

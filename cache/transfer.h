@@ -1,7 +1,9 @@
 /*
- * Moving results between caches: export to a versioned JSON file, import from one,
- * and merge another cache directory in. The file format is documented in
- * docs/cache.md ("Export files"); GB_EXPORT_VERSION is its version.
+ * Moving results between caches: write them to a transfer file (versioned JSON),
+ * read one in, and merge another cache directory in. The file format is
+ * documented in docs/cache.md ("Transfer files"); GB_TRANSFER_VERSION is its
+ * version, GB_TRANSFER_FORMAT the name it carries (from before "export" meant the
+ * C header alone).
  *
  * What comes from elsewhere is data. The importer never trusts a key it is given:
  * every best and trial record is decoded, checked (names, sizes, characters: see
@@ -25,13 +27,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GB_EXPORT_FORMAT  "gpubench-cache-export"
-#define GB_EXPORT_VERSION 1
+#define GB_TRANSFER_FORMAT  "gpubench-cache-export"
+#define GB_TRANSFER_VERSION 1
 
 /* Bounds on what an import accepts. */
-#define GB_IMPORT_MAX_FILE_BYTES  ((size_t)256 << 20)
-#define GB_IMPORT_MAX_RECORDS     2000000
-#define GB_IMPORT_MAX_CUBIN_BYTES ((size_t)64 << 20)
+#define GB_TRANSFER_MAX_FILE_BYTES  ((size_t)256 << 20)
+#define GB_TRANSFER_MAX_RECORDS     2000000
+#define GB_TRANSFER_MAX_CUBIN_BYTES ((size_t)64 << 20)
 
 /* What happened to the records of one database. */
 typedef struct gb_transfer_counts {
@@ -61,21 +63,21 @@ typedef struct gb_transfer_opts {
     void *note_ctx;
 } gb_transfer_opts;
 
-/* The export document (a new reference in *out). Records that do not decode are
+/* The transfer file's document (a new reference in *out). Records that do not decode are
  * left out and counted as skipped. */
-int gb_cache_export(gb_cache *cache, const gb_transfer_opts *opts, json_t **out,
-                    gb_transfer_summary *sum, gb_err *err);
+int gb_transfer_file_make(gb_cache *cache, const gb_transfer_opts *opts, json_t **out,
+                          gb_transfer_summary *sum, gb_err *err);
 
 /* The document as the file's text: the header fields, then one record per line.
  * Malloc'd; NULL when out of memory. */
-char *gb_export_dump(const json_t *doc);
+char *gb_transfer_file_dump(const json_t *doc);
 
-/* Imports an export file's text (len bytes; it need not be NUL-terminated).
- * GB_EINVAL when it is not an export file of a version this build reads, GB_ELIMIT
+/* Reads a transfer file's text (len bytes; it need not be NUL-terminated).
+ * GB_EINVAL when it is not a transfer file of a version this build reads, GB_ELIMIT
  * when it is over a bound, a cache error when storing fails; GB_OK otherwise, also
  * when records were skipped (see sum). */
-int gb_cache_import(gb_cache *cache, const char *text, size_t len, const gb_transfer_opts *opts,
-                    gb_transfer_summary *sum, gb_err *err);
+int gb_transfer_file_read(gb_cache *cache, const char *text, size_t len,
+                          const gb_transfer_opts *opts, gb_transfer_summary *sum, gb_err *err);
 
 /* Folds the cache src into cache by the same rules. src must be another
  * environment than cache (the CLI opens it read-only). */

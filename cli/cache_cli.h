@@ -34,8 +34,8 @@ int gb_cache_cmd_show(cache_args *a);
 int gb_cache_cmd_rm(cache_args *a);
 int gb_cache_cmd_gc(cache_args *a);
 int gb_cache_cmd_verify(cache_args *a);
-int gb_cache_cmd_export(cache_args *a);
-int gb_cache_cmd_import(cache_args *a);
+int gb_cache_cmd_save(cache_args *a);
+int gb_cache_cmd_load(cache_args *a);
 int gb_cache_cmd_merge(cache_args *a);
 
 /* Opens a->dir, read-only unless writable. Without `create`, a directory without a

@@ -34,15 +34,15 @@ static const char USAGE[] =
     "  rm [--kernel K] [--shape SHAPE] [--device D] [--stale] [--dry-run]\n"
     "      removes the best records that match (with --stale: that are stale) and\n"
     "      their trials; --dry-run only counts them\n"
-    "  export FILE [--kernel K] [--shape SHAPE] [--device D] [--cubins]\n"
+    "  save FILE [--kernel K] [--shape SHAPE] [--device D] [--cubins]   (or: export)\n"
     "      writes the best and trial records that match, and with --cubins the\n"
-    "      cubins those trials name, to FILE ('-': standard output) in gpubench's\n"
-    "      versioned export format\n"
-    "  import FILE [--cubins]\n"
-    "      folds an export file in ('-': standard input). Cubins are GPU code, so\n"
-    "      they are taken only with --cubins: import them only from machines you trust\n"
-    "  import --from kernel-tuner FILE --kernel NAME --shape SHAPE [--kernel-fp FP]\n"
-    "         [--device D]\n"
+    "      cubins those trials name, to FILE ('-': standard output): a transfer\n"
+    "      file, gpubench's versioned JSON format for moving results between caches\n"
+    "  load FILE [--cubins]   (or: import)\n"
+    "      folds a transfer file in ('-': standard input). Cubins are GPU code, so\n"
+    "      they are taken only with --cubins: take them only from machines you trust\n"
+    "  load --from kernel-tuner FILE --kernel NAME --shape SHAPE [--kernel-fp FP]\n"
+    "       [--device D]\n"
     "      a Kernel Tuner cache file: each entry becomes a trial of kernel NAME at\n"
     "      SHAPE, the fastest the best. FP defaults to \"kernel-tuner-\" and a hash of\n"
     "      its tune_params, D to its device_name\n"
@@ -63,7 +63,7 @@ static const char USAGE[] =
     "                else ~/.cache/gpubench. Commands that only look (ls, show, verify,\n"
     "                rm, gc) on a directory that does not exist say \"no cache here yet\"\n"
     "                and create nothing.\n"
-    "  --json        machine-readable output (every command but export and path)\n"
+    "  --json        machine-readable output (every command but save and path)\n"
     "  --help        this text\n"
     "\n"
     "A best record is stale when a newer record exists for its kernel, device and\n"
@@ -72,14 +72,14 @@ static const char USAGE[] =
     "gpubench or NVRTC than this one wrote it, or an older CUDA driver than the newest\n"
     "recorded for its device measured it (no driver is loaded to check).\n"
     "\n"
-    "Equal keys in import and merge: the bests of two shards of one run (gpubench-tune\n"
+    "Equal keys in load and merge: the bests of two shards of one run (gpubench-tune\n"
     "--shard) are folded into one, the faster; otherwise a clean best (complete search\n"
     "of the whole space, not capped, no throttled samples, no other process on the\n"
     "GPU) beats one that is not, then more timed configurations win, then the newer.\n"
     "A finished trial beats one in flight, then the newer. A trial in flight\n"
     "elsewhere comes in as crashed. A cubin must match the one already there.\n"
     "\n"
-    "exit status: 0 ok; 1 verify found problems, import or merge skipped records, or\n"
+    "exit status: 0 ok; 1 verify found problems, load or merge skipped records, or\n"
     "show found nothing; 2 usage or cache error.\n";
 
 /* Which options each command takes. */
@@ -117,8 +117,13 @@ static const command COMMANDS[] = {
     {"show", gb_cache_cmd_show, OPT_DEVICE | OPT_JSON, 1, 2, "KERNEL [SHAPE]"},
     {"rm", gb_cache_cmd_rm,
      OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_STALE | OPT_DRY_RUN | OPT_JSON, 0, 0, ""},
-    {"export", gb_cache_cmd_export, OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_CUBINS, 1, 1, "FILE"},
-    {"import", gb_cache_cmd_import,
+    {"save", gb_cache_cmd_save, OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_CUBINS, 1, 1, "FILE"},
+    {"load", gb_cache_cmd_load,
+     OPT_CUBINS | OPT_FROM | OPT_KERNEL | OPT_SHAPE | OPT_KERNEL_FP | OPT_DEVICE | OPT_JSON, 1, 1,
+     "FILE"},
+    /* The names save and load had before the header alone was an export. */
+    {"export", gb_cache_cmd_save, OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_CUBINS, 1, 1, "FILE"},
+    {"import", gb_cache_cmd_load,
      OPT_CUBINS | OPT_FROM | OPT_KERNEL | OPT_SHAPE | OPT_KERNEL_FP | OPT_DEVICE | OPT_JSON, 1, 1,
      "FILE"},
     {"merge", gb_cache_cmd_merge, OPT_CUBINS | OPT_JSON, 1, 1, "DIR"},

@@ -1,4 +1,5 @@
-/* gpubench cache export, import and merge. */
+/* gpubench cache save and load (transfer files; also called export and import)
+ * and merge. */
 #include "base/file.h"
 #include "cache/ktuner.h"
 #include "cli/cache_cli.h"
@@ -18,7 +19,7 @@
 /* ---- files ---------------------------------------------------------------- */
 
 /* Writes text to path through a temporary file beside it, so a reader never sees
- * half an export; '-' is standard output. */
+ * half a transfer file; '-' is standard output. */
 static int write_output(const char *path, const char *text, gb_err *err)
 {
     size_t len = strlen(text);
@@ -75,9 +76,9 @@ static int report(const cache_args *a, const char *from, const gb_transfer_summa
     return skipped > 0;
 }
 
-/* ---- export --------------------------------------------------------------- */
+/* ---- save ---------------------------------------------------------------- */
 
-int gb_cache_cmd_export(cache_args *a)
+int gb_cache_cmd_save(cache_args *a)
 {
     gb_cache *cache = NULL;
     gb_transfer_summary sum;
@@ -87,28 +88,28 @@ int gb_cache_cmd_export(cache_args *a)
     const char *file = a->pos[0];
     int status = gb_cache_cli_open(a, false, false, &cache);
     if (status) return status;
-    if (!cache) return gb_cache_cli_fail(a, "no cache here yet: nothing to export");
+    if (!cache) return gb_cache_cli_fail(a, "no cache here yet: nothing to save");
     gb_transfer_opts opts = {.cubins = a->cubins,
                              .filter = a->filter,
                              .engine = GB_VERSION,
                              .note = gb_cache_cli_note,
                              .note_ctx = a};
-    int rc = gb_cache_export(cache, &opts, &doc, &sum, &err);
+    int rc = gb_transfer_file_make(cache, &opts, &doc, &sum, &err);
     gb_cache_close(cache);
-    if (rc == GB_OK && !(text = gb_export_dump(doc)))
+    if (rc == GB_OK && !(text = gb_transfer_file_dump(doc)))
         rc = gb_err_set(&err, GB_ENOMEM, "out of memory");
     if (rc == GB_OK) rc = write_output(file, text, &err);
     json_decref(doc);
     free(text);
     if (rc) return gb_cache_cli_fail(a, err.msg);
-    /* With the export on standard output, the summary goes to standard error. */
+    /* With the transfer file on standard output, the summary goes to standard error. */
     fprintf(strcmp(file, "-") ? stdout : stderr,
             "%s: exported %zu best, %zu trial(s) and %zu cubin(s) to %s\n", a->dir,
             sum.best.imported, sum.trials.imported, sum.cubins.imported, file);
     return gb_transfer_skipped(&sum) > 0;
 }
 
-/* ---- import --------------------------------------------------------------- */
+/* ---- load ---------------------------------------------------------------- */
 
 static int import_ktuner(cache_args *a, gb_cache *cache, const char *file, const char *text,
                          size_t len)
@@ -156,7 +157,7 @@ static int import_ktuner(cache_args *a, gb_cache *cache, const char *file, const
     return skipped > 0;
 }
 
-int gb_cache_cmd_import(cache_args *a)
+int gb_cache_cmd_load(cache_args *a)
 {
     const char *file = a->pos[0];
     bool ktuner = a->from != NULL;
@@ -164,11 +165,11 @@ int gb_cache_cmd_import(cache_args *a)
         return gb_cache_cli_fail(a, "--from takes only kernel-tuner");
     if (!ktuner && (a->kernel || a->shape_text || a->kernel_fp || a->device))
         return gb_cache_cli_fail(a, "--kernel, --shape, --kernel-fp and --device go with --from "
-                                    "kernel-tuner; an export file names its own");
+                                    "kernel-tuner; a transfer file names its own");
     char *text = NULL;
     size_t len = 0;
     gb_err err = {0};
-    size_t max = ktuner ? GB_KTUNER_MAX_FILE_BYTES : GB_IMPORT_MAX_FILE_BYTES;
+    size_t max = ktuner ? GB_KTUNER_MAX_FILE_BYTES : GB_TRANSFER_MAX_FILE_BYTES;
     if (gb_read_file(file, max, "", &text, &len, &err)) return gb_cache_cli_fail(a, err.msg);
     gb_cache *cache = NULL;
     int status = gb_cache_cli_open(a, true, true, &cache);
@@ -177,7 +178,7 @@ int gb_cache_cmd_import(cache_args *a)
     } else if (!status) {
         gb_transfer_summary sum;
         gb_transfer_opts opts = {.cubins = a->cubins, .note = gb_cache_cli_note, .note_ctx = a};
-        if (gb_cache_import(cache, text, len, &opts, &sum, &err)) {
+        if (gb_transfer_file_read(cache, text, len, &opts, &sum, &err)) {
             gb_err_prefix(&err, "%s", file);
             status = gb_cache_cli_fail(a, err.msg);
         } else {

@@ -24,8 +24,8 @@ static const char USAGE[] =
     "\n"
     "Runs search strategies against a recorded table instead of the GPU, and says how\n"
     "many evaluations each needs to find a configuration within PCT%% of the table's\n"
-    "optimum: the benchmark for strategies. FILE is a gpubench cache export (`gpubench\n"
-    "cache export`), what `gpubench cache show KERNEL SHAPE --json` prints, a Kernel\n"
+    "optimum: the benchmark for strategies. FILE is a gpubench transfer file (`gpubench\n"
+    "cache save`), what `gpubench cache show KERNEL SHAPE --json` prints, a Kernel\n"
     "Tuner cache file or a T4 results file, plain or gzipped; the format is told from\n"
     "its content. The configurations in the table are the valid set; one that failed\n"
     "costs an evaluation, as on the GPU.\n"
@@ -37,7 +37,7 @@ static const char USAGE[] =
     "  --budget N        evaluations per search (default: the table's size)\n"
     "  --batch N         configurations asked for at a time, 1 to 256 (default 1)\n"
     "  --kernel K, --shape SHAPE, --device D, --kernel-fp FP\n"
-    "                    which table of an export that holds several (SHAPE as `gpubench\n"
+    "                    which table of a transfer file that holds several (SHAPE as `gpubench\n"
     "                    cache ls` prints it; D and FP may be a part, a start)\n"
     "  --json            machine-readable output\n"
     "  -h, --help        this text\n"
@@ -278,7 +278,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
 
 static const char *format_name(gb_replay_format f)
 {
-    return f == GB_REPLAY_EXPORT   ? "export"
+    return f == GB_REPLAY_TRANSFER ? "export"
            : f == GB_REPLAY_TRIALS ? "trials"
            : f == GB_REPLAY_KTUNER ? "kernel-tuner"
            : f == GB_REPLAY_T4     ? "t4"

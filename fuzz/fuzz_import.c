@@ -1,5 +1,5 @@
 /*
- * `gpubench cache import FILE`: an export file from another machine is untrusted.
+ * `gpubench cache load FILE`: a transfer file from another machine is untrusted.
  * The bytes are imported, cubins included, into a scratch cache; then every record
  * in that cache must decode and sit under the key its content gives (what `cache
  * verify` checks), since import promises to store nothing else. A crash, a leak,
@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gb_transfer_opts opts = {.cubins = true};
     gb_transfer_summary sum;
     gb_err err;
-    if (gb_cache_import(cache, (const char *)data, size, &opts, &sum, &err) != GB_OK) return 0;
+    if (gb_transfer_file_read(cache, (const char *)data, size, &opts, &sum, &err) != GB_OK)
+        return 0;
     size_t stored = sum.best.imported + sum.best.replaced + sum.trials.imported +
                     sum.trials.replaced + sum.cubins.imported;
     if (stored == 0) return 0;

@@ -1,5 +1,5 @@
 /*
- * `gpubench cache import --from kernel-tuner FILE`: a Kernel Tuner cache file is
+ * `gpubench cache load --from kernel-tuner FILE`: a Kernel Tuner cache file is
  * untrusted JSON. The bytes are decoded without a cache (the checks alone) and then
  * imported into a scratch cache; both must agree on what the file holds, and the
  * best they report must be a time, accounted for once in the cache. A crash, a leak, undefined

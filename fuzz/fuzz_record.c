@@ -1,5 +1,5 @@
 /*
- * Cache records from raw bytes: what `cache import` and `cache verify` read from
+ * Cache records from raw bytes: what `cache load` and `cache verify` read from
  * untrusted files. The bytes are parsed as JSON and decoded as a best record and
  * as a trial record; whatever decodes must encode, print, parse and decode again
  * to an equal record. A crash, a leak, undefined behaviour or an inequality is a

@@ -1,5 +1,5 @@
 /*
- * A scratch cache for the fuzz targets that store what they decode (`cache import`
+ * A scratch cache for the fuzz targets that store what they decode (`cache load`
  * and the Kernel Tuner importer): in /dev/shm where it exists, so LMDB's syncs cost
  * nothing, and started afresh every so many inputs so that it stays small.
  */

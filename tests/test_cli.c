@@ -460,9 +460,11 @@ static void test_cache_help_lists_every_command_and_what_stale_means(void **stat
     const char *words[] = {"ls [--kernel K] [--device D] [--all | --stale]",
                            "show KERNEL [SHAPE]",
                            "rm [--kernel K]",
-                           "export FILE",
-                           "import FILE [--cubins]",
-                           "import --from kernel-tuner FILE --kernel NAME --shape SHAPE",
+                           "save FILE",
+                           "(or: export)",
+                           "load FILE [--cubins]",
+                           "(or: import)",
+                           "load --from kernel-tuner FILE --kernel NAME --shape SHAPE",
                            "merge DIR",
                            "verify",
                            "gc [--unnamed] [--compact] [--dry-run]",
@@ -533,6 +535,27 @@ static void test_cache_import_then_ls_filters_and_json(void **state)
     assert_non_null(strstr(f->r.out, "e.cu:2: error: too many resources"));
     run(f, "gpubench", "cache", "show", "gemm", "K=1", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 1);
+}
+
+/* save and load are export and import under their names since "export" means the
+ * C header alone: the same commands. */
+static void test_cache_save_and_load_are_export_and_import(void **state)
+{
+    fixture *f = *state;
+    char other[160];
+    snprintf(other, sizeof other, "%s/other", f->dir);
+    write_script(f, "export.json", EXPORT);
+    run(f, "gpubench", "cache", "load", "export.json", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "best    2 new, 0 replaced, 0 kept, 0 skipped"));
+    run(f, "gpubench", "cache", "save", "saved.json", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "exported 2 best, 2 trial(s) and 0 cubin(s) to saved.json"));
+    run(f, "gpubench", "cache", "import", "saved.json", "--cache", other, NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "best    2 new, 0 replaced, 0 kept, 0 skipped"));
+    run(f, "gpubench", "cache", "save", "out.json", "--cache", f->cache, "--json", NULL);
+    assert_int_equal(f->r.status, 2); /* save takes no --json, as export did not */
 }
 
 static void test_cache_export_and_import_round_trip_between_caches(void **state)
@@ -926,6 +949,7 @@ int main(void)
         T(test_cache_help_lists_every_command_and_what_stale_means),
         T(test_cache_commands_that_look_create_nothing),
         T(test_cache_import_then_ls_filters_and_json),
+        T(test_cache_save_and_load_are_export_and_import),
         T(test_cache_export_and_import_round_trip_between_caches),
         T(test_cache_import_skips_a_bad_record_by_index_and_exits_1),
         T(test_cache_verify_exits_1_when_a_record_sits_under_another_key),

@@ -6,8 +6,8 @@
  * `bench/replay_table.py --size small` (a made-up model, not a GPU: 216 entries
  * of a 240-configuration space, 7 compile failures and 7 launch failures).
  * tests/data/replay_export.json holds the same results in gpubench's export
- * format, made by `gpubench cache import --from kernel-tuner` of that file (kernel
- * synthetic_small, shape n=4096) and `gpubench cache export`. */
+ * format, made by `gpubench cache load --from kernel-tuner` of that file (kernel
+ * synthetic_small, shape n=4096) and `gpubench cache save`. */
 #include "tuner/replay.h"
 
 #include <setjmp.h>
@@ -119,7 +119,7 @@ static void export_and_kernel_tuner_files_give_the_same_table(void **state)
     gb_replay_table kt, ex;
     load("replay_kt.json", NULL, &kt);
     load("replay_export.json", NULL, &ex);
-    assert_int_equal(ex.format, GB_REPLAY_EXPORT);
+    assert_int_equal(ex.format, GB_REPLAY_TRANSFER);
     assert_same_table(&kt, &ex);
     assert_non_null(strstr(ex.what, "kernel synthetic_small, shape n=4096, device synthetic"));
     gb_replay_table_free(&kt);

@@ -28,8 +28,8 @@ static char *export_text(fixture *f, gb_cache *cache, bool cubins, gb_transfer_s
 {
     json_t *doc = NULL;
     gb_transfer_opts o = opts_for(f, cubins);
-    assert_int_equal(gb_cache_export(cache, &o, &doc, sum, &f->err), GB_OK);
-    char *text = gb_export_dump(doc);
+    assert_int_equal(gb_transfer_file_make(cache, &o, &doc, sum, &f->err), GB_OK);
+    char *text = gb_transfer_file_dump(doc);
     json_decref(doc);
     assert_non_null(text);
     return text;
@@ -39,7 +39,7 @@ static int import_text(fixture *f, gb_cache *cache, const char *text, bool cubin
                        gb_transfer_summary *sum)
 {
     gb_transfer_opts o = opts_for(f, cubins);
-    return gb_cache_import(cache, text, strlen(text), &o, sum, &f->err);
+    return gb_transfer_file_read(cache, text, strlen(text), &o, sum, &f->err);
 }
 
 /* A cache with two bests, three trials (one failed with its log, one naming a cubin)
@@ -138,13 +138,13 @@ static void test_export_filters_by_kernel_and_takes_only_its_cubins(void **state
     json_t *doc = NULL;
     gb_transfer_opts o = opts_for(f, true);
     o.filter.kernel = "scale";
-    assert_int_equal(gb_cache_export(f->cache, &o, &doc, &sum, &f->err), GB_OK);
+    assert_int_equal(gb_transfer_file_make(f->cache, &o, &doc, &sum, &f->err), GB_OK);
     assert_int_equal(json_array_size(json_object_get(doc, "best")), 1);
     assert_int_equal(json_array_size(json_object_get(doc, "trials")), 0);
     assert_int_equal(json_array_size(json_object_get(doc, "cubins")), 0);
     json_decref(doc);
     o.filter.kernel = "gemm";
-    assert_int_equal(gb_cache_export(f->cache, &o, &doc, &sum, &f->err), GB_OK);
+    assert_int_equal(gb_transfer_file_make(f->cache, &o, &doc, &sum, &f->err), GB_OK);
     assert_int_equal(json_array_size(json_object_get(doc, "cubins")), 1);
     assert_string_equal(json_string_value(json_object_get(
                             json_array_get(json_object_get(doc, "cubins"), 0), "key")),
@@ -163,7 +163,7 @@ static void test_import_keys_records_by_content_and_skips_bad_ones_by_index(void
     json_object_set_new(bad_name, "kernel", json_string("rm -rf /;x"));
     json_t *bad_field = json_deep_copy(good_json);
     json_object_set_new(json_object_get(bad_field, "config"), "B\nx", json_integer(1));
-    json_t *doc = json_pack("{s:s, s:i, s:[o,o,o,o]}", "format", GB_EXPORT_FORMAT, "version", 1,
+    json_t *doc = json_pack("{s:s, s:i, s:[o,o,o,o]}", "format", GB_TRANSFER_FORMAT, "version", 1,
                             "best", good_json, no_kernel, bad_name, bad_field);
     char *text = json_dumps(doc, 0);
     assert_int_equal(import_text(f, f->cache, text, false, &sum), GB_OK);

@@ -9,7 +9,7 @@
  * sees the same space, the same valid set and the same times a tuning run saw, and
  * a failed configuration costs an evaluation as it did on the GPU.
  *
- * The table comes from a file (gb_replay_load): a gpubench cache export, what
+ * The table comes from a file (gb_replay_load): a gpubench transfer file, what
  * `gpubench cache show --json` prints, or a Kernel Tuner cache file. The run
  * (gb_replay_run) gives a strategy one search per seed and counts the evaluations
  * it needs to find a configuration within a given percentage of the table's
@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The largest file gb_replay_load reads (the export format's own bound). */
+/* The largest file gb_replay_load reads (the transfer file's own bound). */
 #define GB_REPLAY_MAX_FILE_BYTES ((size_t)256 << 20)
 
 /* One configuration of the table. */
@@ -37,11 +37,11 @@ typedef struct gb_replay_entry {
 } gb_replay_entry;
 
 typedef enum gb_replay_format {
-    GB_REPLAY_BUILT,  /* made with gb_replay_table_init and _add */
-    GB_REPLAY_EXPORT, /* `gpubench cache export` */
-    GB_REPLAY_TRIALS, /* `gpubench cache show --json` */
-    GB_REPLAY_KTUNER, /* a Kernel Tuner cache file */
-    GB_REPLAY_T4,     /* the Autotuning Association's T4 results format */
+    GB_REPLAY_BUILT,    /* made with gb_replay_table_init and _add */
+    GB_REPLAY_TRANSFER, /* a transfer file: `gpubench cache save` */
+    GB_REPLAY_TRIALS,   /* `gpubench cache show --json` */
+    GB_REPLAY_KTUNER,   /* a Kernel Tuner cache file */
+    GB_REPLAY_T4,       /* the Autotuning Association's T4 results format */
 } gb_replay_format;
 
 typedef struct gb_replay_table {
@@ -59,7 +59,7 @@ typedef struct gb_replay_table {
     char what[600]; /* where it came from: "Kernel Tuner cache, device ..." */
 } gb_replay_table;
 
-/* Which table of an export file to replay: NULL fields match everything. */
+/* Which table of a transfer file to replay: NULL fields match everything. */
 typedef struct gb_replay_select {
     const char *kernel;     /* the kernel's name */
     const gb_fields *shape; /* the shape's key fields, all of them */
@@ -68,7 +68,7 @@ typedef struct gb_replay_select {
 } gb_replay_select;
 
 /* Reads the table in the file at path (format detected from its content); sel
- * picks one kernel, shape and device of an export (NULL: the file must hold just
+ * picks one kernel, shape and device of a transfer file (NULL: the file must hold just
  * one). Errors start with the path and say what is wrong: GB_EIO when it cannot be
  * read, GB_ELIMIT over GB_REPLAY_MAX_FILE_BYTES, GB_EINVAL for a file that is not
  * a table, a bad entry (a missing field, a parameter value not in tune_params, a
@@ -106,8 +106,8 @@ int gb_replay_objective(void *ctx, const gb_config *config, gb_trial_status *out
 
 /* Adds to the space the parameter name with the values given (copied), sorted:
  * numbers by value, then false and true, then strings by their bytes. A file's
- * order cannot serve: an export lists its trials in the order of their keys'
- * hashes, so the same table read from a Kernel Tuner file and from an export would
+ * order cannot serve: a transfer file lists its trials in the order of their keys'
+ * hashes, so the same table read from a Kernel Tuner file and from a transfer file would
  * otherwise have different canonical orders. order[i] (room for n_values)
  * receives the place of values[i] in the parameter. */
 int gb_replay_space_add(gb_space *space, const char *name, const gb_value *values, int n_values,

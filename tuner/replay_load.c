@@ -1,6 +1,6 @@
 /* Reading a replay table from a file (replay.h): the format is told by the content.
  * Kernel Tuner files go through the importer's reader (cache/ktuner_file.h); our own
- * exports and `cache show --json` output through the cache's trial records. */
+ * transfer files and `cache show --json` output through the cache's trial records. */
 #include "tuner/replay.h"
 
 #include "base/file.h"
@@ -119,7 +119,7 @@ static int load_ktuner(json_t *doc, const gb_replay_select *sel, gb_replay_table
     if (rc == GB_OK && selects_anything(sel))
         rc = gb_err_set(err, GB_EINVAL,
                         "a Kernel Tuner cache file holds one table: --kernel, --shape, --device "
-                        "and --kernel-fp pick one of a gpubench export's");
+                        "and --kernel-fp pick one of a gpubench transfer file's");
     if (rc == GB_OK) rc = kt_make_space(&f, &space, &k, err);
     if (rc == GB_OK) rc = gb_replay_table_init(t, &space, json_object_size(f.cache), err);
     if (rc == GB_OK) rc = kt_entries(&f, &k, t, err);
@@ -136,7 +136,7 @@ static int load_ktuner(json_t *doc, const gb_replay_select *sel, gb_replay_table
     return rc;
 }
 
-/* ---- our exports and `cache show --json` --------------------------------------- */
+/* ---- our transfer files and `cache show --json` ---------------------------------- */
 
 /* A trial of the file, reduced to what the table needs. */
 typedef struct trial {
@@ -415,13 +415,13 @@ static int trials_table(const reading *r, int g, gb_replay_table *t, gb_err *err
     return rc;
 }
 
-/* An export file (format "gpubench-cache-export") or `cache show --json` output. */
+/* A transfer file (format "gpubench-cache-export") or `cache show --json` output. */
 static int load_trials(const json_t *doc, gb_replay_format format, const gb_replay_select *sel,
                        gb_replay_table *t, gb_err *err)
 {
     reading r = {.sel = sel};
     int rc = GB_OK, g = -1;
-    if (format == GB_REPLAY_EXPORT) {
+    if (format == GB_REPLAY_TRANSFER) {
         rc = read_trials(&r, json_object_get(doc, "trials"), "trials", err);
     } else {
         const json_t *groups = json_object_get(doc, "groups"), *item;
@@ -446,16 +446,16 @@ static int load_trials(const json_t *doc, gb_replay_format format, const gb_repl
     return rc;
 }
 
-static int check_export_version(const json_t *doc, gb_err *err)
+static int check_transfer_version(const json_t *doc, gb_err *err)
 {
     const json_t *version = json_object_get(doc, "version");
     if (!json_is_integer(version))
-        return gb_err_set(err, GB_EINVAL, "an export file without a \"version\" number");
-    if (json_integer_value(version) > GB_EXPORT_VERSION)
+        return gb_err_set(err, GB_EINVAL, "a transfer file without a \"version\" number");
+    if (json_integer_value(version) > GB_TRANSFER_VERSION)
         return gb_err_set(err, GB_EINVAL,
                           "export format version %lld is newer than this gpubench reads (%d): "
                           "upgrade gpubench",
-                          (long long)json_integer_value(version), GB_EXPORT_VERSION);
+                          (long long)json_integer_value(version), GB_TRANSFER_VERSION);
     return GB_OK;
 }
 
@@ -545,7 +545,7 @@ static int load_t4(const json_t *doc, const gb_replay_select *sel, gb_replay_tab
     if (selects_anything(sel))
         return gb_err_set(err, GB_EINVAL,
                           "a T4 file holds one table: --kernel, --shape, --device and --kernel-fp "
-                          "pick one of a gpubench export's");
+                          "pick one of a gpubench transfer file's");
     reading r = {0};
     const json_t *results = json_object_get(doc, "results"), *item;
     double unit_s = t4_unit_s(doc);
@@ -572,9 +572,9 @@ static int load_t4(const json_t *doc, const gb_replay_select *sel, gb_replay_tab
 static int load_doc(json_t *doc, const gb_replay_select *sel, gb_replay_table *t, gb_err *err)
 {
     const char *format = json_string_value(json_object_get(doc, "format"));
-    if (format && !strcmp(format, GB_EXPORT_FORMAT)) {
-        int rc = check_export_version(doc, err);
-        return rc ? rc : load_trials(doc, GB_REPLAY_EXPORT, sel, t, err);
+    if (format && !strcmp(format, GB_TRANSFER_FORMAT)) {
+        int rc = check_transfer_version(doc, err);
+        return rc ? rc : load_trials(doc, GB_REPLAY_TRANSFER, sel, t, err);
     }
     if (json_is_array(json_object_get(doc, "groups")))
         return load_trials(doc, GB_REPLAY_TRIALS, sel, t, err);
@@ -583,11 +583,11 @@ static int load_doc(json_t *doc, const gb_replay_select *sel, gb_replay_table *t
         json_is_string(json_object_get(doc, "schema_version")))
         return load_t4(doc, sel, t, err);
     return gb_err_set(err, GB_EINVAL,
-                      "not a table replay reads: expected a gpubench cache export (\"format\": "
+                      "not a table replay reads: expected a gpubench transfer file (\"format\": "
                       "\"%s\"), the output of `gpubench cache show --json` (\"groups\"), a "
                       "Kernel Tuner cache file (\"tune_params\" and \"cache\") or a T4 results "
                       "file (\"schema_version\" and \"results\")",
-                      GB_EXPORT_FORMAT);
+                      GB_TRANSFER_FORMAT);
 }
 
 int gb_replay_parse(const char *text, size_t len, const char *name, const gb_replay_select *sel,
