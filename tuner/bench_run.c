@@ -11,7 +11,7 @@
 static int bench_config(run *r, const gb_record_id *id, gb_shape_result *res, gb_config *out)
 {
     gb_fields fields = {0};
-    int rc = r->req->fixed_best ? gb_history_best_config(r, id, &fields)
+    int rc = r->req->fixed_best ? gb_history_best_config(&r->history, id, &fields)
                                 : gb_fields_copy(r->req->fixed_config, &fields);
     if (rc == GB_ENOTFOUND &&
         asprintf(&res->failure,

@@ -1,5 +1,6 @@
-/* What the cache keeps of a tuning run, and what a later run may reuse. */
-#include "tuner/run.h"
+/* What the cache keeps of a tuning run, and what a later run may reuse
+ * (tuner/history.h). */
+#include "tuner/history.h"
 
 #include "cache/inspect.h"
 #include "cache/transfer.h"
@@ -21,42 +22,45 @@ static const char IN_FLIGHT_REASON[] =
     "the tuner stopped while this trial was running (killed, crashed or lost power); "
     "it is not run again unless --retry-crashed";
 
-void gb_history_warn(run *r, const gb_err *e)
+void gb_history_warn(gb_history *h, const gb_err *e)
 {
-    if (r->warned_cache || e->code == GB_OK) return;
-    r->warned_cache = true;
-    gb_run_log(r, "gpubench: warning: results are not being saved: %s\n", e->msg);
+    if (h->warned || e->code == GB_OK) return;
+    h->warned = true;
+    if (!h->log) return;
+    fprintf(h->log, "gpubench: warning: results are not being saved: %s\n", e->msg);
+    fflush(h->log);
 }
 
-int gb_history_shape_id(const run *r, const gb_fields *shape, gb_record_id *out)
+int gb_history_shape_id(const gb_history *h, const gb_fields *shape, gb_record_id *out)
 {
     *out = (gb_record_id){
-        .kernel = strdup(r->k->name),
-        .kernel_fp = strdup(r->result->kernel_fp),
-        .device = strdup(r->result->device),
+        .kernel = strdup(h->k->name),
+        .kernel_fp = strdup(h->kernel_fp),
+        .device = strdup(h->device),
     };
     if (!out->kernel || !out->kernel_fp || !out->device) {
         gb_record_id_free(out);
-        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+        return gb_err_set(h->err, GB_ENOMEM, "out of memory");
     }
-    int rc = gb_tune_key_fields(r->k, shape, &out->shape, r->err);
+    int rc = gb_tune_key_fields(h->k, shape, &out->shape, h->err);
     if (rc) gb_record_id_free(out);
     return rc;
 }
 
 /* Stores a record and drops the reference to its JSON. */
-static void put(run *r, gb_cache_db db, const gb_key *key, json_t *json)
+static void put(gb_history *h, gb_cache_db db, const gb_key *key, json_t *json)
 {
     gb_err e = {0};
     if (!json)
         gb_err_set(&e, GB_ENOMEM, "out of memory writing a record");
     else
-        gb_cache_put_json(r->opts->cache, db, key, json, &e);
+        gb_cache_put_json(h->cache, db, key, json, &e);
     json_decref(json);
-    gb_history_warn(r, &e);
+    gb_history_warn(h, &e);
 }
 
-int gb_history_ident(run *r, const gb_record_id *id, const gb_config *config, gb_trial_ident *out)
+int gb_history_ident(const gb_history *h, const gb_record_id *id, const gb_config *config,
+                     gb_trial_ident *out)
 {
     gb_strbuf text = GB_STRBUF_INIT;
     *out = (gb_trial_ident){.config = *config};
@@ -66,7 +70,7 @@ int gb_history_ident(run *r, const gb_record_id *id, const gb_config *config, gb
     if (rc == GB_OK) rc = gb_record_trial_key(id, &out->fields, &out->key);
     if (rc) {
         gb_history_ident_free(out);
-        return gb_err_set(r->err, GB_ENOMEM, "out of memory");
+        return gb_err_set(h->err, GB_ENOMEM, "out of memory");
     }
     return GB_OK;
 }
@@ -78,13 +82,14 @@ void gb_history_ident_free(gb_trial_ident *t)
     t->text = NULL;
 }
 
-static void put_trial(run *r, const gb_record_id *id, const gb_trial_ident *t, gb_trial_record *rec)
+static void put_trial(gb_history *h, const gb_record_id *id, const gb_trial_ident *t,
+                      gb_trial_record *rec)
 {
-    if (!r->opts->cache) return;
+    if (!h->cache) return;
     rec->id = *id;
     rec->when = (int64_t)time(NULL);
     rec->config = t->fields; /* borrowed for the encoding */
-    put(r, GB_DB_TRIALS, &t->key, gb_trial_record_to_json(rec));
+    put(h, GB_DB_TRIALS, &t->key, gb_trial_record_to_json(rec));
 }
 
 /* This machine's boot id: with a pid, it tells whether the tuner that wrote a
@@ -99,7 +104,7 @@ static void boot_id(char out[40])
     fclose(f);
 }
 
-void gb_history_in_flight(run *r, const gb_record_id *id, const gb_trial_ident *t,
+void gb_history_in_flight(gb_history *h, const gb_record_id *id, const gb_trial_ident *t,
                           const gb_key *cubin)
 {
     gb_trial_record rec = {.in_flight = true,
@@ -110,7 +115,7 @@ void gb_history_in_flight(run *r, const gb_record_id *id, const gb_trial_ident *
                            .owner_pid = getpid()};
     boot_id(rec.owner_boot);
     gb_key_hex(cubin, rec.cubin);
-    put_trial(r, id, t, &rec);
+    put_trial(h, id, t, &rec);
 }
 
 /* A write-ahead record whose tuner is still alive is another tuner's trial in
@@ -124,7 +129,7 @@ static bool owner_alive(const gb_trial_record *rec)
     return kill((pid_t)rec->owner_pid, 0) == 0 || errno == EPERM;
 }
 
-void gb_history_trial(run *r, const gb_record_id *id, const gb_trial_ident *ident,
+void gb_history_trial(gb_history *h, const gb_record_id *id, const gb_trial_ident *ident,
                       const gb_trial_result *t, int registers, const char *log, const gb_key *cubin)
 {
     /* compiled and not skipped: it reached a GPU */
@@ -143,18 +148,17 @@ void gb_history_trial(run *r, const gb_record_id *id, const gb_trial_ident *iden
         .log = (char *)log,
         .gpu = ran ? t->gpu : -1,
     };
-    gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
+    gb_strlcpy(rec.mode, gb_measure_mode_name(h->mode), sizeof rec.mode);
     gb_strlcpy(rec.timer, gb_measurement_timer(&t->measurement), sizeof rec.timer);
     if (cubin) gb_key_hex(cubin, rec.cubin); /* what `cache gc` keeps */
-    put_trial(r, id, ident, &rec);
+    put_trial(h, id, ident, &rec);
 }
 
-void gb_history_forget(run *r, const gb_trial_ident *t)
+void gb_history_forget(gb_history *h, const gb_trial_ident *t)
 {
     gb_err e = {0};
-    if (!r->opts->cache) return;
-    if (gb_cache_del(r->opts->cache, GB_DB_TRIALS, &t->key, &e) != GB_ENOTFOUND)
-        gb_history_warn(r, &e);
+    if (!h->cache) return;
+    if (gb_cache_del(h->cache, GB_DB_TRIALS, &t->key, &e) != GB_ENOTFOUND) gb_history_warn(h, &e);
 }
 
 /* A reused timing keeps its record's samples, for the reports (none if memory is
@@ -184,7 +188,7 @@ static void keep_samples(const gb_trial_record *rec, gb_measurement *m)
 }
 
 /* Whether this run may reuse a recorded trial, and as what. */
-static bool reusable(run *r, const gb_trial_record *rec, gb_trial_result *out)
+static bool reusable(const gb_history *h, const gb_trial_record *rec, gb_trial_result *out)
 {
     bool lost =
         rec->in_flight || rec->status == GB_TRIAL_CRASHED || rec->status == GB_TRIAL_TIMEOUT;
@@ -192,10 +196,9 @@ static bool reusable(run *r, const gb_trial_record *rec, gb_trial_result *out)
      * uses (events read about a microsecond more than CUPTI), and only when no
      * other process shared the GPU then; failures are kept, except a skip, which
      * depends on this run's options. */
-    bool timed_alike = rec->has_stats &&
-                       strcmp(rec->mode, gb_measure_mode_name(r->full.mode)) == 0 &&
-                       strcmp(rec->timer, gb_run_timer(r)) == 0 && !rec->contended;
-    bool reuse = !(lost && r->opts->retry_crashed) && !(rec->in_flight && owner_alive(rec)) &&
+    bool timed_alike = rec->has_stats && strcmp(rec->mode, gb_measure_mode_name(h->mode)) == 0 &&
+                       strcmp(rec->timer, h->timer) == 0 && !rec->contended;
+    bool reuse = !(lost && h->retry_crashed) && !(rec->in_flight && owner_alive(rec)) &&
                  !(rec->status == GB_TRIAL_OK && !timed_alike) && rec->status != GB_TRIAL_SKIPPED;
     if (reuse) {
         memset(out, 0, sizeof *out);
@@ -207,23 +210,23 @@ static bool reusable(run *r, const gb_trial_record *rec, gb_trial_result *out)
     return reuse;
 }
 
-bool gb_history_resume(run *r, const gb_trial_ident *t, gb_trial_result *out)
+bool gb_history_resume(const gb_history *h, const gb_trial_ident *t, gb_trial_result *out)
 {
     gb_trial_record rec;
     json_t *json = NULL;
     gb_err e;
-    if (r->opts->force || !r->opts->cache) return false;
-    if (gb_cache_get_json(r->opts->cache, GB_DB_TRIALS, &t->key, &json, &e) != GB_OK) return false;
+    if (h->force || !h->cache) return false;
+    if (gb_cache_get_json(h->cache, GB_DB_TRIALS, &t->key, &json, &e) != GB_OK) return false;
     bool ok = gb_trial_record_from_json(json, &rec, &e) == GB_OK;
     json_decref(json);
     if (!ok) return false;
-    bool reuse = reusable(r, &rec, out);
+    bool reuse = reusable(h, &rec, out);
     gb_trial_record_free(&rec);
     return reuse;
 }
 
 typedef struct recorded_walk {
-    run *r;
+    const gb_history *h;
     const gb_record_id *id;
     gb_history_visit_fn fn;
     void *ctx;
@@ -244,8 +247,8 @@ static int visit_trial(void *ctx, const gb_cache_item *item)
     gb_trial_result t;
     int rc = 0;
     if (gb_record_id_equal(&rec.id, w->id) &&
-        gb_config_from_fields(&w->r->k->space, &rec.config, &config) == GB_OK &&
-        reusable(w->r, &rec, &t)) {
+        gb_config_from_fields(&w->h->k->space, &rec.config, &config) == GB_OK &&
+        reusable(w->h, &rec, &t)) {
         rc = w->fn(w->ctx, &config, &t);
         gb_trial_result_free(&t);
     }
@@ -253,22 +256,22 @@ static int visit_trial(void *ctx, const gb_cache_item *item)
     return rc;
 }
 
-int gb_history_recorded(run *r, const gb_record_id *id, gb_history_visit_fn fn, void *ctx)
+int gb_history_recorded(gb_history *h, const gb_record_id *id, gb_history_visit_fn fn, void *ctx)
 {
-    recorded_walk w = {r, id, fn, ctx};
+    recorded_walk w = {h, id, fn, ctx};
     gb_err e = {0};
-    if (r->opts->force || !r->opts->cache) return GB_OK;
-    int rc = gb_cache_walk(r->opts->cache, GB_DB_TRIALS, visit_trial, &w, &e);
-    if (rc == GB_OK || !e.code) return rc; /* fn's own error is in r->err */
-    gb_history_warn(r, &e);                /* an unreadable cache: the search starts afresh */
+    if (h->force || !h->cache) return GB_OK;
+    int rc = gb_cache_walk(h->cache, GB_DB_TRIALS, visit_trial, &w, &e);
+    if (rc == GB_OK || !e.code) return rc; /* fn's own error is in h->err */
+    gb_history_warn(h, &e);                /* an unreadable cache: the search starts afresh */
     return GB_OK;
 }
 
-void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result *res)
+void gb_history_store_best(gb_history *h, const gb_record_id *id, const gb_shape_result *res)
 {
     gb_best_record rec = {
         .id = *id,
-        .space_fp = r->space_fp,
+        .space_fp = (char *)h->space_fp, /* borrowed for the encoding, like the rest */
         .config = res->best_config,
         .stats = res->best,
         .flops = res->flops,
@@ -284,7 +287,7 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .n_timed = res->n_timed,
         .n_failed = gb_shape_n_failed(res),
         .when = (int64_t)time(NULL),
-        .driver_version = r->dev.driver_version,
+        .driver_version = h->driver_version,
         .clock_mhz = res->best_measurement.clock_mhz_median,
         .n_throttled = res->best_measurement.n_throttled,
         .capped = res->best_measurement.capped,
@@ -294,55 +297,55 @@ void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result
         .tie = res->tie,
         .n_tie = res->n_tie,
         .n_leaders = res->n_leaders,
-        .sources = r->sources,
-        .n_sources = r->n_sources,
+        .sources = (gb_record_source *)h->sources,
+        .n_sources = h->n_sources,
     };
     /* A cached baseline answers only a run whose reference is of the same kind. */
-    if (r->result->reference_lib[0]) rec.baseline_lib = r->result->reference_lib;
-    gb_strlcpy(rec.mode, gb_measure_mode_name(r->full.mode), sizeof rec.mode);
+    if (h->reference_lib[0]) rec.baseline_lib = (char *)h->reference_lib;
+    gb_strlcpy(rec.mode, gb_measure_mode_name(h->mode), sizeof rec.mode);
     gb_strlcpy(rec.timer, gb_measurement_timer(&res->best_measurement), sizeof rec.timer);
     gb_strlcpy(rec.engine_version, GB_VERSION, sizeof rec.engine_version);
     gb_strlcpy(rec.strategy, res->strategy, sizeof rec.strategy);
     gb_nvrtc_version(rec.nvrtc_version);
-    int shard = r->opts->shard.index;
-    if (r->opts->shard.count > 1) {
-        rec.shard_count = r->opts->shard.count;
+    int shard = h->shard.index;
+    if (h->shard.count > 1) {
+        rec.shard_count = h->shard.count;
         rec.shards = &shard;
         rec.n_shards = 1;
     }
     gb_err e = {0};
-    if (r->opts->cache) gb_transfer_store_best(r->opts->cache, &rec, &e);
-    gb_history_warn(r, &e);
+    if (h->cache) gb_transfer_store_best(h->cache, &rec, &e);
+    gb_history_warn(h, &e);
 }
 
 /* Whether a best answers this run: one of the whole space answers any run; one of
  * some shards answers a run of one of them. */
-static bool covers(const run *r, const gb_best_record *rec)
+static bool covers(const gb_history *h, const gb_best_record *rec)
 {
     if (gb_best_record_whole(rec)) return true;
-    if (rec->shard_count != r->opts->shard.count) return false;
+    if (rec->shard_count != h->shard.count) return false;
     for (int i = 0; i < rec->n_shards; i++)
-        if (rec->shards[i] == r->opts->shard.index) return true;
+        if (rec->shards[i] == h->shard.index) return true;
     return false;
 }
 
-static int read_best(run *r, const gb_record_id *id, gb_best_record *out)
+static int read_best(const gb_history *h, const gb_record_id *id, gb_best_record *out)
 {
     gb_key key;
     json_t *json = NULL;
     gb_err e;
-    if (!r->opts->cache) return GB_ENOTFOUND;
+    if (!h->cache) return GB_ENOTFOUND;
     int rc = gb_record_best_key(id, &key);
-    if (rc == GB_OK) rc = gb_cache_get_json(r->opts->cache, GB_DB_BEST, &key, &json, &e);
+    if (rc == GB_OK) rc = gb_cache_get_json(h->cache, GB_DB_BEST, &key, &json, &e);
     if (rc == GB_OK) rc = gb_best_record_from_json(json, out, &e);
     json_decref(json);
     return rc == GB_ENOMEM ? rc : rc ? GB_ENOTFOUND : GB_OK;
 }
 
-int gb_history_best_config(run *r, const gb_record_id *id, gb_fields *out)
+int gb_history_best_config(const gb_history *h, const gb_record_id *id, gb_fields *out)
 {
     gb_best_record rec;
-    int rc = read_best(r, id, &rec);
+    int rc = read_best(h, id, &rec);
     if (rc) return rc;
     rc = gb_fields_copy(&rec.config, out);
     gb_best_record_free(&rec);
@@ -356,19 +359,19 @@ static bool within(double asked, double had)
     return had == 0 || (asked > 0 && asked <= had);
 }
 
-bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res)
+bool gb_history_cached_best(const gb_history *h, const gb_record_id *id, gb_shape_result *res)
 {
     gb_best_record rec;
-    if (r->opts->force || read_best(r, id, &rec) != GB_OK) return false;
+    if (h->force || read_best(h, id, &rec) != GB_OK) return false;
     bool hit;
     /* A winner of a search cut short by a budget answers only requests that ask
      * for no more; a larger budget goes on from its trials (search_run.c). */
     bool covered = rec.complete || (within((double)res->budget_evals, (double)rec.budget_evals) &&
                                     within(res->budget_seconds, rec.budget_seconds) &&
                                     (res->budget_evals > 0 || res->budget_seconds > 0));
-    hit = strcmp(rec.space_fp, r->space_fp) == 0 && covered && covers(r, &rec) && !rec.contended &&
-          strcmp(rec.mode, gb_measure_mode_name(r->full.mode)) == 0 && /* cold is not hot */
-          strcmp(rec.timer, gb_run_timer(r)) == 0 &&                   /* nor events CUPTI */
+    hit = strcmp(rec.space_fp, h->space_fp) == 0 && covered && covers(h, &rec) && !rec.contended &&
+          strcmp(rec.mode, gb_measure_mode_name(h->mode)) == 0 && /* cold is not hot */
+          strcmp(rec.timer, h->timer) == 0 &&                     /* nor events CUPTI */
           gb_fields_copy(&rec.config, &res->best_config) == GB_OK;
     if (hit) {
         res->cached = res->has_best = true;
@@ -390,8 +393,8 @@ bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res
         rec.n_samples = 0;
         /* a baseline timed with another kind of reference (cuBLAS, or a kernel) is not
          * this run's: the column would name the wrong one */
-        res->has_baseline = rec.has_baseline && strcmp(rec.baseline_lib ? rec.baseline_lib : "",
-                                                       r->result->reference_lib) == 0;
+        res->has_baseline = rec.has_baseline &&
+                            strcmp(rec.baseline_lib ? rec.baseline_lib : "", h->reference_lib) == 0;
         res->baseline.stats = rec.baseline;
         res->flops = rec.flops;
         res->bytes = rec.bytes;

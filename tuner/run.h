@@ -2,9 +2,9 @@
  * Internal to tuner/: the state of one gb_tune call, shared by tune.c (shapes,
  * the problem and the reference), the three drivers (search_run.c tunes through a
  * strategy, bench_run.c times fixed configurations, compile_run.c only compiles),
- * trial.c (a configuration's way from compile to a counted trial), race.c (the
- * leaders) and history.c (what the cache keeps: trials, the write-ahead record,
- * the best, what a rerun may reuse).
+ * trial.c (a configuration's way from compile to a counted trial) and race.c (the
+ * leaders). What the cache keeps and what a rerun may reuse is behind a handle of
+ * its own (tuner/history.h), which the run holds.
  */
 #ifndef GB_TUNER_RUN_H
 #define GB_TUNER_RUN_H
@@ -13,20 +13,12 @@
 #include "engine/arch.h"
 #include "cache/record.h"
 #include "tuner/compiler.h"
+#include "tuner/history.h"
 #include "tuner/strategy.h"
 #include "tuner/tune.h"
 
 #include <stdbool.h>
 #include <string.h>
-
-/* A configuration's identity within a shape, made once per trial and carried to
- * every use: its values by name, its canonical text, its trial record's key. */
-typedef struct gb_trial_ident {
-    gb_config config;
-    gb_fields fields;
-    char *text; /* "BK=8,BM=64,BN=64" */
-    gb_key key; /* of its trial record, for the shape's id */
-} gb_trial_ident;
 
 /* A configuration on its way through the pipeline. */
 typedef struct gb_pending {
@@ -61,10 +53,10 @@ typedef struct run {
     double *ok_ms; /* ... and their screening medians */
     int n_ok;
     int cap_ok;
-    bool warned_cache;
-    gb_arch_limits limits;             /* the target's, for what can be checked without running */
-    gb_progress progress;              /* this shape's counts, for opts->progress */
-    gb_search search;                  /* this shape's: the space, its constraints, what was seen */
+    gb_history history;    /* what the cache keeps and what may be reused (tuner/history.h) */
+    gb_arch_limits limits; /* the target's, for what can be checked without running */
+    gb_progress progress;  /* this shape's counts, for opts->progress */
+    gb_search search;      /* this shape's: the space, its constraints, what was seen */
     const gb_strategy_kind *kind;      /* this shape's strategy: a built-in one ... */
     const gb_strategy_factory *custom; /* ... or the script's */
     int64_t planned;                   /* configurations this shape will try; -1: unknown */
@@ -93,48 +85,6 @@ gb_exec *gb_run_exec(const run *r, int i);
 /* The pause before a contended measurement is taken again (opts->contended_pause_s);
  * GB_EINTR, with r->err set, when the user interrupts it. */
 int gb_run_pause_for_contention(run *r);
-
-/* ---- history.c ---------------------------------------------------------- */
-
-/* The cache identity of a shape (its key fields). */
-int gb_history_shape_id(const run *r, const gb_fields *shape, gb_record_id *out);
-
-/* The configuration of the shape's cached best, whatever space it came from;
- * GB_ENOTFOUND when there is none. */
-int gb_history_best_config(run *r, const gb_record_id *id, gb_fields *out);
-
-/* A cached best chosen from the same space answers the shape without trials. */
-bool gb_history_cached_best(run *r, const gb_record_id *id, gb_shape_result *res);
-void gb_history_store_best(run *r, const gb_record_id *id, const gb_shape_result *res);
-
-/* The trial's identity in the shape (GB_ENOMEM with r->err set). */
-int gb_history_ident(run *r, const gb_record_id *id, const gb_config *config, gb_trial_ident *out);
-void gb_history_ident_free(gb_trial_ident *t);
-
-/* A finished trial of an earlier run that this run reuses instead of running it
- * again; an interrupted one (the write-ahead record) comes back as crashed. */
-bool gb_history_resume(run *r, const gb_trial_ident *t, gb_trial_result *out);
-
-/* Every reusable trial an earlier run recorded for the shape (what
- * gb_history_resume would reuse), for a search to go on from: fn is called with
- * each one's configuration, in this space, and its result. */
-typedef int (*gb_history_visit_fn)(void *ctx, const gb_config *config, const gb_trial_result *t);
-int gb_history_recorded(run *r, const gb_record_id *id, gb_history_visit_fn fn, void *ctx);
-
-/* The write-ahead record, committed before a trial reaches the GPU; cubin is the
- * key of the cubin it runs. */
-void gb_history_in_flight(run *r, const gb_record_id *id, const gb_trial_ident *t,
-                          const gb_key *cubin);
-/* The trial's outcome, replacing the write-ahead record; log is NVRTC's for a
- * compile error, else NULL; cubin is NULL when there is none. */
-void gb_history_trial(run *r, const gb_record_id *id, const gb_trial_ident *t,
-                      const gb_trial_result *res, int registers, const char *log,
-                      const gb_key *cubin);
-/* Drops the write-ahead record of a trial the user interrupted. */
-void gb_history_forget(run *r, const gb_trial_ident *t);
-
-/* Warns once that the cache could not be written. */
-void gb_history_warn(run *r, const gb_err *e);
 
 /* ---- trial.c ------------------------------------------------------------ */
 

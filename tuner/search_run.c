@@ -163,7 +163,7 @@ static int on_recorded(void *ctx, const gb_config *config, const gb_trial_result
     gb_trial_ident ident;
     int rc = gb_search_claim(&r->search, config->ordinal, &fresh, r->err);
     if (rc || !fresh) return rc; /* rejected by today's constraints, or seen */
-    if ((rc = gb_history_ident(r, s->id, config, &ident))) return rc;
+    if ((rc = gb_history_ident(&r->history, s->id, config, &ident))) return rc;
     rc = gb_trial_tally(r, &ident, true, t, s->res, s->best);
     gb_history_ident_free(&ident);
     gb_observation obs = observe(config, t, true);
@@ -341,7 +341,7 @@ int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_s
     if (rc == GB_OK) rc = open_pool(&s);
     if (s.pool && window < 2 * gb_run_n_gpus(r)) /* a configuration ahead for every GPU */
         window = 2 * gb_run_n_gpus(r) < GB_WINDOW_MAX ? 2 * gb_run_n_gpus(r) : GB_WINDOW_MAX;
-    if (rc == GB_OK) rc = gb_history_recorded(r, id, on_recorded, &s);
+    if (rc == GB_OK) rc = gb_history_recorded(&r->history, id, on_recorded, &s);
     s.t0_s = gb_now_ms() / 1e3;
     while (rc == GB_OK) {
         if (!idle) rc = fill(&s, window, &idle);

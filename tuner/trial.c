@@ -108,10 +108,10 @@ int gb_pending_start(run *r, const gb_fields *shape, const gb_record_id *id,
 {
     const gb_kernel_def *k = r->k;
     memset(p, 0, sizeof *p);
-    int rc = gb_history_ident(r, id, config, &p->ident);
+    int rc = gb_history_ident(&r->history, id, config, &p->ident);
     if (rc == GB_OK) rc = k->hooks.launch(k->hooks_ctx, config, shape, &p->launch, r->err);
     if (rc) return rc;
-    if (resume && gb_history_resume(r, &p->ident, &p->earlier)) {
+    if (resume && gb_history_resume(&r->history, &p->ident, &p->earlier)) {
         p->resumed = true;
         return GB_OK;
     }
@@ -292,7 +292,7 @@ void gb_trial_account(run *r, const gb_pending *p, int rc, double took_s, const 
 {
     r->result->timing.screening_s += took_s;
     r->result->timing.n_trials++;
-    if (rc == GB_EINTR && !r->bench) gb_history_forget(r, &p->ident);
+    if (rc == GB_EINTR && !r->bench) gb_history_forget(&r->history, &p->ident);
     if (rc == GB_OK && t->status == GB_TRIAL_OK) note_trial_time(r, took_s);
 }
 
@@ -315,7 +315,7 @@ int gb_pending_ready(run *r, const gb_record_id *id, gb_pending *p, gb_shape_res
         gb_strlcpy(t->reason, cerr.msg, sizeof t->reason);
     } else if (!skip_variant(r, p, out, t)) {
         *out_v = variant_of(r, p, out);
-        if (!r->bench) gb_history_in_flight(r, id, &p->ident, gb_compile_job_key(p->job));
+        if (!r->bench) gb_history_in_flight(&r->history, id, &p->ident, gb_compile_job_key(p->job));
         *out_run = true;
     }
     return GB_OK;
@@ -328,7 +328,7 @@ int gb_pending_done(run *r, const gb_record_id *id, gb_pending *p, gb_trial_resu
         const gb_compile_out *out = NULL;
         int crc = gb_compiler_wait(r->compiler, p->job, &out, NULL); /* ended: it returns now */
         if (!r->bench)
-            gb_history_trial(r, id, &p->ident, t, crc ? -1 : out->resources.registers,
+            gb_history_trial(&r->history, id, &p->ident, t, crc ? -1 : out->resources.registers,
                              crc && out ? out->log : NULL, crc ? NULL : gb_compile_job_key(p->job));
         gb_compile_job_free(p->job);
         p->job = NULL;

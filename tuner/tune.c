@@ -369,7 +369,7 @@ int gb_run_settle(run *r, const gb_record_id *id, const leader *best, gb_shape_r
     if (gb_config_to_fields(&best->config, &res->best_config))
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     /* A search cut short by a budget is stored too, marked incomplete. */
-    if (rc == GB_OK && !r->bench && !res->contended) gb_history_store_best(r, id, res);
+    if (rc == GB_OK && !r->bench && !res->contended) gb_history_store_best(&r->history, id, res);
     return rc;
 }
 
@@ -380,7 +380,7 @@ int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
     *out_cached = false;
     int rc = take_lease(r, &waited);
     /* Whoever had the GPU may have tuned this very shape meanwhile. */
-    if (rc == GB_OK && waited && !r->bench && gb_history_cached_best(r, id, res)) {
+    if (rc == GB_OK && waited && !r->bench && gb_history_cached_best(&r->history, id, res)) {
         *out_cached = true;
         return GB_OK;
     }
@@ -424,7 +424,7 @@ static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
 {
     gb_record_id id;
     gb_strbuf key = GB_STRBUF_INIT;
-    int rc = gb_history_shape_id(r, shape, &id);
+    int rc = gb_history_shape_id(&r->history, shape, &id);
     if (rc) return rc;
     res->n_configs = gb_space_size(&r->k->space);
     gb_fields_append_canonical(&key, &id.shape, NULL, 0);
@@ -438,7 +438,8 @@ static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
         rc = gb_compile_shape(r, shape, &id, res);
     else if (r->bench)
         rc = gb_bench_shape(r, shape, &id, res);
-    else if ((rc = gb_search_plan(r, res)) == GB_OK && !gb_history_cached_best(r, &id, res))
+    else if ((rc = gb_search_plan(r, res)) == GB_OK &&
+             !gb_history_cached_best(&r->history, &id, res))
         rc = measure_shape(r, shape, &id, res);
     if (r->progress_started) gb_run_progress(r, GB_PROGRESS_END, NULL);
     gb_search_free(&r->search);
@@ -478,6 +479,30 @@ int gb_run_n_gpus(const run *r)
     return r->opts->n_execs > 1 ? r->opts->n_execs : 1;
 }
 
+/* The run's trial history, once its identity in the records is known. */
+static void open_history(run *r)
+{
+    const gb_tuner_opts *o = r->opts;
+    r->history = (gb_history){
+        .cache = o->cache,
+        .force = o->force,
+        .retry_crashed = o->retry_crashed,
+        .shard = o->shard,
+        .k = r->k,
+        .kernel_fp = r->result->kernel_fp,
+        .device = r->result->device,
+        .space_fp = r->space_fp,
+        .reference_lib = r->result->reference_lib,
+        .sources = r->sources,
+        .n_sources = r->n_sources,
+        .driver_version = r->dev.driver_version,
+        .mode = r->full.mode,
+        .timer = gb_run_timer(r),
+        .log = o->log,
+        .err = r->err,
+    };
+}
+
 static int start_run(run *r)
 {
     const gb_tuner_opts *o = r->opts;
@@ -510,6 +535,7 @@ static int start_run(run *r)
     gb_strlcpy(r->result->arch, r->arch, sizeof r->result->arch);
     if (gb_kernel_is_library(r->k->reference))
         gb_strlcpy(r->result->reference_lib, "cuBLAS", sizeof r->result->reference_lib);
+    open_history(r);
     return gb_compiler_create(o->cache, o->jobs, &r->compiler, r->err);
 }
 
@@ -534,7 +560,7 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
      * the lease: another process's contention check would count it. */
     for (int i = 0; opts->lease && !opts->lease->held && opts->exec && i < gb_run_n_gpus(&r); i++)
         gb_exec_stop_backend(gb_run_exec(&r, i));
-    if (r.compiler) gb_history_warn(&r, gb_compiler_cache_error(r.compiler));
+    if (r.compiler) gb_history_warn(&r.history, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);
     gb_source_files_free(r.sources, r.n_sources);
     gb_search_free(&r.search);
