@@ -269,7 +269,7 @@ static int parse_strategy(const char *prog, const char *name, const char **out)
 /* --timer, --throttle-threshold: the run's, which no measure table sets. */
 static int timer_option(int c, const char *prog, gb_lua_host *h)
 {
-    gb_measure_opts *m = &h->tuner.measure;
+    gb_measure_opts *m = &h->session.tuner.measure;
     if (c == OPT_TIMER) {
         if (gb_timer_parse(optarg, &m->timer) == GB_OK) return 0;
         fprintf(stderr, "%s: --timer is auto, cupti or events, not '%s'\n", prog, optarg);
@@ -291,7 +291,7 @@ static int timer_option(int c, const char *prog, gb_lua_host *h)
 /* --mode, --noise, --max-ms, --samples: they override a kernel's measure table. */
 static int measure_option(int c, const char *prog, gb_lua_host *h)
 {
-    gb_measure_opts *m = &h->tuner.measure;
+    gb_measure_opts *m = &h->session.tuner.measure;
     int n = 0;
     switch (c) {
     case OPT_MODE:
@@ -328,7 +328,7 @@ static int measure_option(int c, const char *prog, gb_lua_host *h)
 static int parse_gpus(const char *prog, const char *text, tune_args *a, gb_lua_host *h)
 {
     if (strcmp(text, "all") == 0) {
-        h->n_gpus = -1;
+        h->session.n_gpus = -1;
         a->device = 0;
         return 0;
     }
@@ -338,7 +338,7 @@ static int parse_gpus(const char *prog, const char *text, tune_args *a, gb_lua_h
         long v = strtol(p, &end, 10);
         bool ok = end != p && *p >= '0' && *p <= '9' && v <= 1 << 20 && (*end == ',' || !*end);
         for (int i = 0; ok && i < n; i++)
-            ok = h->gpus[i] != (int)v;
+            ok = h->session.gpus[i] != (int)v;
         if (!ok || n == GB_POOL_MAX) {
             fprintf(stderr,
                     "%s: --gpus is 'all' or distinct GPU ordinals separated by commas (at most "
@@ -346,11 +346,11 @@ static int parse_gpus(const char *prog, const char *text, tune_args *a, gb_lua_h
                     prog, GB_POOL_MAX, text);
             return 2;
         }
-        h->gpus[n] = (int)v;
+        h->session.gpus[n] = (int)v;
         p = *end ? end + 1 : end;
     }
-    h->n_gpus = n;
-    a->device = h->gpus[0];
+    h->session.n_gpus = n;
+    a->device = h->session.gpus[0];
     return 0;
 }
 
@@ -365,41 +365,45 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
         a->no_cache = true;
         return -1;
     case OPT_FORCE:
-        h->tuner.force = true;
+        h->session.tuner.force = true;
         return -1;
     case OPT_COMPILE_ONLY:
-        h->tuner.compile_only = true;
+        h->session.tuner.compile_only = true;
         return -1;
     case OPT_ARCH:
-        h->tuner.arch = optarg;
+        h->session.tuner.arch = optarg;
         return -1;
     case OPT_REQUIRE_GPU:
-        h->require_gpu = true;
+        h->session.require_gpu = true;
         return -1;
     case OPT_DEVICE:
         return parse_int(prog, "--device", optarg, 0, &a->device) ? 2 : -1;
     case OPT_JOBS:
-        return parse_int(prog, "--jobs", optarg, 0, &h->tuner.jobs) ? 2 : -1;
+        return parse_int(prog, "--jobs", optarg, 0, &h->session.tuner.jobs) ? 2 : -1;
     case OPT_SEED:
-        return parse_seed(prog, optarg, &h->tuner.seed) ? 2 : -1;
+        return parse_seed(prog, optarg, &h->session.tuner.seed) ? 2 : -1;
     case OPT_TRIAL_TIMEOUT:
-        return parse_positive(prog, "--trial-timeout", optarg, &h->tuner.trial_timeout_s) ? 2 : -1;
+        return parse_positive(prog, "--trial-timeout", optarg, &h->session.tuner.trial_timeout_s)
+                   ? 2
+                   : -1;
     case OPT_RETRY_CRASHED:
-        h->tuner.retry_crashed = true;
+        h->session.tuner.retry_crashed = true;
         return -1;
     case OPT_LEASE_WAIT:
-        return parse_lease_wait(prog, optarg, &h->tuner.lease->wait_s) ? 2 : -1;
+        return parse_lease_wait(prog, optarg, &h->session.tuner.lease->wait_s) ? 2 : -1;
     case OPT_EXPORT_HEADER:
         a->export_header = optarg;
         return -1;
     case OPT_STRATEGY:
-        return parse_strategy(prog, optarg, &h->tuner.strategy) ? 2 : -1;
+        return parse_strategy(prog, optarg, &h->session.tuner.strategy) ? 2 : -1;
     case OPT_EXHAUSTIVE_MAX:
-        return parse_int(prog, "--exhaustive-max", optarg, 1, &h->tuner.exhaustive_max) ? 2 : -1;
+        return parse_int(prog, "--exhaustive-max", optarg, 1, &h->session.tuner.exhaustive_max)
+                   ? 2
+                   : -1;
     case OPT_AUTO_EVALS:
-        return parse_int(prog, "--auto-evals", optarg, 1, &h->tuner.auto_evals) ? 2 : -1;
+        return parse_int(prog, "--auto-evals", optarg, 1, &h->session.tuner.auto_evals) ? 2 : -1;
     case OPT_NO_SPILLS:
-        h->tuner.no_spills = true;
+        h->session.tuner.no_spills = true;
         return -1;
     case OPT_SHARD:
         a->shard = optarg;
@@ -415,7 +419,7 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
     case OPT_THROTTLE:
         return timer_option(c, prog, h) ? 2 : -1;
     case 'v':
-        h->tuner.verbose = true;
+        h->session.tuner.verbose = true;
         return -1;
     case 'q':
         a->quiet = true;
@@ -441,15 +445,15 @@ static int parse_shard(const char *prog, const tune_args *a, gb_lua_host *h)
     gb_err err = {0};
     const char *source = NULL;
     int rc = strcmp(a->shard, "auto") == 0
-                 ? gb_shard_from_env(getenv, &h->tuner.shard, &source, &err)
-                 : gb_shard_parse(a->shard, &h->tuner.shard, &err);
+                 ? gb_shard_from_env(getenv, &h->session.tuner.shard, &source, &err)
+                 : gb_shard_parse(a->shard, &h->session.tuner.shard, &err);
     if (rc) { /* the environment's sentences name --shard auto themselves */
         fprintf(stderr, "%s: %s%s\n", prog, strcmp(a->shard, "auto") ? "--shard: " : "", err.msg);
         return 2;
     }
     if (source && !a->quiet)
-        fprintf(stderr, "%s: shard %d of %d (from %s)\n", prog, h->tuner.shard.index,
-                h->tuner.shard.count, source);
+        fprintf(stderr, "%s: shard %d of %d (from %s)\n", prog, h->session.tuner.shard.index,
+                h->session.tuner.shard.count, source);
     return 0;
 }
 
@@ -474,12 +478,12 @@ static int parse_args(int argc, char **argv, tune_args *a, gb_lua_host *h)
     a->script = argv[optind++];
     a->script_args = argv + optind;
     a->n_script_args = argc - optind;
-    if (h->n_gpus != 0 && a->device != (h->n_gpus > 0 ? h->gpus[0] : 0)) {
+    if (h->session.n_gpus != 0 && a->device != (h->session.n_gpus > 0 ? h->session.gpus[0] : 0)) {
         fprintf(stderr, "%s: --device and --gpus name different GPUs: give one of them\n", prog);
         return 2;
     }
     if (a->shard && parse_shard(prog, a, h)) return 2;
-    if (a->export_header && h->tuner.shard.count > 1) {
+    if (a->export_header && h->session.tuner.shard.count > 1) {
         fprintf(stderr,
                 "%s: --export-header with --shard would export one shard's part: merge the "
                 "shards' caches (gpubench cache merge), then export (gpubench export)\n",
@@ -573,16 +577,17 @@ static int template_path(const char **dirs, char *env_copy)
 /* --export-header: the kernels the script tuned, each on the device it ran on. */
 static int export_tuned(const tune_args *a, const gb_lua_host *h, const char *prog)
 {
-    int n = h->n_tuned_kernels;
+    int n = h->session.n_tuned_kernels;
     const char **kernels = calloc((size_t)n + 1, sizeof *kernels);
     const char **devices = calloc((size_t)n + 1, sizeof *devices);
     int status = 2;
     if (kernels && devices) {
         for (int i = 0; i < n; i++) {
-            kernels[i] = h->tuned[i].kernel;
-            devices[i] = h->tuned[i].device;
+            kernels[i] = h->session.tuned[i].kernel;
+            devices[i] = h->session.tuned[i].device;
         }
-        status = gb_cli_export_kernels(prog, h->tuner.cache, a->export_header, kernels, devices, n);
+        status = gb_cli_export_kernels(prog, h->session.tuner.cache, a->export_header, kernels,
+                                       devices, n);
     } else {
         fprintf(stderr, "%s: --export-header: out of memory\n", prog);
     }
@@ -605,13 +610,13 @@ static int script_status(int rc, const gb_err *err, const gb_lua_host *h, const 
         fprintf(stderr, "%s: %s\n", prog, err->msg);
         return gb_cli_exit_status(rc);
     }
-    if (h->gpu_missing && h->require_gpu) return 3;
+    if (h->session.gpu_missing && h->session.require_gpu) return 3;
     if (h->n_calls == 0) /* not an error (a script may only ask gb.device), but say so */
         fprintf(stderr,
                 "%s: %s called no gb.tune, gb.bench or gb.collective: nothing was tuned or "
                 "timed\n",
                 prog, script);
-    return h->n_shapes_failed > 0 ? 1 : 0;
+    return h->session.n_shapes_failed > 0 ? 1 : 0;
 }
 
 /* The progress display on stderr (report/progress.h) and the streams that erase
@@ -642,10 +647,10 @@ static void progress_start(progress *pr, gb_lua_host *h, bool quiet, const char 
     snprintf(pr->prefix, sizeof pr->prefix, "%s: ", prog);
     gb_progress_view_opts opts = {.mode = progress_mode(quiet), .prefix = pr->prefix};
     if (gb_progress_view_create(stderr, &opts, &pr->view, &err) != GB_OK) return;
-    h->tuner.progress = gb_progress_view_event;
-    h->tuner.progress_ctx = pr->view;
+    h->session.tuner.progress = gb_progress_view_event;
+    h->session.tuner.progress_ctx = pr->view;
     if (opts.mode != GB_PROGRESS_MODE_TTY) return;
-    if ((pr->log = gb_progress_view_stream(pr->view, stderr))) h->tuner.log = pr->log;
+    if ((pr->log = gb_progress_view_stream(pr->view, stderr))) h->session.tuner.log = pr->log;
     if (isatty(fileno(stdout))) pr->out = gb_progress_view_stream(pr->view, stdout);
 }
 
@@ -671,14 +676,17 @@ static int open_outputs(tune_args *a, gb_lua_host *h, const progress *pr, gb_run
                         const char *prog)
 {
     gb_err err = {0};
-    gb_table_opts table = {
-        .verbose = h->tuner.verbose, .compile_only = h->tuner.compile_only, .jobs = h->tuner.jobs};
+    gb_table_opts table = {.verbose = h->session.tuner.verbose,
+                           .compile_only = h->session.tuner.compile_only,
+                           .jobs = h->session.tuner.jobs};
     FILE *stream = a->quiet ? NULL : pr->out ? pr->out : stdout;
     int rc = gb_cli_context_init(ctx, "gpubench-tune", a->command_line, a->script, &err);
-    if (rc == GB_OK) rc = gb_cli_outputs_open(&a->outputs, stream, &table, &h->output, &err);
+    if (rc == GB_OK)
+        rc = gb_cli_outputs_open(&a->outputs, stream, &table, &h->session.output, &err);
     if (rc == GB_OK) {
-        h->context = ctx;
-        gb_output_begin(h->output, ctx, &err); /* the multiplexer begins at the first entry */
+        h->session.context = ctx;
+        gb_output_begin(h->session.output, ctx,
+                        &err); /* the multiplexer begins at the first entry */
         return -1;
     }
     fprintf(stderr, "%s: %s\n", prog, err.msg);
@@ -713,22 +721,22 @@ int gb_cli_tune(int argc, char **argv)
     tune_args a = {0};
     gb_lua_host h = {0};
     gb_tuner_lease lease = {.wait_s = DEFAULT_LEASE_WAIT_S};
-    h.tuner.lease = &lease;
-    h.tuner.log = stderr;
-    h.tuner.seed = 1;
-    h.tuner.measure = gb_measure_defaults();
+    h.session.tuner.lease = &lease;
+    h.session.tuner.log = stderr;
+    h.session.tuner.seed = 1;
+    h.session.tuner.measure = gb_measure_defaults();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    h.tuner.jobs = cpus > 0 ? (int)cpus : 1;
+    h.session.tuner.jobs = cpus > 0 ? (int)cpus : 1;
     a.command_line = gb_cli_join_args(argc, argv);
     int status = parse_args(argc, argv, &a, &h);
-    if (status < 0) status = check_arch(argv[0], h.tuner.arch);
+    if (status < 0) status = check_arch(argv[0], h.session.tuner.arch);
     if (status >= 0) {
         free(a.command_line);
         return status;
     }
-    h.open_exec = open_worker;
-    h.open_exec_on = open_worker_on;
-    h.open_exec_ctx = &a.device;
+    h.session.open_exec = open_worker;
+    h.session.open_exec_on = open_worker_on;
+    h.session.open_exec_ctx = &a.device;
 
     const char *dirs[MAX_TEMPLATE_DIRS];
     char *env = getenv("GPUBENCH_TEMPLATES") ? strdup(getenv("GPUBENCH_TEMPLATES")) : NULL;
@@ -736,7 +744,7 @@ int gb_cli_tune(int argc, char **argv)
     h.template_path = dirs;
 
     gb_err err = {0};
-    if (!a.no_cache && gb_cli_open_cache(a.cache_dir, 0, &h.tuner.cache, &err) != GB_OK) {
+    if (!a.no_cache && gb_cli_open_cache(a.cache_dir, 0, &h.session.tuner.cache, &err) != GB_OK) {
         fprintf(stderr, "%s: %s\n", argv[0], err.msg);
         free(env);
         free(a.command_line);
@@ -747,14 +755,14 @@ int gb_cli_tune(int argc, char **argv)
     gb_run_context ctx;
     status = open_outputs(&a, &h, &pr, &ctx, argv[0]);
     if (status < 0) status = run_script(&a, &h, &pr, argv[0]);
-    if (h.output) { /* the files of an interrupted or failed run hold what finished */
-        int written = gb_cli_outputs_close(&a.outputs, h.output, argv[0]);
+    if (h.session.output) { /* the files of an interrupted or failed run hold what finished */
+        int written = gb_cli_outputs_close(&a.outputs, h.session.output, argv[0]);
         if (written > status) status = written;
     }
     gb_run_context_free(&ctx);
     free(a.command_line);
     gb_tuner_lease_end(&lease); /* after the worker is gone (gb_lua_close) */
-    gb_cache_close(h.tuner.cache);
+    gb_cache_close(h.session.tuner.cache);
     progress_end(&pr); /* last: the log goes through it until the script is closed */
     free(env);
     return status;

@@ -184,103 +184,6 @@ int gb_lua_to_fields(lua_State *L, int idx, gb_fields *out, gb_err *err)
 
 /* Measuring needs the GPU to itself: the session's lease, taken now if it is free
  * (and then kept, as tuning keeps it). GB_EBUSY when another process holds it. */
-static int lease_for_ceilings(gb_lua_host *host, const gb_device_info *info, gb_err *err)
-{
-    gb_tuner_lease *l = host->tuner.lease;
-    if (!l || l->broken || l->held) return GB_OK;
-    char name[320];
-    gb_lease_name(info, name, sizeof name);
-    int rc = gb_lease_acquire_as(name, 0, "measuring the ceilings", NULL, &l->held, err);
-    return rc == GB_EBUSY ? rc : GB_OK; /* an unusable lease directory: measure anyway */
-}
-
-/* The device's measured ceilings: from the cache, or measured now (once per GPU,
- * a few seconds, holding the GPU's lease) and stored. Without a cache they are not
- * measured; a backend that cannot measure them (a test's fake) leaves them out
- * quietly; with the GPU busy they wait for a later run. */
-static void find_ceilings(gb_lua_host *host, const gb_device_info *info)
-{
-    gb_err err = {0};
-    gb_cache *cache = host->tuner.cache;
-    if (!cache || host->ceilings_sought) return;
-    host->ceilings_sought = true;
-    int rc = gb_cache_get_ceilings(cache, info, &host->ceilings, &err);
-    if (rc == GB_ENOTFOUND) {
-        if (host->tuner.log)
-            fprintf(host->tuner.log,
-                    "gpubench: measuring the ceilings of %s once (copy bandwidth, cuBLAS GEMM "
-                    "rates); the cache keeps them\n",
-                    info->name);
-        rc = lease_for_ceilings(host, info, &err);
-        if (rc == GB_OK) rc = gb_exec_ceilings(host->tuner.exec, &host->ceilings, &err);
-        if (rc == GB_OK) rc = gb_cache_put_ceilings(cache, info, &host->ceilings, &err);
-        if (rc == GB_EINVAL) return;
-    }
-    if (rc && host->tuner.log)
-        fprintf(host->tuner.log, "gpubench: no measured ceilings (%% ceil): %s\n", err.msg);
-    host->has_ceilings = rc == GB_OK;
-}
-
-/* The run's context learns the device, and its ceilings, the first time the GPU
- * is opened. */
-static void note_device(gb_lua_host *host, const gb_device_info *info)
-{
-    gb_run_context *ctx = host->context;
-    if (ctx && ctx->has_device) return;
-    find_ceilings(host, info);
-    if (!ctx) return;
-    ctx->has_device = true;
-    ctx->device = *info;
-    gb_roofs_peaks(info, &ctx->roofs);
-    if (host->has_ceilings) gb_ceilings_to_roofs(&host->ceilings, &ctx->roofs);
-}
-
-/* --gpus: the other GPUs' executors, once the first is open (its device says how
- * many the driver sees, for "all"). */
-static int open_more_gpus(gb_lua_host *host, const gb_device_info *first, gb_err *err)
-{
-    if (host->n_gpus == -1) {
-        host->n_gpus = first->device_count < GB_POOL_MAX ? first->device_count : GB_POOL_MAX;
-        for (int i = 0; i < host->n_gpus; i++)
-            host->gpus[i] = i;
-    }
-    if (host->n_gpus <= 1 || host->tuner.n_execs > 1) return GB_OK;
-    host->execs[0] = host->tuner.exec;
-    for (int i = 1; i < host->n_gpus; i++) {
-        if (host->gpus[i] >= first->device_count)
-            return gb_err_set(err, GB_EINVAL, "--gpus: no GPU with ordinal %d (the driver sees %d)",
-                              host->gpus[i], first->device_count);
-        int rc = host->open_exec_on(host->open_exec_ctx, host->gpus[i], &host->execs[i], err);
-        if (rc) return rc;
-        host->tuner.n_execs = i + 1;
-    }
-    host->tuner.execs = host->execs;
-    host->tuner.gpus = host->gpus;
-    return GB_OK;
-}
-
-/* Opens the executor the first time; without a GPU, switches the host to
- * compiling only (or fails, with --require-gpu). */
-static int ensure_gpu(gb_lua_host *host, gb_device_info *info, gb_err *err)
-{
-    if (host->gpu_missing || host->tuner.compile_only) return GB_ENOGPU;
-    int rc = GB_OK;
-    if (!host->tuner.exec) rc = host->open_exec(host->open_exec_ctx, &host->tuner.exec, err);
-    gb_device_info scratch;
-    if (rc == GB_OK) rc = gb_exec_device(host->tuner.exec, info ? info : &scratch, err);
-    if (rc == GB_OK) rc = open_more_gpus(host, info ? info : &scratch, err);
-    if (rc == GB_OK) note_device(host, info ? info : &scratch);
-    if ((rc == GB_ENODRIVER || rc == GB_ENOGPU) && !host->require_gpu) {
-        host->gpu_missing = true;
-        gb_err_copy(&host->gpu_missing_err, err);
-        if (host->tuner.log)
-            fprintf(host->tuner.log, "gpubench: %s; compiling only, timing needs a GPU\n",
-                    err->msg);
-        return GB_ENOGPU;
-    }
-    return rc;
-}
-
 /* ---- core functions ----------------------------------------------------- */
 
 static int to_shapes(lua_State *L, int idx, gb_fields **out, int *out_n, gb_err *err)
@@ -318,42 +221,11 @@ static gb_tune_request read_request(lua_State *L, int idx)
     return req;
 }
 
-static void tally(gb_lua_host *host, const gb_tuner_opts *opts, const gb_tune_result *result)
-{
-    host->n_tuned++;
-    for (int i = 0; i < result->n_shapes; i++) {
-        const gb_shape_result *s = &result->shapes[i];
-        if (opts->compile_only
-                ? s->failure || (s->n_status[GB_TRIAL_COMPILE_ERROR] > 0 && s->n_compiled == 0)
-                : !s->has_best)
-            host->n_shapes_failed++;
-    }
-}
-
-/* Remembers a kernel that gb.tune tuned, once per device, for --export-header. */
-static int note_tuned(gb_lua_host *host, const char *kernel, const gb_tune_result *result,
-                      gb_err *err)
-{
-    if (result->bench) return GB_OK;
-    for (int i = 0; i < host->n_tuned_kernels; i++)
-        if (!strcmp(host->tuned[i].kernel, kernel) &&
-            !strcmp(host->tuned[i].device, result->device))
-            return GB_OK;
-    gb_lua_tuned *grown = realloc(host->tuned, (size_t)(host->n_tuned_kernels + 1) * sizeof *grown);
-    if (!grown) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    host->tuned = grown;
-    gb_lua_tuned *t = &grown[host->n_tuned_kernels];
-    if (!(t->kernel = strdup(kernel))) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    gb_strlcpy(t->device, result->device, sizeof t->device);
-    host->n_tuned_kernels++;
-    return GB_OK;
-}
-
 /* The kernel's measurement method: the run's (defaults and command-line flags),
  * with the kernel's own measure table over it, except what the command line set. */
 static void resolve_measure(lua_State *L, int idx, const gb_lua_host *host, gb_kernel_def *def)
 {
-    gb_measure_opts m = host->tuner.measure, cli = host->tuner.measure;
+    gb_measure_opts m = host->session.tuner.measure, cli = host->session.tuner.measure;
     unsigned set = host->measure_set;
     lua_getfield(L, idx, "measure");
     if (lua_istable(L, -1)) {
@@ -381,27 +253,6 @@ static void resolve_measure(lua_State *L, int idx, const gb_lua_host *host, gb_k
     def->measure = m;
 }
 
-/* Hands the call's shapes to the outputs. Their errors are warnings here: the
- * results are in the cache, and the front end reports what could not be written
- * when the outputs end. */
-static void report_call(gb_lua_host *host, const gb_kernel_def *def, const gb_tune_result *r)
-{
-    if (!host->output) return;
-    gb_run_context *ctx = host->context;
-    if (ctx && !ctx->arch[0]) gb_strlcpy(ctx->arch, r->arch, sizeof ctx->arch);
-    if (ctx && r->compile_only) ctx->compile_only = true;
-    gb_err err = {0}, later = {0};
-    int rc = GB_OK;
-    for (int i = 0; i < r->n_shapes; i++) { /* every shape: an output that failed stops alone */
-        gb_report_entry e = {def->name, def->math, r->bench, &r->shapes[i], r};
-        int shaped = gb_output_shape(host->output, &e, rc ? &later : &err);
-        if (!rc) rc = shaped;
-    }
-    int ended = gb_output_call_end(host->output, def->name, r, rc ? &later : &err);
-    if (!rc) rc = ended;
-    if (rc && host->tuner.log) fprintf(host->tuner.log, "gpubench: report: %s\n", err.msg);
-}
-
 /* Tunes or (with a fixed configuration) benchmarks the kernel at index 1 over the
  * shapes at index 2; pushes the results. Errors come back in err, not raised, so
  * callers free what they own first. */
@@ -418,20 +269,7 @@ static int run_kernel(lua_State *L, gb_tune_request *req, gb_err *err)
     if (rc == GB_OK) rc = to_shapes(L, 2, &shapes, &n_shapes, err);
     req->shapes = shapes;
     req->n_shapes = n_shapes;
-    if (rc == GB_OK) rc = gb_tune_check(def, req, err); /* before the GPU is touched */
-    if (rc == GB_OK) {
-        rc = ensure_gpu(host, NULL, err);
-        if (rc == GB_ENOGPU && (host->gpu_missing || host->tuner.compile_only)) rc = GB_OK;
-    }
-    gb_tuner_opts opts = host->tuner;
-    opts.compile_only = opts.compile_only || host->gpu_missing;
-    if (opts.compile_only) opts.exec = NULL;
-    if (rc == GB_OK) rc = gb_tune(&opts, def, req, &result, err);
-    if (rc == GB_OK || rc == GB_EINTR) { /* an interrupted run shows what finished */
-        tally(host, &opts, &result);
-        if (rc == GB_OK) rc = note_tuned(host, def->name, &result, err);
-        report_call(host, def, &result);
-    }
+    if (rc == GB_OK) rc = gb_session_tune(&host->session, def, req, &result, err);
     if (rc == GB_OK) gb_lua_push_results(L, &result);
     gb_tune_result_free(&result);
     free_shapes(shapes, n_shapes);
@@ -508,16 +346,17 @@ static int core_device(lua_State *L)
     gb_lua_host *host = gb_lua_host_of(L);
     gb_device_info info;
     gb_err err = {0};
-    int rc = ensure_gpu(host, &info, &err);
-    if (rc == GB_ENOGPU && (host->gpu_missing || host->tuner.compile_only)) {
+    gb_session *s = &host->session;
+    int rc = gb_session_gpu(s, &info, &err);
+    if (rc == GB_ENOGPU && (s->gpu_missing || s->tuner.compile_only)) {
         lua_pushnil(L);
-        lua_pushstring(L, host->gpu_missing ? host->gpu_missing_err.msg : "--compile-only");
+        lua_pushstring(L, s->gpu_missing ? s->gpu_missing_err.msg : "--compile-only");
         return 2;
     }
     if (rc) return gb_lua_raise(L, &err);
     push_device(L, &info);
-    if (host->has_ceilings) {
-        gb_lua_push_wire(L, &gb_wire_ceilings, &host->ceilings);
+    if (s->has_ceilings) {
+        gb_lua_push_wire(L, &gb_wire_ceilings, &s->ceilings);
         lua_setfield(L, -2, "ceilings");
     }
     return 1;
@@ -531,15 +370,16 @@ static int read_best(gb_lua_host *host, const gb_kernel_def *def, gb_fields *sha
     char fp[33], device[320];
     gb_key key;
     json_t *json = NULL;
-    int rc = ensure_gpu(host, &info, err);
+    int rc = gb_session_gpu(&host->session, &info, err);
     if (rc == GB_OK) rc = gb_tune_kernel_fingerprint(def, fp, err);
     if (rc) return rc;
     gb_device_fingerprint(&info, device, sizeof device);
     id.kernel_fp = fp;
     id.device = device;
     if (gb_record_best_key(&id, &key)) return gb_err_set(err, GB_ENOMEM, "out of memory");
-    if (!host->tuner.cache) return GB_ENOTFOUND;
-    rc = gb_cache_get_json(host->tuner.cache, GB_DB_BEST, &key, &json, err);
+    gb_cache *cache = host->session.tuner.cache;
+    if (!cache) return GB_ENOTFOUND;
+    rc = gb_cache_get_json(cache, GB_DB_BEST, &key, &json, err);
     if (rc == GB_OK) rc = gb_best_record_from_json(json, out, err);
     json_decref(json);
     return rc;
@@ -696,15 +536,6 @@ void gb_lua_close(lua_State *L, gb_lua_host *host)
 {
     if (L) lua_close(L);
     if (host) {
-        gb_exec_destroy(host->tuner.exec);
-        host->tuner.exec = NULL;
-        for (int i = 1; i < host->tuner.n_execs; i++)
-            gb_exec_destroy(host->execs[i]);
-        host->tuner.n_execs = 0;
-        for (int i = 0; i < host->n_tuned_kernels; i++)
-            free(host->tuned[i].kernel);
-        free(host->tuned);
-        host->tuned = NULL;
-        host->n_tuned_kernels = 0;
+        gb_session_close(&host->session);
     }
 }

@@ -124,23 +124,23 @@ int setup(void **state)
     snprintf(f->templates, sizeof f->templates, "%s/templates", src);
     f->template_path[0] = f->templates;
     gb_lua_host *h = &f->host;
-    h->tuner.compile_only = true;
-    h->tuner.arch = "sm_90a";
-    h->tuner.seed = 1;
-    h->tuner.measure = gb_measure_defaults();
-    h->tuner.log = tmpfile();
+    h->session.tuner.compile_only = true;
+    h->session.tuner.arch = "sm_90a";
+    h->session.tuner.seed = 1;
+    h->session.tuner.measure = gb_measure_defaults();
+    h->session.tuner.log = tmpfile();
     f->out = tmpfile();
     gb_err err = {0};
-    if (!f->out || gb_output_table(f->out, &(gb_table_opts){0}, &h->output, &err) != GB_OK)
+    if (!f->out || gb_output_table(f->out, &(gb_table_opts){0}, &h->session.output, &err) != GB_OK)
         return -1;
-    h->context = &f->context;
-    gb_output_begin(h->output, h->context, &err);
-    h->open_exec = open_no_driver;
-    h->open_exec_ctx = f;
+    h->session.context = &f->context;
+    gb_output_begin(h->session.output, h->session.context, &err);
+    h->session.open_exec = open_no_driver;
+    h->session.open_exec_ctx = f;
     h->template_path = f->template_path;
     h->n_template_path = 1;
     *state = f;
-    return h->tuner.log ? 0 : -1;
+    return h->session.tuner.log ? 0 : -1;
 }
 
 int teardown(void **state)
@@ -148,8 +148,8 @@ int teardown(void **state)
     fixture *f = *state;
     gb_lua_close(f->L, &f->host);
     gb_cache_close(f->cache);
-    if (f->host.tuner.log) fclose(f->host.tuner.log);
-    gb_output_destroy(f->host.output);
+    if (f->host.session.tuner.log) fclose(f->host.session.tuner.log);
+    gb_output_destroy(f->host.session.output);
     if (f->out) fclose(f->out);
     gb_run_context_free(&f->context);
     free(f->text);
@@ -208,14 +208,14 @@ void use_cache(fixture *f)
     char dir[96];
     snprintf(dir, sizeof dir, "%s/cache", f->dir);
     assert_int_equal(gb_cache_open(dir, 0, &f->cache, &f->err), GB_OK);
-    f->host.tuner.cache = f->cache;
+    f->host.session.tuner.cache = f->cache;
 }
 
 /* The host of a machine with a GPU (the fake one): scripts are timed. */
 void use_fake_gpu(fixture *f)
 {
-    f->host.tuner.compile_only = false;
-    f->host.open_exec = open_fake_gpu;
+    f->host.session.tuner.compile_only = false;
+    f->host.session.open_exec = open_fake_gpu;
 }
 
 /* The 1-based line of text that holds marker. */

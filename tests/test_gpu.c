@@ -388,29 +388,29 @@ static int run_script(const char *script, const char *mode, const char *cache_di
     snprintf(template_dir, sizeof template_dir, "%s/templates", getenv("GB_SOURCE_DIR"));
     templates[0] = template_dir;
     static gb_run_context context;
-    *host = (gb_lua_host){.open_exec = open_worker,
+    *host = (gb_lua_host){.session = {.open_exec = open_worker, .context = &context},
                           .template_path = templates,
-                          .n_template_path = 1,
-                          .context = &context};
+                          .n_template_path = 1};
     /* the tables on stdout, as gpubench-tune prints them */
-    assert_int_equal(gb_output_table(stdout, &(gb_table_opts){0}, &host->output, err), GB_OK);
-    gb_output_begin(host->output, &context, err);
-    host->tuner = (gb_tuner_opts){.jobs = 4,
-                                  .seed = 1,
-                                  .measure = gb_measure_defaults(),
-                                  .log = stderr,
-                                  .verbose = true,
-                                  .trial_timeout_s = 20};
-    assert_int_equal(gb_cache_open(cache_dir, 0, &host->tuner.cache, err), GB_OK);
+    assert_int_equal(gb_output_table(stdout, &(gb_table_opts){0}, &host->session.output, err),
+                     GB_OK);
+    gb_output_begin(host->session.output, &context, err);
+    host->session.tuner = (gb_tuner_opts){.jobs = 4,
+                                          .seed = 1,
+                                          .measure = gb_measure_defaults(),
+                                          .log = stderr,
+                                          .verbose = true,
+                                          .trial_timeout_s = 20};
+    assert_int_equal(gb_cache_open(cache_dir, 0, &host->session.tuner.cache, err), GB_OK);
     lua_State *L = NULL;
     int rc = gb_lua_new(host, &L, err);
     char *argv[] = {(char *)mode};
     if (rc == GB_OK) rc = gb_lua_run(L, script, 1, argv, err);
     gb_lua_close(L, host);
-    gb_cache_close(host->tuner.cache);
-    gb_output_end(host->output, &(gb_err){0});
-    gb_output_destroy(host->output);
-    host->output = NULL;
+    gb_cache_close(host->session.tuner.cache);
+    gb_output_end(host->session.output, &(gb_err){0});
+    gb_output_destroy(host->session.output);
+    host->session.output = NULL;
     gb_run_context_free(&context);
     return rc;
 }
@@ -457,8 +457,8 @@ static void test_a_tuning_run_finds_a_correct_best_and_a_rerun_uses_the_cache(vo
     int rc = run_script(script, "first", cache_dir, &host, &err);
     if (rc) fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, GB_OK);
-    assert_int_equal(host.n_tuned, 1);
-    assert_int_equal(host.n_shapes_failed, 0);
+    assert_int_equal(host.session.n_tuned, 1);
+    assert_int_equal(host.session.n_shapes_failed, 0);
     size_t n_best = 0;
     gb_cache *cache = NULL;
     assert_int_equal(gb_cache_open(cache_dir, 0, &cache, &err), GB_OK);
@@ -519,7 +519,7 @@ static void test_each_suite_kernel_tunes_to_a_correct_best_on_a_small_nan_shape(
     int rc = run_script(script, "check", cache_dir, &host, &err);
     if (rc) fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, GB_OK);
-    assert_int_equal(host.n_shapes_failed, 0);
+    assert_int_equal(host.session.n_shapes_failed, 0);
     scratch_remove(dir);
 }
 

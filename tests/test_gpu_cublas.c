@@ -458,34 +458,34 @@ static void test_a_tuning_run_checks_and_times_against_cublas(void **state)
     snprintf(script, sizeof script, "%s/tune.lua", dir);
     templates[0] = template_dir;
     gb_run_context context = {0};
-    gb_lua_host host = {.open_exec = open_worker,
+    gb_lua_host host = {.session = {.open_exec = open_worker, .context = &context},
                         .template_path = templates,
-                        .n_template_path = 1,
-                        .context = &context};
+                        .n_template_path = 1};
     gb_err err = {0};
     char *text = NULL;
     size_t len = 0;
     FILE *tables = open_memstream(&text, &len);
-    assert_int_equal(gb_output_table(tables, &(gb_table_opts){0}, &host.output, &err), GB_OK);
-    gb_output_begin(host.output, &context, &err);
-    host.tuner = (gb_tuner_opts){.jobs = 4,
-                                 .seed = 1,
-                                 .measure = gb_measure_defaults(),
-                                 .log = stderr,
-                                 .trial_timeout_s = 20};
-    assert_int_equal(gb_cache_open(cache_dir, 0, &host.tuner.cache, &err), GB_OK);
+    assert_int_equal(gb_output_table(tables, &(gb_table_opts){0}, &host.session.output, &err),
+                     GB_OK);
+    gb_output_begin(host.session.output, &context, &err);
+    host.session.tuner = (gb_tuner_opts){.jobs = 4,
+                                         .seed = 1,
+                                         .measure = gb_measure_defaults(),
+                                         .log = stderr,
+                                         .trial_timeout_s = 20};
+    assert_int_equal(gb_cache_open(cache_dir, 0, &host.session.tuner.cache, &err), GB_OK);
     lua_State *L = NULL;
     int rc = gb_lua_new(&host, &L, &err);
     if (rc == GB_OK) rc = gb_lua_run(L, script, 0, NULL, &err);
     gb_lua_close(L, &host);
-    gb_cache_close(host.tuner.cache);
-    gb_output_end(host.output, &(gb_err){0});
-    gb_output_destroy(host.output);
+    gb_cache_close(host.session.tuner.cache);
+    gb_output_end(host.session.output, &(gb_err){0});
+    gb_output_destroy(host.session.output);
     gb_run_context_free(&context);
     fclose(tables);
     printf("%s", text);
     if (rc) fail_msg("%s", err.msg);
-    assert_int_equal(host.n_shapes_failed, 0);
+    assert_int_equal(host.session.n_shapes_failed, 0);
     assert_non_null(strstr(text, "vs cuBLAS"));
     free(text);
     scratch_remove(dir);

@@ -53,7 +53,7 @@ static void test_syntax_error_names_file_and_line(void **state)
     int rc = run(f, REQUIRE "local x = 1\n"
                             "local y = = 2\n");
     EXPECT_ERROR_AT(f, rc, 3, "unexpected symbol");
-    assert_int_equal(f->host.n_tuned, 0);
+    assert_int_equal(f->host.session.n_tuned, 0);
 }
 
 static void test_runtime_error_names_file_and_line(void **state)
@@ -80,7 +80,7 @@ static void test_kernel_well_formed_is_accepted(void **state)
     EXPECT_OK(f, run(f, kernel_script(text, sizeof text, NULL,
                                       "  smem = 0, options = { \"-lineinfo\" }, key = { \"n\" },\n"
                                       "  check = { outputs = { 1 }, rtol = 0, atol = 1e-6 },\n")));
-    assert_int_equal(f->host.n_tuned, 0);
+    assert_int_equal(f->host.session.n_tuned, 0);
 }
 
 static void test_kernel_unknown_field_suggests_the_nearest(void **state)
@@ -257,7 +257,7 @@ static void test_tensor_errors_name_the_line_in_args(void **state)
                         "gb.tensor(\"f32\", { s.n }, { \"randn\", nan = { 0, 1, 2, 3, 4, 5, 6, 7, "
                         "8, 9, 10, 11, 12, 13, 14, 15, 16 } })",
                         "at most 16 NaN/Inf positions, got 17");
-    assert_int_equal(f->host.n_tuned, 0);
+    assert_int_equal(f->host.session.n_tuned, 0);
 }
 
 /* NaN and infinities planted at element indices, an inout tensor and a norm check
@@ -401,7 +401,7 @@ static void expect_hook_error(fixture *f, const char *field, const char *needle)
              field);
     int rc = run(f, text);
     EXPECT_ERROR_NAMING(f, rc, line_of(text, "--@"), "tiled", needle);
-    assert_int_equal(f->host.n_tuned, 0);
+    assert_int_equal(f->host.session.n_tuned, 0);
 }
 
 static void test_geometry_hooks_are_checked(void **state)
@@ -452,7 +452,7 @@ static void expect_tune_error(fixture *f, const char *kernel_extra, const char *
              kernel_extra, tune_call);
     int rc = run(f, text);
     EXPECT_ERROR_AT(f, rc, line_of(text, "--@"), "gb.tune", needle);
-    assert_int_equal(f->host.n_tuned, 0);
+    assert_int_equal(f->host.session.n_tuned, 0);
 }
 
 static void test_tune_options_are_checked(void **state)

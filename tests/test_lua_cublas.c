@@ -58,8 +58,8 @@ static void test_a_well_formed_call_serves_as_a_reference(void **state)
     fixture *f = *state;
     char text[4096];
     EXPECT_OK(f, run(f, script(text, sizeof text, SGEMM, NULL, NULL)));
-    assert_int_equal(f->host.n_tuned, 1);
-    assert_int_equal(f->host.n_shapes_failed, 0);
+    assert_int_equal(f->host.session.n_tuned, 1);
+    assert_int_equal(f->host.session.n_shapes_failed, 0);
 }
 
 static void test_every_field_is_checked_at_the_call(void **state)
@@ -145,7 +145,7 @@ static void test_what_needs_a_shape_is_checked_before_anything_compiles(void **s
     /* C in and out: given data and compared, beta reads it */
     EXPECT_OK(f, run(f, script(text, sizeof text, SGEMM ", beta = 1", "randn",
                                "check = { outputs = { 3 } }")));
-    assert_int_equal(f->host.n_shapes_failed, 0);
+    assert_int_equal(f->host.session.n_shapes_failed, 0);
 }
 
 static void test_a_cublas_call_is_not_tuned_or_benchmarked(void **state)
@@ -177,13 +177,13 @@ static void test_the_example_takes_cublas_as_its_reference(void **state)
     char src[PATH_MAX - 32], path[PATH_MAX];
     source_dir(src, sizeof src);
     snprintf(path, sizeof path, "%s/examples/gemm.lua", src);
-    f->host.tuner.jobs = 2;
+    f->host.session.tuner.jobs = 2;
     assert_int_equal(gb_lua_new(&f->host, &f->L, &f->err), GB_OK);
     char *args[] = {"64x32x16", "cublas"};
     int rc = gb_lua_run(f->L, path, 2, args, &f->err);
     if (rc) fail_msg("examples/gemm.lua -- 64x32x16 cublas failed (%d): %s", rc, f->err.msg);
-    assert_int_equal(f->host.n_tuned, 1);
-    assert_int_equal(f->host.n_shapes_failed, 0);
+    assert_int_equal(f->host.session.n_tuned, 1);
+    assert_int_equal(f->host.session.n_shapes_failed, 0);
     expect_text(read_back(f, f->out), "the reference is a cuBLAS call: not compiled");
 }
 

@@ -183,7 +183,7 @@ static void test_no_spills_skips_a_spilling_variant(void **state)
         "  grid = 1, block = 128 }\n"
         "local r = gb.tune(k, { shapes = { { n = 1 } } })[1]\n"
         "assert(r.counts.skipped == 2 and r.best == nil, r.counts.skipped)\n";
-    f->host.tuner.no_spills = true;
+    f->host.session.tuner.no_spills = true;
     EXPECT_OK(f, run(f, text));
     assert_int_equal(f->gpu.n_trials, 0);
     expect_text(read_back(f, f->out), "spills registers to local memory");

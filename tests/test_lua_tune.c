@@ -24,13 +24,13 @@
 static void test_device_is_nil_without_a_driver(void **state)
 {
     fixture *f = *state;
-    f->host.tuner.compile_only = false; /* the driver is missing, not switched off */
+    f->host.session.tuner.compile_only = false; /* the driver is missing, not switched off */
     EXPECT_OK(f, run(f, REQUIRE "local d, why = gb.device()\n"
                                 "assert(d == nil)\n"
                                 "assert(why:find('libcuda.so.1', 1, true), why)\n"));
-    assert_true(f->host.gpu_missing);
-    assert_int_equal(f->host.gpu_missing_err.code, GB_ENODRIVER);
-    expect_text(read_back(f, f->host.tuner.log), "compiling only");
+    assert_true(f->host.session.gpu_missing);
+    assert_int_equal(f->host.session.gpu_missing_err.code, GB_ENODRIVER);
+    expect_text(read_back(f, f->host.session.tuner.log), "compiling only");
 }
 
 static void test_device_is_nil_when_compiling_only(void **state)
@@ -59,8 +59,8 @@ static void test_device_describes_the_gpu(void **state)
 static void test_no_gpu_with_require_gpu_keeps_its_code(void **state)
 {
     fixture *f = *state;
-    f->host.tuner.compile_only = false;
-    f->host.require_gpu = true;
+    f->host.session.tuner.compile_only = false;
+    f->host.session.require_gpu = true;
     const char *text = REQUIRE TILED_KERNEL("tiled") "gb.tune(k, { shapes = { { n = 256 } } })\n";
     int rc = run(f, text);
     assert_int_equal(rc, GB_ENODRIVER);
@@ -76,7 +76,7 @@ static void test_tune_compile_only_reports_every_shape(void **state)
 {
     fixture *f = *state;
     use_cache(f);
-    f->host.tuner.jobs = 2;
+    f->host.session.tuner.jobs = 2;
     const char *text = REQUIRE TILED_KERNEL("tiled") //
         "local res = gb.tune(k, { shapes = { { n = 256 }, { n = 1000 } } })\n"
         "assert(#res == 2)\n"
@@ -90,8 +90,8 @@ static void test_tune_compile_only_reports_every_shape(void **state)
         "end\n"
         "assert(gb.best(k, { n = 256 }) == nil)\n";
     EXPECT_OK(f, run(f, text));
-    assert_int_equal(f->host.n_tuned, 1);
-    assert_int_equal(f->host.n_shapes_failed, 0);
+    assert_int_equal(f->host.session.n_tuned, 1);
+    assert_int_equal(f->host.session.n_shapes_failed, 0);
     const char *table = read_back(f, f->out);
     expect_text(table, "tiled");
     expect_text(table, "B=64");
@@ -102,14 +102,14 @@ static void test_tune_compile_only_reports_every_shape(void **state)
 static void test_tune_without_a_driver_compiles_only(void **state)
 {
     fixture *f = *state;
-    f->host.tuner.compile_only = false;              /* a GPU was wanted; there is no driver */
+    f->host.session.tuner.compile_only = false;      /* a GPU was wanted; there is no driver */
     const char *text = REQUIRE TILED_KERNEL("tiled") //
         "local res = gb.tune(k, { shapes = { { n = 256 } } })\n"
         "assert(#res == 1 and res[1].best == nil and res[1].counts.compiled == 3)\n";
     EXPECT_OK(f, run(f, text));
-    assert_int_equal(f->host.n_tuned, 1);
-    assert_true(f->host.gpu_missing);
-    expect_text(read_back(f, f->host.tuner.log),
+    assert_int_equal(f->host.session.n_tuned, 1);
+    assert_true(f->host.session.gpu_missing);
+    expect_text(read_back(f, f->host.session.tuner.log),
                 "libcuda.so.1 (a test without a driver); compiling only");
     expect_text(read_back(f, f->out), "B=128");
 }
@@ -117,7 +117,7 @@ static void test_tune_without_a_driver_compiles_only(void **state)
 static void test_tune_counts_compile_errors(void **state)
 {
     fixture *f = *state;
-    f->host.tuner.jobs = 2;
+    f->host.session.tuner.jobs = 2;
     EXPECT_OK(f, run(f, REQUIRE
                      "local k = gb.kernel {\n"
                      "  name = \"broken\", entry = \"broken\", grid = 1, block = 32,\n"
@@ -127,8 +127,8 @@ static void test_tune_counts_compile_errors(void **state)
                      "local res = gb.tune(k, { shapes = { { n = 1 } } })\n"
                      "assert(#res == 1 and res[1].best == nil)\n"
                      "assert(res[1].counts.compile_error == 1 and res[1].counts.compiled == 0)\n"));
-    assert_int_equal(f->host.n_tuned, 1);
-    assert_int_equal(f->host.n_shapes_failed, 1);
+    assert_int_equal(f->host.session.n_tuned, 1);
+    assert_int_equal(f->host.session.n_shapes_failed, 1);
     expect_text(read_back(f, f->out), "error");
 }
 
@@ -202,7 +202,7 @@ static void test_declared_kernels_are_tuned_after_the_script(void **state)
                      /* a kernel with no shapes (a reference, say) is not tuned */
                      "gb.kernel { name = \"idle\", entry = \"scale\", grid = 1, block = 1,\n"
                      "            source = " SCALE_SRC " }\n"));
-    assert_int_equal(f->host.n_tuned, 1);
+    assert_int_equal(f->host.session.n_tuned, 1);
     const char *table = read_back(f, f->out);
     expect_text(table, "declared");
     if (strstr(table, "idle")) fail_msg("a kernel without shapes was tuned:\n%s", table);
@@ -221,7 +221,7 @@ static void test_declared_kernels_are_not_tuned_after_gb_tune(void **state)
                              "  grid = 1, block = 128,\n" SCALE_ARGS "  shapes = { { n = 256 } },\n"
                              "}\n"
                              "gb.tune(a)\n"));
-    assert_int_equal(f->host.n_tuned, 1);
+    assert_int_equal(f->host.session.n_tuned, 1);
     const char *table = read_back(f, f->out);
     expect_text(table, "first");
     if (strstr(table, "second")) fail_msg("a declared kernel was tuned after gb.tune:\n%s", table);
@@ -237,7 +237,7 @@ static void test_declared_kernel_without_args_names_its_line(void **state)
                                "}\n";
     int rc = run(f, text);
     EXPECT_ERROR_AT(f, rc, 3, "declared", "args");
-    assert_int_equal(f->host.n_tuned, 0);
+    assert_int_equal(f->host.session.n_tuned, 0);
 }
 
 /* ---- the script's environment ------------------------------------------- */
@@ -312,7 +312,7 @@ static void test_tune_with_a_gpu_picks_and_caches_the_best(void **state)
                   "assert(best and best.B == 64)\n"
                   "assert(gb.best(k, { n = 1 }) == nil)\n";
     EXPECT_OK(f, run(f, text));
-    assert_int_equal(f->host.n_tuned, 1);
+    assert_int_equal(f->host.session.n_tuned, 1);
     assert_int_equal(f->gpu.n_trials, 3); /* three variants; the baseline ran in the race */
     assert_true(f->gpu.n_references >= 1);
     char *again[] = {"again"};
@@ -334,7 +334,7 @@ static void test_cached_best_is_per_measurement_mode(void **state)
     char *cold[] = {"cold", "new"}, *hot[] = {"hot", "new"}, *hot_again[] = {"hot", "cached"};
     EXPECT_OK(f, run_script(f, "script.lua", text, 2, cold));
     assert_int_equal(f->gpu.n_trials, 3);
-    f->host.tuner.measure.mode = GB_MODE_HOT;
+    f->host.session.tuner.measure.mode = GB_MODE_HOT;
     f->host.measure_set |= GB_MEASURE_SET_MODE;
     EXPECT_OK(f, run_script(f, "script.lua", text, 2, hot));
     assert_int_equal(f->gpu.n_trials, 6); /* tuned again, hot */
@@ -402,13 +402,13 @@ static void test_gemm_example_compiles(void **state)
     source_dir(src, sizeof src);
     snprintf(path, sizeof path, "%s/examples/gemm.lua", src);
     use_cache(f);
-    f->host.tuner.jobs = 2;
+    f->host.session.tuner.jobs = 2;
     gb_err_clear(&f->err);
     assert_int_equal(gb_lua_new(&f->host, &f->L, &f->err), GB_OK);
     int rc = gb_lua_run(f->L, path, 0, NULL, &f->err);
     if (rc) fail_msg("examples/gemm.lua failed (%d): %s", rc, f->err.msg);
-    assert_int_equal(f->host.n_tuned, 1);
-    assert_int_equal(f->host.n_shapes_failed, 0);
+    assert_int_equal(f->host.session.n_tuned, 1);
+    assert_int_equal(f->host.session.n_shapes_failed, 0);
     const char *table = read_back(f, f->out);
     expect_text(table, "gemm_f32");
     expect_text(table, "BK=8,BM=64,BN=64,TM=4,TN=4");
@@ -424,12 +424,12 @@ static void test_gemm_example_takes_its_shapes_from_the_script_arguments(void **
     source_dir(src, sizeof src);
     snprintf(path, sizeof path, "%s/examples/gemm.lua", src);
     use_cache(f);
-    f->host.tuner.jobs = 2;
+    f->host.session.tuner.jobs = 2;
     assert_int_equal(gb_lua_new(&f->host, &f->L, &f->err), GB_OK);
     char *ok_args[] = {"64x32x16", "nobaseline"};
     int rc = gb_lua_run(f->L, path, 2, ok_args, &f->err);
     if (rc) fail_msg("examples/gemm.lua -- 64x32x16 nobaseline failed (%d): %s", rc, f->err.msg);
-    assert_int_equal(f->host.n_tuned, 1);
+    assert_int_equal(f->host.session.n_tuned, 1);
     char *bad_args[] = {"2048", "20x48"};
     gb_err_clear(&f->err);
     assert_int_not_equal(gb_lua_run(f->L, path, 2, bad_args, &f->err), GB_OK);
@@ -450,11 +450,11 @@ static void test_the_outputs_get_every_trial_with_its_samples_and_the_device(voi
     char path[256];
     snprintf(path, sizeof path, "%s/run.json", f->dir);
     assert_int_equal(gb_output_mux(&mux, &err), GB_OK);
-    assert_int_equal(gb_output_mux_add(mux, f->host.output, &err), GB_OK); /* the table */
+    assert_int_equal(gb_output_mux_add(mux, f->host.session.output, &err), GB_OK); /* the table */
     assert_int_equal(gb_output_json(path, &json, &err), GB_OK);
     assert_int_equal(gb_output_mux_add(mux, json, &err), GB_OK);
-    f->host.output = mux;
-    gb_output_begin(mux, f->host.context, &err);
+    f->host.session.output = mux;
+    gb_output_begin(mux, f->host.session.context, &err);
     const char *text = REQUIRE TILED_WITH_REFERENCE(
         "  math = 'bf16', bytes = function(s) return 8 * s.n end,\n") "gb.tune(k, { shapes = { { n "
                                                                       "= 64000 } }, baseline = "

@@ -1,0 +1,83 @@
+/*
+ * A tuning session: what one run of gpubench-tune (or any other front end) owns
+ * across its tuning calls. It opens the GPU the first time one is needed (and,
+ * with --gpus, the others), measures the device's ceilings once and keeps them,
+ * takes the GPU's lease for that, hands every call's results to the outputs, and
+ * keeps the list of what was tuned (for --export-header). gb_session_tune is the
+ * one way to run a tune; the Lua binding (lua/binding.h) only translates a
+ * script's calls into it.
+ *
+ * Without a GPU (no driver, no device) a session switches to compiling only and
+ * says so once, unless require_gpu: then that is the call's error.
+ */
+#ifndef GB_SESSION_SESSION_H
+#define GB_SESSION_SESSION_H
+
+#include "base/error.h"
+#include "engine/ceilings.h"
+#include "exec/exec.h"
+#include "exec/pool.h"
+#include "report/output.h"
+#include "report/result.h"
+#include "tuner/tune.h"
+
+#include <stdbool.h>
+
+/* A kernel that a session tuned (benchmarks do not count), and on which device. */
+typedef struct gb_session_tuned {
+    char *kernel;
+    char device[320]; /* device fingerprint; "" when it ran without a GPU */
+} gb_session_tuned;
+
+typedef struct gb_session {
+    /* Set by the front end before the first call. */
+    gb_tuner_opts tuner; /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
+    /* Starts the executor the first time the GPU is needed. */
+    int (*open_exec)(void *ctx, gb_exec **out, gb_err *err);
+    void *open_exec_ctx;
+    /* --gpus: trials run on these GPUs at once, gpus[0] being the one open_exec
+     * opens; open_exec_on (same ctx) opens the others when the first is opened.
+     * n_gpus -1: every GPU the driver sees, from gpus[0] = 0; 0 or 1: open_exec's
+     * alone. */
+    int n_gpus;
+    int gpus[GB_POOL_MAX];
+    int (*open_exec_on)(void *ctx, int ordinal, gb_exec **out, gb_err *err);
+    bool require_gpu; /* no GPU is an error, not a switch to compiling only */
+    /* Where each call's results go (report/output.h; the front end chooses the
+     * outputs); NULL for nowhere. The session completes context (the device, the
+     * compile target) as the run finds them. */
+    gb_output *output;
+    gb_run_context *context;
+    /* Filled as the session runs. */
+    gb_exec *execs[GB_POOL_MAX]; /* the opened executors, execs[0] being tuner.exec */
+    int n_tuned;                 /* tuning calls that completed */
+    int n_shapes_failed;         /* shapes left with no valid variant */
+    bool gpu_missing;            /* timing was skipped for want of a GPU */
+    gb_err gpu_missing_err;
+    bool ceilings_sought; /* looked for once */
+    bool has_ceilings;    /* the device's measured ceilings, cached or measured now */
+    gb_ceilings ceilings;
+    gb_session_tuned *tuned; /* each kernel once per device */
+    int n_tuned_kernels;
+} gb_session;
+
+/* The GPU, opened the first time (with the others of --gpus, the ceilings and
+ * the context's device); *info (may be NULL) is its device. GB_ENOGPU when the
+ * session compiles only: --compile-only, or no GPU and not require_gpu (then
+ * gpu_missing and gpu_missing_err say why); another code when opening failed. */
+int gb_session_gpu(gb_session *s, gb_device_info *info, gb_err *err);
+
+/* Tunes (or, with a fixed configuration, benchmarks) kernel over the request's
+ * shapes into out (the caller's: gb_tune_result_free): the request is checked
+ * before the GPU is touched, the GPU opened if it can be (else the call compiles
+ * only), and the results counted, noted and handed to the outputs (an output's
+ * failure is a warning on the log). Returns gb_tune's code; on GB_EINTR, out holds
+ * what finished and the outputs have it. */
+int gb_session_tune(gb_session *s, const gb_kernel_def *kernel, const gb_tune_request *req,
+                    gb_tune_result *out, gb_err *err);
+
+/* Ends the executors the session opened and frees its list of tuned kernels;
+ * the options, outputs and context stay the front end's. */
+void gb_session_close(gb_session *s);
+
+#endif
