@@ -45,7 +45,7 @@ int gb_bench_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
     bool cached;
     int rc = bench_config(r, id, res, &config);
     if (rc || res->failure) return rc;
-    r->progress.n_planned = 1;
+    r->current.progress.n_planned = 1;
     gb_run_progress(r, GB_PROGRESS_START, NULL);
     if ((rc = gb_run_prepare(r, shape, id, res, &cached)) || res->failure) return rc;
     gb_pending p;

@@ -112,7 +112,7 @@ static int finish(run *r, gb_pending *p, const gb_arg *args, int n_args, gb_shap
     }
     res->n_compiled += crc == GB_OK;
     res->n_status[GB_TRIAL_COMPILE_ERROR] += crc != GB_OK;
-    r->progress.n_failed += crc != GB_OK;
+    r->current.progress.n_failed += crc != GB_OK;
     int rc = add_row(r, p->job, &p->ident.fields, &p->launch, out, crc, &cerr);
     if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_COMPILE, NULL);
     return rc;
@@ -152,12 +152,13 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
     res->compile_only = true;
     int rc = gb_run_shape_args(r, shape, res, args, &n_args);
     if (rc == GB_OK)
-        rc = gb_search_init(&r->search, &r->k->space, gb_tune_accept, (void *)r->k, 0, r->err);
-    gb_search_set_shard(&r->search, &r->opts->shard);
-    if (rc == GB_OK) rc = gb_strategy_exhaustive(&r->search, &all, r->err);
-    if (rc == GB_OK && r->search.size <= (UINT64_C(1) << 20) &&
-        (rc = gb_search_count_valid(r, r->search.size, &valid)) == GB_OK)
-        r->progress.n_planned =
+        rc = gb_search_init(&r->current.search, &r->k->space, gb_tune_accept, (void *)r->k, 0,
+                            r->err);
+    gb_search_set_shard(&r->current.search, &r->opts->shard);
+    if (rc == GB_OK) rc = gb_strategy_exhaustive(&r->current.search, &all, r->err);
+    if (rc == GB_OK && r->current.search.size <= (UINT64_C(1) << 20) &&
+        (rc = gb_search_count_valid(r, r->current.search.size, &valid)) == GB_OK)
+        r->current.progress.n_planned =
             (int)(limit > 0 && (uint64_t)limit < valid ? (uint64_t)limit : valid);
     if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_START, NULL);
     if (rc == GB_OK && r->k->reference) rc = compile_reference(r, shape, res);
@@ -186,10 +187,10 @@ int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_
         gb_pending_free(r, &ring[head]);
     gb_strategy_destroy(all);
     res->n_evals = (int)started;
-    res->n_rejected = r->search.n_rejected;
-    res->n_checked = r->search.n_checked;
-    res->check_s = r->search.check_s;
-    res->complete = rc == GB_OK && r->search.exhausted;
+    res->n_rejected = r->current.search.n_rejected;
+    res->n_checked = r->current.search.n_checked;
+    res->check_s = r->current.search.check_s;
+    res->complete = rc == GB_OK && r->current.search.exhausted;
     res->interrupted = rc == GB_EINTR;
     if (rc == GB_OK) rc = gb_run_none_valid(r, res, started);
     return rc;

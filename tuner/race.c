@@ -37,13 +37,14 @@ static int pick_leaders(const run *r, entrant *out)
     double margin = r->opts->race_margin > 0 ? r->opts->race_margin : DEFAULT_MARGIN;
     int limit = r->opts->race_leaders > 0 ? r->opts->race_leaders : DEFAULT_LEADERS;
     if (limit > GB_MAX_RACE - 1) limit = GB_MAX_RACE - 1; /* a place for the reference */
-    entrant *all = calloc((size_t)r->n_ok, sizeof *all);
+    entrant *all = calloc((size_t)r->current.n_ok, sizeof *all);
     if (!all) return -1;
-    for (int i = 0; i < r->n_ok; i++)
-        all[i] = (entrant){.config = r->ok[i], .screened_ms = r->ok_ms[i]};
-    qsort(all, (size_t)r->n_ok, sizeof *all, by_screened_time);
+    for (int i = 0; i < r->current.n_ok; i++)
+        all[i] = (entrant){.config = r->current.ok[i], .screened_ms = r->current.ok_ms[i]};
+    qsort(all, (size_t)r->current.n_ok, sizeof *all, by_screened_time);
     int n = 0;
-    while (n < r->n_ok && n < limit && all[n].screened_ms <= all[0].screened_ms * (1 + margin))
+    while (n < r->current.n_ok && n < limit &&
+           all[n].screened_ms <= all[0].screened_ms * (1 + margin))
         out[n] = all[n], n++;
     free(all);
     return n;
@@ -176,7 +177,7 @@ int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader
     gb_measurement m[GB_MAX_RACE];
     memset(e, 0, sizeof e);
     memset(m, 0, sizeof m);
-    int n = r->n_ok ? pick_leaders(r, e) : 0;
+    int n = r->current.n_ok ? pick_leaders(r, e) : 0;
     if (n < 0) return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     if (n == 0) return GB_OK;
     int rc = prepare(r, shape, e, n);

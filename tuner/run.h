@@ -29,6 +29,33 @@ typedef struct gb_pending {
     gb_trial_result earlier; /* the resumed trial */
 } gb_pending;
 
+/* The state of the shape being tuned: set up when its turn comes (tune.c,
+ * gb_trial_shape_begin), and good for that shape only. The buffers are kept from
+ * shape to shape and freed with the run. */
+typedef struct shape_state {
+    gb_check_spec check; /* the kernel's, with defaults filled in for the shape */
+    gb_gemm ref_gemm;    /* a library reference's GEMM on the shape */
+    double *trial_s;     /* wall time of the finished trials, for the watchdog */
+    int n_trial_s;
+    int cap_trial_s;
+    gb_config *ok; /* the configurations that ended ok ... */
+    double *ok_ms; /* ... and their screening medians */
+    int n_ok;
+    int cap_ok;
+    gb_progress progress;              /* the counts, for opts->progress */
+    gb_search search;                  /* the space, its constraints, what was seen */
+    const gb_strategy_kind *kind;      /* the strategy: a built-in one ... */
+    const gb_strategy_factory *custom; /* ... or the script's */
+    int64_t planned;                   /* configurations it will try; -1: unknown */
+    double start_ms;
+    bool progress_started; /* START was sent, END not yet */
+    bool gpu_shared;       /* a contended trial stayed contended when measured again, so
+                              later ones are not measured twice */
+} shape_state;
+
+/* The state of one gb_tune call: what holds for every shape (the options, the
+ * kernel, the compiler, the device, the criteria, the trial history), and the
+ * current shape's. */
 typedef struct run {
     const gb_tuner_opts *opts;
     const gb_kernel_def *k;
@@ -41,30 +68,13 @@ typedef struct run {
     gb_device_info dev;
     const char *arch;
     gb_tune_result *result;
-    gb_check_spec check;    /* the kernel's, with defaults filled in for the current shape */
-    gb_gemm ref_gemm;       /* a library reference's GEMM on the current shape */
     gb_measure_opts full;   /* the criterion the leaders race with (and benchmarks use) */
     gb_measure_opts screen; /* the criterion every variant is screened with */
     bool bench;             /* timing fixed configurations, not tuning */
-    double *trial_s;        /* wall time of this shape's finished trials, for the watchdog */
-    int n_trial_s;
-    int cap_trial_s;
-    gb_config *ok; /* this shape's configurations that ended ok ... */
-    double *ok_ms; /* ... and their screening medians */
-    int n_ok;
-    int cap_ok;
-    gb_history history;    /* what the cache keeps and what may be reused (tuner/history.h) */
-    gb_arch_limits limits; /* the target's, for what can be checked without running */
-    gb_progress progress;  /* this shape's counts, for opts->progress */
-    gb_search search;      /* this shape's: the space, its constraints, what was seen */
-    const gb_strategy_kind *kind;      /* this shape's strategy: a built-in one ... */
-    const gb_strategy_factory *custom; /* ... or the script's */
-    int64_t planned;                   /* configurations this shape will try; -1: unknown */
-    double shape_start_ms;
-    bool progress_started; /* START was sent for this shape, END not yet */
-    bool gpu_shared;       /* this shape: a contended trial stayed contended when measured again,
-                              so later ones are not measured twice */
+    gb_history history;     /* what the cache keeps and what may be reused (tuner/history.h) */
+    gb_arch_limits limits;  /* the target's, for what can be checked without running */
     gb_err *err;
+    shape_state current; /* the shape being tuned */
 } run;
 
 /* The fastest correct trial of a shape so far. */
@@ -184,7 +194,7 @@ int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
 /* The reference, compiled (or found in the cubin cache) for this shape. A compile
  * error is in e; other failures are the run's, in r->err. The job owns the cubin
  * that v points into: free it after use. A library reference (gb_kernel_is_library)
- * is not compiled: *job is NULL and v is its GEMM on the shape (r->ref_gemm, which
+ * is not compiled: *job is NULL and v is its GEMM on the shape (r->current.ref_gemm, which
  * gb_run_shape_args set). */
 int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *v,
                              gb_err *e);

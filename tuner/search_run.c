@@ -29,9 +29,9 @@ const char *gb_search_end_name(gb_search_end end)
 int gb_search_count_valid(run *r, uint64_t limit, uint64_t *out)
 {
     *out = 0;
-    for (uint64_t o = 0; o < r->search.size && *out <= limit; o++) {
+    for (uint64_t o = 0; o < r->current.search.size && *out <= limit; o++) {
         bool ok;
-        int rc = gb_search_valid(&r->search, o, &ok, r->err);
+        int rc = gb_search_valid(&r->current.search, o, &ok, r->err);
         if (rc) return rc;
         *out += ok;
     }
@@ -44,14 +44,14 @@ int gb_search_count_valid(run *r, uint64_t limit, uint64_t *out)
 static int count_space_valid(run *r, uint64_t limit, uint64_t *out)
 {
     *out = 0;
-    for (uint64_t o = 0; o < r->search.size && *out <= limit; o++) {
+    for (uint64_t o = 0; o < r->current.search.size && *out <= limit; o++) {
         bool ok;
         gb_config c;
         int rc;
-        if (gb_shard_owns(&r->search.shard, o)) {
-            rc = gb_search_valid(&r->search, o, &ok, r->err);
+        if (gb_shard_owns(&r->current.search.shard, o)) {
+            rc = gb_search_valid(&r->current.search, o, &ok, r->err);
         } else {
-            gb_search_config(&r->search, o, &c);
+            gb_search_config(&r->current.search, o, &c);
             rc = gb_tune_accept((void *)r->k, &c, &ok, r->err);
         }
         if (rc) return rc;
@@ -71,12 +71,12 @@ int gb_search_plan(run *r, gb_shape_result *res)
     const gb_tune_request *q = r->req;
     const gb_tuner_opts *o = r->opts;
     res->seed = q->has_seed ? q->seed : o->seed;
-    int rc =
-        gb_search_init(&r->search, &r->k->space, gb_tune_accept, (void *)r->k, res->seed, r->err);
+    int rc = gb_search_init(&r->current.search, &r->k->space, gb_tune_accept, (void *)r->k,
+                            res->seed, r->err);
     if (rc) return rc;
-    gb_search_set_shard(&r->search, &o->shard);
-    r->kind = NULL;
-    r->custom = o->strategy ? NULL : q->custom;
+    gb_search_set_shard(&r->current.search, &o->shard);
+    r->current.kind = NULL;
+    r->current.custom = o->strategy ? NULL : q->custom;
     const char *name = o->strategy ? o->strategy : q->custom ? q->custom->name : q->strategy;
     res->budget_evals = q->max_evals;
     res->budget_seconds = q->max_seconds;
@@ -88,7 +88,7 @@ int gb_search_plan(run *r, gb_shape_result *res)
         if ((rc = count_space_valid(r, small, &valid))) return rc;
         name = valid <= small ? "exhaustive" : "auto";
     }
-    if (!r->custom && !(r->kind = gb_strategy_find(name))) {
+    if (!r->current.custom && !(r->current.kind = gb_strategy_find(name))) {
         gb_strbuf names = GB_STRBUF_INIT;
         gb_strategy_append_names(&names);
         rc = gb_err_set(r->err, GB_ESCRIPT, "kernel %s: strategy \"%s\" is not one of %s",
@@ -101,14 +101,14 @@ int gb_search_plan(run *r, gb_shape_result *res)
      * the space is used up, which is exhaustive's job. */
     if (!budgeted && strcmp(name, "exhaustive") != 0) res->budget_evals = auto_evals;
     res->budget_evals = gb_run_shard_share(r, res->budget_evals); /* the run's, shared out */
-    r->planned = -1;
+    r->current.planned = -1;
     if (res->budget_evals > 0)
-        r->planned = res->budget_evals;
+        r->current.planned = res->budget_evals;
     else if (strcmp(name, "exhaustive") == 0 && valid > 0 && valid <= small && o->shard.count <= 1)
-        r->planned = (int64_t)valid; /* the default rule counted them all */
-    else if (strcmp(name, "exhaustive") == 0 && r->search.size <= COUNT_ALL_MAX &&
-             (rc = gb_search_count_valid(r, r->search.size, &valid)) == GB_OK)
-        r->planned = (int64_t)valid;
+        r->current.planned = (int64_t)valid; /* the default rule counted them all */
+    else if (strcmp(name, "exhaustive") == 0 && r->current.search.size <= COUNT_ALL_MAX &&
+             (rc = gb_search_count_valid(r, r->current.search.size, &valid)) == GB_OK)
+        r->current.planned = (int64_t)valid;
     return rc;
 }
 
@@ -161,7 +161,7 @@ static int on_recorded(void *ctx, const gb_config *config, const gb_trial_result
     run *r = s->r;
     bool fresh;
     gb_trial_ident ident;
-    int rc = gb_search_claim(&r->search, config->ordinal, &fresh, r->err);
+    int rc = gb_search_claim(&r->current.search, config->ordinal, &fresh, r->err);
     if (rc || !fresh) return rc; /* rejected by today's constraints, or seen */
     if ((rc = gb_history_ident(&r->history, s->id, config, &ident))) return rc;
     rc = gb_trial_tally(r, &ident, true, t, s->res, s->best);
@@ -242,7 +242,7 @@ static int launch(searcher *s, int i)
     bool run_it;
     int rc = gb_pending_ready(r, s->id, &s->ring[i], s->res, s->best, &v, &t, &run_it);
     if (rc == GB_OK && run_it) {
-        rc = gb_exec_pool_submit(s->pool, (uint64_t)i, &v, &r->check, &r->screen,
+        rc = gb_exec_pool_submit(s->pool, (uint64_t)i, &v, &r->current.check, &r->screen,
                                  gb_trial_timeout_s(r), r->err);
         if (rc == GB_OK) s->state[i] = RUNNING;
     } else if (rc == GB_OK) {
@@ -320,7 +320,7 @@ static int open_pool(searcher *s)
 static gb_search_end ending(const searcher *s, int rc)
 {
     if (rc == GB_EINTR) return GB_END_INTERRUPT;
-    if (s->r->search.exhausted) return GB_END_SPACE;
+    if (s->r->current.search.exhausted) return GB_END_SPACE;
     if (evals_left(s) == 0) return GB_END_EVALS;
     if (out_of_time(s)) return GB_END_SECONDS;
     return GB_END_STRATEGY;
@@ -328,8 +328,9 @@ static gb_search_end ending(const searcher *s, int rc)
 
 static int create_strategy(run *r, gb_strategy **out)
 {
-    if (r->custom) return r->custom->create(r->custom->ctx, &r->search, out, r->err);
-    return r->kind->create(&r->search, out, r->err);
+    if (r->current.custom)
+        return r->current.custom->create(r->current.custom->ctx, &r->current.search, out, r->err);
+    return r->current.kind->create(&r->current.search, out, r->err);
 }
 
 int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
@@ -359,9 +360,9 @@ int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_s
         gb_pending_free(r, &s.ring[s.head]);
     res->ended_by = rc && rc != GB_EINTR ? GB_END_NONE : ending(&s, rc);
     res->complete = res->ended_by == GB_END_SPACE;
-    res->n_rejected = r->search.n_rejected;
-    res->n_checked = r->search.n_checked;
-    res->check_s = r->search.check_s;
+    res->n_rejected = r->current.search.n_rejected;
+    res->n_checked = r->current.search.n_checked;
+    res->check_s = r->current.search.check_s;
     gb_strategy_destroy(s.strategy);
     return rc;
 }

@@ -24,39 +24,40 @@ static int compare_doubles(const void *a, const void *b)
 double gb_trial_timeout_s(const run *r)
 {
     double cap = r->opts->trial_timeout_s > 0 ? r->opts->trial_timeout_s : TIMEOUT_DEFAULT_CAP_S;
-    if (r->n_trial_s == 0) return cap;
+    if (r->current.n_trial_s == 0) return cap;
     double sorted[256];
-    int n = r->n_trial_s < 256 ? r->n_trial_s : 256; /* the latest ones are enough */
-    memcpy(sorted, r->trial_s + (r->n_trial_s - n), (size_t)n * sizeof *sorted);
+    int n =
+        r->current.n_trial_s < 256 ? r->current.n_trial_s : 256; /* the latest ones are enough */
+    memcpy(sorted, r->current.trial_s + (r->current.n_trial_s - n), (size_t)n * sizeof *sorted);
     qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
     return fmin(cap, fmax(TIMEOUT_FLOOR_S, TIMEOUT_FACTOR * sorted[n / 2]));
 }
 
 static void note_trial_time(run *r, double seconds)
 {
-    if (r->n_trial_s == r->cap_trial_s) {
-        int cap = r->cap_trial_s ? 2 * r->cap_trial_s : 64;
-        double *grown = realloc(r->trial_s, (size_t)cap * sizeof *grown);
+    if (r->current.n_trial_s == r->current.cap_trial_s) {
+        int cap = r->current.cap_trial_s ? 2 * r->current.cap_trial_s : 64;
+        double *grown = realloc(r->current.trial_s, (size_t)cap * sizeof *grown);
         if (!grown) return; /* the watchdog falls back to what it has */
-        r->trial_s = grown;
-        r->cap_trial_s = cap;
+        r->current.trial_s = grown;
+        r->current.cap_trial_s = cap;
     }
-    r->trial_s[r->n_trial_s++] = seconds;
+    r->current.trial_s[r->current.n_trial_s++] = seconds;
 }
 
 static int note_ok(run *r, const gb_config *config, double median_ms)
 {
-    if (r->n_ok == r->cap_ok) {
-        int cap = r->cap_ok ? 2 * r->cap_ok : 64;
-        gb_config *ok = realloc(r->ok, (size_t)cap * sizeof *ok);
-        if (ok) r->ok = ok;
-        double *ms = ok ? realloc(r->ok_ms, (size_t)cap * sizeof *ms) : NULL;
-        if (ms) r->ok_ms = ms;
+    if (r->current.n_ok == r->current.cap_ok) {
+        int cap = r->current.cap_ok ? 2 * r->current.cap_ok : 64;
+        gb_config *ok = realloc(r->current.ok, (size_t)cap * sizeof *ok);
+        if (ok) r->current.ok = ok;
+        double *ms = ok ? realloc(r->current.ok_ms, (size_t)cap * sizeof *ms) : NULL;
+        if (ms) r->current.ok_ms = ms;
         if (!ok || !ms) return gb_err_set(r->err, GB_ENOMEM, "out of memory");
-        r->cap_ok = cap;
+        r->current.cap_ok = cap;
     }
-    r->ok[r->n_ok] = *config;
-    r->ok_ms[r->n_ok++] = median_ms;
+    r->current.ok[r->current.n_ok] = *config;
+    r->current.ok_ms[r->current.n_ok++] = median_ms;
     return GB_OK;
 }
 
@@ -68,12 +69,12 @@ int gb_run_window(const run *r)
 
 void gb_trial_shape_begin(run *r, const gb_shape_result *res)
 {
-    r->n_trial_s = 0;
-    r->n_ok = 0;
-    r->gpu_shared = false;
-    r->progress_started = false;
-    r->shape_start_ms = gb_now_ms();
-    r->progress = (gb_progress){
+    r->current.n_trial_s = 0;
+    r->current.n_ok = 0;
+    r->current.gpu_shared = false;
+    r->current.progress_started = false;
+    r->current.start_ms = gb_now_ms();
+    r->current.progress = (gb_progress){
         .kernel = r->k->name,
         .shape = res->key_text,
         .shape_index = r->result->n_shapes - 1,
@@ -85,12 +86,12 @@ void gb_trial_shape_begin(run *r, const gb_shape_result *res)
 
 void gb_run_progress(run *r, gb_progress_phase phase, const leader *best)
 {
-    r->progress_started = phase != GB_PROGRESS_END;
+    r->current.progress_started = phase != GB_PROGRESS_END;
     if (!r->opts->progress) return;
     gb_strbuf text = GB_STRBUF_INIT;
-    gb_progress *p = &r->progress;
+    gb_progress *p = &r->current.progress;
     p->phase = phase;
-    p->elapsed_s = (gb_now_ms() - r->shape_start_ms) / 1e3;
+    p->elapsed_s = (gb_now_ms() - r->current.start_ms) / 1e3;
     p->has_best = best && best->has;
     if (p->has_best) {
         p->best_ms = best->stats.median;
@@ -126,7 +127,7 @@ int gb_pending_compile(run *r, gb_pending *p, const gb_compile_out **out, gb_err
     int crc = gb_compiler_wait(r->compiler, p->job, out, cerr);
     r->result->timing.compile_wait_s += gb_now_ms() / 1e3 - waited;
     if (!gb_compile_job_cached(p->job)) r->result->timing.compile_cpu_s += (*out)->compile_ms / 1e3;
-    r->progress.n_compiled++;
+    r->current.progress.n_compiled++;
     return crc;
 }
 
@@ -206,8 +207,8 @@ int gb_trial_tally(run *r, const gb_trial_ident *id, bool resumed, const gb_tria
     res->n_timed += t->status == GB_TRIAL_OK;
     res->n_contended += t->status == GB_TRIAL_OK && t->measurement.contended;
     res->n_skipped += t->status == GB_TRIAL_SKIPPED;
-    r->progress.n_timed += t->status == GB_TRIAL_OK;
-    r->progress.n_failed += t->status != GB_TRIAL_OK;
+    r->current.progress.n_timed += t->status == GB_TRIAL_OK;
+    r->current.progress.n_failed += t->status != GB_TRIAL_OK;
     log_trial(r, id, resumed, t);
     consider(best, &id->config, t);
     int rc = add_trial(r, res, id, resumed, t);
@@ -225,17 +226,20 @@ int gb_trial_tally(run *r, const gb_trial_ident *id, bool resumed, const gb_tria
 int gb_trial_measure(run *r, const gb_variant *v, const gb_measure_opts *opts, gb_trial_result *t)
 {
     gb_trial_phases *phases = &r->result->timing.trial_phases;
-    int rc = gb_exec_trial(r->opts->exec, v, &r->check, opts, gb_trial_timeout_s(r), t, r->err);
+    int rc =
+        gb_exec_trial(r->opts->exec, v, &r->current.check, opts, gb_trial_timeout_s(r), t, r->err);
     if (rc == GB_OK) gb_trial_phases_add(phases, &t->phases);
-    if (rc || t->status != GB_TRIAL_OK || !t->measurement.contended || r->gpu_shared) return rc;
+    if (rc || t->status != GB_TRIAL_OK || !t->measurement.contended || r->current.gpu_shared)
+        return rc;
     gb_trial_result again = {0};
     if ((rc = gb_run_pause_for_contention(r))) return rc;
-    rc = gb_exec_trial(r->opts->exec, v, &r->check, opts, gb_trial_timeout_s(r), &again, r->err);
+    rc = gb_exec_trial(r->opts->exec, v, &r->current.check, opts, gb_trial_timeout_s(r), &again,
+                       r->err);
     if (rc == GB_OK) gb_trial_phases_add(phases, &again.phases);
     if (rc == GB_OK && again.status == GB_TRIAL_OK) {
         gb_trial_result_free(t);
         *t = again; /* moved */
-        r->gpu_shared = t->measurement.contended;
+        r->current.gpu_shared = t->measurement.contended;
     } else {
         gb_trial_result_free(&again);
     }

@@ -148,7 +148,7 @@ int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **jo
     if (gb_kernel_is_library(ref)) { /* nothing to compile: its GEMM on this shape */
         *v = (gb_variant){.lowered_name = "cublasLtMatmul",
                           .kernel_name = ref->name,
-                          .gemm = &r->ref_gemm,
+                          .gemm = &r->current.ref_gemm,
                           .launch = {.grid = {1, 1, 1}, .block = {1, 1, 1}}};
         return GB_OK;
     }
@@ -258,7 +258,7 @@ static int resolve_check(run *r, gb_arg *args, int n_args)
     if (c.n_outputs > 0) default_tolerance(args[c.outputs[0]].dtype, &rtol, &atol);
     if (c.rtol < 0) c.rtol = rtol;
     if (c.atol < 0) c.atol = atol;
-    r->check = c;
+    r->current.check = c;
     return GB_OK;
 }
 
@@ -273,9 +273,10 @@ static int resolve_ref_gemm(run *r, const gb_fields *shape, const gb_arg *args, 
 {
     const gb_kernel_def *ref = r->k->reference;
     gb_err e = {0};
-    int rc = ref->hooks.gemm(ref->hooks_ctx, shape, &r->ref_gemm, r->err);
+    int rc = ref->hooks.gemm(ref->hooks_ctx, shape, &r->current.ref_gemm, r->err);
     if (rc) return rc;
-    if (gb_gemm_check(&r->ref_gemm, &e) || gb_gemm_check_args(&r->ref_gemm, args, n_args, &e))
+    if (gb_gemm_check(&r->current.ref_gemm, &e) ||
+        gb_gemm_check_args(&r->current.ref_gemm, args, n_args, &e))
         return gb_err_set(r->err, GB_ESCRIPT, "kernel %s: reference %s: %s", r->k->name, ref->name,
                           e.msg);
     return GB_OK;
@@ -391,10 +392,11 @@ int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
 
 int gb_run_none_valid(run *r, gb_shape_result *res, int64_t tried)
 {
-    if (tried > 0 || !r->search.exhausted || r->opts->shard.count > 1 || res->failure) return GB_OK;
+    if (tried > 0 || !r->current.search.exhausted || r->opts->shard.count > 1 || res->failure)
+        return GB_OK;
     if (asprintf(&res->failure,
                  "no valid configuration: the constraints rejected all %llu of the space",
-                 (unsigned long long)r->search.n_rejected) < 0)
+                 (unsigned long long)r->current.search.n_rejected) < 0)
         return gb_err_set(r->err, GB_ENOMEM, "out of memory");
     return GB_OK;
 }
@@ -404,7 +406,7 @@ static int measure_shape(run *r, const gb_fields *shape, const gb_record_id *id,
 {
     leader best = {0};
     bool cached;
-    r->progress.n_planned = r->planned > INT32_MAX ? -1 : (int)r->planned;
+    r->current.progress.n_planned = r->current.planned > INT32_MAX ? -1 : (int)r->current.planned;
     gb_run_progress(r, GB_PROGRESS_START, NULL);
     int rc = gb_run_prepare(r, shape, id, res, &cached);
     if (rc || cached || res->failure) return rc;
@@ -441,8 +443,8 @@ static int tune_shape(run *r, const gb_fields *shape, gb_shape_result *res)
     else if ((rc = gb_search_plan(r, res)) == GB_OK &&
              !gb_history_cached_best(&r->history, &id, res))
         rc = measure_shape(r, shape, &id, res);
-    if (r->progress_started) gb_run_progress(r, GB_PROGRESS_END, NULL);
-    gb_search_free(&r->search);
+    if (r->current.progress_started) gb_run_progress(r, GB_PROGRESS_END, NULL);
+    gb_search_free(&r->current.search);
     gb_record_id_free(&id);
     return rc;
 }
@@ -563,10 +565,10 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
     if (r.compiler) gb_history_warn(&r.history, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);
     gb_source_files_free(r.sources, r.n_sources);
-    gb_search_free(&r.search);
-    free(r.trial_s);
-    free(r.ok);
-    free(r.ok_ms);
+    gb_search_free(&r.current.search);
+    free(r.current.trial_s);
+    free(r.current.ok);
+    free(r.current.ok_ms);
     out->timing.total_s = gb_now_ms() / 1e3 - start;
     if (rc && rc != GB_EINTR) gb_err_context(err, "tuning %s", kernel->name);
     return rc;
