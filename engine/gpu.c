@@ -11,23 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Marks the session unusable after a sticky error, so later calls say why. */
-int gb_gpu_note_fault(gb_gpu *gpu, int rc, gb_err *err)
-{
-    if (rc == GB_EFAULT && !gpu->broken) {
-        gpu->broken = true;
-        gb_err_copy(&gpu->broken_err, err);
-    }
-    return rc;
-}
-
-int gb_gpu_check_usable(gb_gpu *gpu, gb_err *err)
-{
-    if (!gpu->broken) return GB_OK;
-    return gb_err_set(err, GB_EFAULT, "the GPU context is unusable after an earlier fault (%s)",
-                      gpu->broken_err.msg);
-}
-
 static int load_builtins(gb_gpu *gpu, gb_err *err)
 {
     gb_compile_req req = {
@@ -143,61 +126,6 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-uint32_t gb_gpu_grid_for(uint64_t n)
-{
-    uint64_t blocks = (n + 255) / 256;
-    return blocks > 65535 ? 65535 : blocks ? (uint32_t)blocks : 1;
-}
-
-/* Writes the tensor's planted NaN and infinities over its fill. */
-static int plant(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, gb_err *err)
-{
-    static const double values[GB_SPECIAL_COUNT] = {NAN, INFINITY, -INFINITY};
-    int dtype = arg->dtype, rc = GB_OK;
-    for (int k = 0; k < GB_SPECIAL_COUNT; k++)
-        for (int i = 0; i < arg->n_planted[k]; i++) {
-            uint64_t index = (uint64_t)arg->planted[k][i];
-            double value = values[k];
-            void *params[] = {&buf, &dtype, &index, &value};
-            GB_CU_CHECK(rc, err, cuLaunchKernel,
-                        (gpu->plant, 1, 1, 1, 1, 1, 1, 0, gpu->stream, params, NULL));
-        }
-cleanup:
-    return rc;
-}
-
-static int fill(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, gb_fill_mode mode, uint64_t seed,
-                gb_err *err)
-{
-    int dtype = arg->dtype, imode = mode, rc = GB_OK;
-    uint64_t n = (uint64_t)gb_arg_elements(arg);
-    double value = arg->init_value;
-    void *params[] = {&buf, &dtype, &n, &imode, &seed, &value};
-    GB_CU_CHECK(rc, err, cuLaunchKernel,
-                (gpu->fill, gb_gpu_grid_for(n), 1, 1, 256, 1, 1, 0, gpu->stream, params, NULL));
-    if (mode != GB_FILL_POISON) rc = plant(gpu, buf, arg, err);
-cleanup:
-    return rc;
-}
-
-static gb_fill_mode fill_mode(gb_init init)
-{
-    switch (init) {
-    case GB_INIT_RANDN:
-        return GB_FILL_RANDN;
-    case GB_INIT_RAND:
-        return GB_FILL_RAND;
-    case GB_INIT_ZEROS:
-        return GB_FILL_ZEROS;
-    case GB_INIT_ONES:
-        return GB_FILL_ONES;
-    case GB_INIT_OUTPUT:
-        return GB_FILL_POISON;
-    default:
-        return GB_FILL_VALUE;
-    }
-}
-
 /* Fills every input from the seed and poisons every output; the reference's
  * copies of the checked tensors only when the reference is about to run. */
 static int reset_buffers(gb_gpu *gpu, bool for_reference, gb_err *err)
@@ -207,9 +135,9 @@ static int reset_buffers(gb_gpu *gpu, bool for_reference, gb_err *err)
         gpu_arg *a = &gpu->args[i];
         if (a->desc.kind != GB_ARG_TENSOR || gb_arg_elements(&a->desc) == 0) continue;
         uint64_t seed = mix64(gpu->seed ^ mix64((uint64_t)i + 1));
-        rc = fill(gpu, a->buf, &a->desc, fill_mode(a->desc.init), seed, err);
+        rc = gb_gpu_fill_tensor(gpu, a->buf, &a->desc, seed, err);
         if (rc == GB_OK && a->ref_buf && for_reference) /* the same data, or the same poison */
-            rc = fill(gpu, a->ref_buf, &a->desc, fill_mode(a->desc.init), seed, err);
+            rc = gb_gpu_fill_tensor(gpu, a->ref_buf, &a->desc, seed, err);
         if (rc) gb_err_prefix(err, "filling argument %d", i + 1);
     }
     return rc;
@@ -431,80 +359,6 @@ int gb_gpu_kernel_registers(const gb_gpu_kernel *kernel)
     return kernel->registers;
 }
 
-/* Portable clusters hold up to 8 blocks; more need the kernel's opt-in. */
-#define PORTABLE_CLUSTER_BLOCKS 8
-
-/* A launch with thread block clusters: cuLaunchKernelEx with the cluster's shape. */
-static int launch_cluster(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, void **params,
-                          gb_err *err)
-{
-    if (!gb_cu.cuLaunchKernelEx)
-        return gb_err_set(err, GB_ELAUNCH,
-                          "a cluster launch needs cuLaunchKernelEx, which this driver lacks "
-                          "(CUDA 12.0 or newer)");
-    CUresult cr;
-    if (!k->wide_clusters && gb_launch_cluster_blocks(l) > PORTABLE_CLUSTER_BLOCKS) {
-        cr = gb_cu.cuFuncSetAttribute(k->function,
-                                      CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-        if (cr != CUDA_SUCCESS) return gb_cu_fail(err, cr, "cuFuncSetAttribute");
-        k->wide_clusters = true;
-    }
-    CUlaunchAttribute cluster = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-    cluster.value.clusterDim.x = l->cluster[0] ? l->cluster[0] : 1;
-    cluster.value.clusterDim.y = l->cluster[1] ? l->cluster[1] : 1;
-    cluster.value.clusterDim.z = l->cluster[2] ? l->cluster[2] : 1;
-    CUlaunchConfig config = {
-        .gridDimX = l->grid[0],
-        .gridDimY = l->grid[1],
-        .gridDimZ = l->grid[2],
-        .blockDimX = l->block[0],
-        .blockDimY = l->block[1],
-        .blockDimZ = l->block[2],
-        .sharedMemBytes = l->smem_bytes,
-        .hStream = gpu->stream,
-        .attrs = &cluster,
-        .numAttrs = 1,
-    };
-    cr = gb_cu.cuLaunchKernelEx(&config, k->function, params, NULL);
-    if (cr != CUDA_SUCCESS) return gb_cu_fail(err, cr, "cuLaunchKernelEx");
-    return GB_OK;
-}
-
-/* Launches with the problem's arguments; outputs named in check go to the
- * reference's buffers when use_ref_outputs is set. */
-int gb_gpu_launch(gb_gpu *gpu, gb_gpu_kernel *k, const gb_launch *l, bool use_ref_outputs,
-                  gb_err *err)
-{
-    if (k->gemm) return gb_gpu_gemm_launch(gpu, k, use_ref_outputs, err);
-    void *params[GB_MAX_ARGS];
-    CUdeviceptr ref_ptrs[GB_MAX_ARGS];
-    for (int i = 0; i < gpu->n_args; i++) {
-        gpu_arg *a = &gpu->args[i];
-        params[i] = &a->value;
-        if (use_ref_outputs && a->ref_buf) {
-            ref_ptrs[i] = a->ref_buf;
-            params[i] = &ref_ptrs[i];
-        }
-        if (use_ref_outputs && a->desc.kind == GB_ARG_TENSORMAP &&
-            gpu->args[a->desc.tensor].ref_buf)
-            params[i] = &a->ref_map;
-    }
-    if (gb_launch_cluster_blocks(l) > 1) return launch_cluster(gpu, k, l, params, err);
-    CUresult cr =
-        gb_cu.cuLaunchKernel(k->function, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                             l->block[1], l->block[2], l->smem_bytes, gpu->stream, params, NULL);
-    if (cr != CUDA_SUCCESS) return gb_cu_fail(err, cr, "cuLaunchKernel");
-    return GB_OK;
-}
-
-int gb_gpu_sync(gb_gpu *gpu, gb_err *err)
-{
-    CUresult cr = gb_cu.cuStreamSynchronize(gpu->stream);
-    if (cr != CUDA_SUCCESS)
-        return gb_gpu_note_fault(gpu, gb_cu_fail(err, cr, "cuStreamSynchronize"), err);
-    return GB_OK;
-}
-
 int gb_gpu_run_reference(gb_gpu *gpu, gb_gpu_kernel *ref, const gb_launch *l, gb_err *err)
 {
     int rc = gb_gpu_check_usable(gpu, err);
@@ -594,13 +448,4 @@ int gb_gpu_verify(gb_gpu *gpu, gb_gpu_kernel *kernel, const gb_launch *l,
         rc = compare_output(gpu, pos, check, out, err);
     }
     return gb_gpu_note_fault(gpu, rc, err);
-}
-
-/* ---- for the library GEMMs' own operands (gpu_gemm.c) ---------------------- */
-
-int gb_gpu_fill_buffer(gb_gpu *gpu, CUdeviceptr buf, gb_dtype dtype, int64_t n, gb_init init,
-                       uint64_t seed, gb_err *err)
-{
-    gb_arg arg = {.kind = GB_ARG_TENSOR, .dtype = dtype, .n_dims = 1, .dims = {n}, .init = init};
-    return fill(gpu, buf, &arg, fill_mode(init), seed, err);
 }

@@ -1,7 +1,9 @@
 /*
  * Internal to engine/: the GPU session's state, shared by gpu.c (the context,
- * buffers, loading, the check), timing.c (samplers and measurement) and
- * gpu_gemm.c (library GEMMs: cuBLASLt calls that stand where a kernel would).
+ * buffers, loading, the check), timing.c (samplers and measurement), gpu_gemm.c
+ * (library GEMMs: cuBLASLt calls that stand where a kernel would), and the two
+ * they all build on: gpu_base.c (faults, fills, waiting for the stream) and
+ * gpu_launch.c (launches).
  */
 #ifndef GB_ENGINE_GPU_INTERNAL_H
 #define GB_ENGINE_GPU_INTERNAL_H
@@ -85,8 +87,12 @@ int gb_gpu_sync(gb_gpu *gpu, gb_err *err);
 /* Blocks of 256 threads for a grid-stride loop over n elements (at most 65535). */
 uint32_t gb_gpu_grid_for(uint64_t n);
 
-/* gpu.c: fills n elements of dtype at buf like a tensor initialised with init
- * (GB_INIT_RANDN, ...), from seed. */
+/* gpu_base.c: fills a tensor's buffer (buf: its own or the reference's copy) as
+ * its init says, from seed, with its planted NaN and infinities; an output is
+ * poisoned. */
+int gb_gpu_fill_tensor(gb_gpu *gpu, CUdeviceptr buf, const gb_arg *arg, uint64_t seed, gb_err *err);
+/* gpu_base.c: fills n elements of dtype at buf like a tensor initialised with init
+ * (GB_INIT_RANDN, ...), from seed (the library GEMMs' own operands). */
 int gb_gpu_fill_buffer(gb_gpu *gpu, CUdeviceptr buf, gb_dtype dtype, int64_t n, gb_init init,
                        uint64_t seed, gb_err *err);
 
