@@ -1,7 +1,7 @@
 /*
  * The CSV output's pieces (report/outputs/csv_out.c, report/outputs/csv_cutlass.c; private to
- * them): cells written as RFC 4180 asks, and the figures both formats derive
- * from a shape's work and a measured time. docs/report-csv.md is the manual.
+ * them): cells written as RFC 4180 asks (csv_cells.c), and the figures both
+ * formats derive from a shape's work and a measured time. docs/report-csv.md is the manual.
  */
 #ifndef GB_REPORT_CSV_H
 #define GB_REPORT_CSV_H
