@@ -8,12 +8,22 @@
 
 #include <lua.h>
 
-/* The host the state was made for (gb_lua_new). */
+/* Ties a new state to its host and registers the engine errors' metatable
+ * (gb_lua_new). */
+void gb_lua_attach(lua_State *L, gb_lua_host *host);
+/* The host the state was made for. */
 gb_lua_host *gb_lua_host_of(lua_State *L);
 
 /* Calls the function below its nargs arguments on the stack under a traceback
  * handler. On error returns GB_ESCRIPT with the message (and traceback) in err. */
 int gb_lua_pcall(lua_State *L, int nargs, int nresults, gb_err *err);
+
+/* Calls the function below its nargs arguments with no results under the same
+ * handler; an engine error comes back with its own code (gb_lua_take_error). */
+int gb_lua_protected_call(lua_State *L, int nargs, gb_err *err);
+/* Turns the error value on top of the stack into err, pops it and returns its
+ * code: an engine error's own, else GB_ESCRIPT. */
+int gb_lua_take_error(lua_State *L, gb_err *err);
 
 /* Raises err as a Lua error: script errors as their message, others as an error
  * object {code=, message=} so the front end can pick the exit status. */

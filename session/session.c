@@ -11,6 +11,8 @@
 
 /* ---- the GPU -------------------------------------------------------------- */
 
+/* Measuring needs the GPU to itself: the session's lease, taken now if it is free
+ * (and then kept, as tuning keeps it). GB_EBUSY when another process holds it. */
 static int lease_for_ceilings(gb_session *s, const gb_device_info *info, gb_err *err)
 {
     gb_tuner_lease *l = s->tuner.lease;
