@@ -31,13 +31,6 @@
 /* The schema record's header: 'G', 'B', the schema as a big-endian u16. */
 #define SCHEMA_HEADER_BYTES 4
 
-static const char *const db_names[GB_DB_COUNT] = {
-    [GB_DB_BEST] = "best",
-    [GB_DB_TRIALS] = "trials",
-    [GB_DB_CUBINS] = "cubins",
-    [GB_DB_META] = "meta",
-};
-
 struct gb_cache {
     char *dir;
     MDB_env *env;
@@ -131,8 +124,8 @@ static int not_found(const gb_cache *c, gb_cache_db db, const gb_key *key, gb_er
 {
     char hex[2 * GB_KEY_BYTES + 1];
     gb_key_hex(key, hex);
-    return gb_err_set(err, GB_ENOTFOUND, "cache %s: db %s: no record %s", c->dir, db_names[db],
-                      hex);
+    return gb_err_set(err, GB_ENOTFOUND, "cache %s: db %s: no record %s", c->dir,
+                      gb_cache_db_name(db), hex);
 }
 
 /* what (and detail, which may be "") says what is wrong with the record. */
@@ -144,7 +137,7 @@ int gb_cache_bad_record(const gb_cache *c, gb_cache_db db, const gb_key *key, co
     return gb_err_set(err, GB_ECACHE,
                       "cache %s: db %s: record %s %s%s; the cache is damaged or from a newer "
                       "gpubench: move it aside (mv %s %s.damaged) or pass --cache DIR",
-                      c->dir, db_names[db], hex, what, detail, c->dir, c->dir);
+                      c->dir, gb_cache_db_name(db), hex, what, detail, c->dir, c->dir);
 }
 
 static int check_writable(const gb_cache *c, gb_err *err)
@@ -427,7 +420,8 @@ static int open_dbs(MDB_txn *txn, op *o)
 {
     gb_cache *c = o->c;
     for (int i = 0; i < GB_DB_COUNT; i++) {
-        int rc = mdb_dbi_open(txn, db_names[i], c->readonly ? 0 : MDB_CREATE, &c->dbi[i]);
+        int rc = mdb_dbi_open(txn, gb_cache_db_name((gb_cache_db)i), c->readonly ? 0 : MDB_CREATE,
+                              &c->dbi[i]);
         c->has_db[i] = rc == 0;
         if (rc == MDB_NOTFOUND && c->readonly) continue;
         if (rc) return lmdb_call(o, "mdb_dbi_open", rc);
@@ -487,11 +481,6 @@ void gb_cache_close(gb_cache *cache)
     if (cache->lock_ready) pthread_rwlock_destroy(&cache->lock);
     free(cache->dir);
     free(cache);
-}
-
-const char *gb_cache_db_name(gb_cache_db db)
-{
-    return (unsigned)db < GB_DB_COUNT ? db_names[db] : "?";
 }
 
 const char *gb_cache_dir(const gb_cache *cache)
