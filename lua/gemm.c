@@ -125,7 +125,7 @@ int gb_lua_core_gemm_check(lua_State *L)
 }
 
 /* require "gpubench.cublas": the chunk, under the prelude's chunk name so that
- * its errors are placed at the script's line (lua/binding.c, traceback). */
+ * its errors are placed at the script's line (lua/calls.c, traceback). */
 int gb_lua_open_cublas(lua_State *L)
 {
     if (luaL_loadbufferx(L, gb_cublas_source, gb_cublas_source_len, "=gpubench", "t"))
