@@ -1,7 +1,6 @@
 #include "exec/proto.h"
 
 #include "engine/ceilings.h"
-
 #include "exec/interrupt.h"
 
 #include <errno.h>
