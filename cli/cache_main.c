@@ -104,6 +104,8 @@ typedef struct command {
     unsigned options;
     int min_pos, max_pos;
     const char *takes; /* its arguments, as the usage writes them */
+    const char *also;  /* its other name, or NULL: save and load were export and import
+                          before the C header alone was an export */
 } command;
 
 static int cmd_path(cache_args *a)
@@ -113,23 +115,20 @@ static int cmd_path(cache_args *a)
 }
 
 static const command COMMANDS[] = {
-    {"ls", gb_cache_cmd_ls, OPT_KERNEL | OPT_DEVICE | OPT_ALL | OPT_STALE | OPT_JSON, 0, 0, ""},
-    {"show", gb_cache_cmd_show, OPT_DEVICE | OPT_JSON, 1, 2, "KERNEL [SHAPE]"},
+    {"ls", gb_cache_cmd_ls, OPT_KERNEL | OPT_DEVICE | OPT_ALL | OPT_STALE | OPT_JSON, 0, 0, "",
+     NULL},
+    {"show", gb_cache_cmd_show, OPT_DEVICE | OPT_JSON, 1, 2, "KERNEL [SHAPE]", NULL},
     {"rm", gb_cache_cmd_rm,
-     OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_STALE | OPT_DRY_RUN | OPT_JSON, 0, 0, ""},
-    {"save", gb_cache_cmd_save, OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_CUBINS, 1, 1, "FILE"},
+     OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_STALE | OPT_DRY_RUN | OPT_JSON, 0, 0, "", NULL},
+    {"save", gb_cache_cmd_save, OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_CUBINS, 1, 1, "FILE",
+     "export"},
     {"load", gb_cache_cmd_load,
      OPT_CUBINS | OPT_FROM | OPT_KERNEL | OPT_SHAPE | OPT_KERNEL_FP | OPT_DEVICE | OPT_JSON, 1, 1,
-     "FILE"},
-    /* The names save and load had before the header alone was an export. */
-    {"export", gb_cache_cmd_save, OPT_KERNEL | OPT_DEVICE | OPT_SHAPE | OPT_CUBINS, 1, 1, "FILE"},
-    {"import", gb_cache_cmd_load,
-     OPT_CUBINS | OPT_FROM | OPT_KERNEL | OPT_SHAPE | OPT_KERNEL_FP | OPT_DEVICE | OPT_JSON, 1, 1,
-     "FILE"},
-    {"merge", gb_cache_cmd_merge, OPT_CUBINS | OPT_JSON, 1, 1, "DIR"},
-    {"verify", gb_cache_cmd_verify, OPT_JSON, 0, 0, ""},
-    {"gc", gb_cache_cmd_gc, OPT_COMPACT | OPT_DRY_RUN | OPT_UNNAMED | OPT_JSON, 0, 0, ""},
-    {"path", cmd_path, 0, 0, 0, ""},
+     "FILE", "import"},
+    {"merge", gb_cache_cmd_merge, OPT_CUBINS | OPT_JSON, 1, 1, "DIR", NULL},
+    {"verify", gb_cache_cmd_verify, OPT_JSON, 0, 0, "", NULL},
+    {"gc", gb_cache_cmd_gc, OPT_COMPACT | OPT_DRY_RUN | OPT_UNNAMED | OPT_JSON, 0, 0, "", NULL},
+    {"path", cmd_path, 0, 0, 0, "", NULL},
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -235,7 +234,9 @@ static int parse(cache_args *a, int argc, char **argv, const command **out)
     a->pos = argv + optind + 1;
     a->n_pos = argc - optind - 1;
     for (size_t i = 0; i < sizeof COMMANDS / sizeof *COMMANDS; i++)
-        if (!strcmp(a->cmd, COMMANDS[i].name)) *out = &COMMANDS[i];
+        if (!strcmp(a->cmd, COMMANDS[i].name) ||
+            (COMMANDS[i].also && !strcmp(a->cmd, COMMANDS[i].also)))
+            *out = &COMMANDS[i];
     if (!*out) {
         const char *cmd = a->cmd;
         a->cmd = NULL;

@@ -57,8 +57,7 @@ static int lost(supervisor *s, int rc, double timeout_s, gb_err *err)
 {
     char why[256];
     if (rc == GB_ECLOSED) {
-        describe_exit(s, why, sizeof why);
-        kill_worker(s);
+        describe_exit(s, why, sizeof why); /* it is ended there */
         return gb_err_set(err, GB_EFAULT, "%s", why);
     }
     kill_worker(s);
