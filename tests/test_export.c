@@ -242,6 +242,65 @@ test_headers_compile_with_gcc_gxx_and_nvcc_and_look_up_exact_nearest_default(voi
     compile_and_run(f, nvcc, "lookup_cu");
 }
 
+/* The run-time lookup (gb_export_table_lookup) gives what the header's gives on the
+ * cases tests/export/lookup.c checks. */
+static const gb_export_row *look_up(gb_export_table *t, const char *shape, gb_export_match *match)
+{
+    gb_err err;
+    gb_fields asked = fields(shape);
+    int row = -2;
+    if (gb_export_table_lookup(t, &asked, &row, match, &err)) fail_msg("%s", err.msg);
+    gb_fields_free(&asked);
+    return row >= 0 ? &t->rows[row] : NULL;
+}
+
+static int64_t config_int(const gb_export_table *t, const gb_export_row *r, const char *name)
+{
+    for (int i = 0; i < t->n_params; i++)
+        if (!strcmp(t->params[i].name, name)) return r->config[i].i;
+    fail_msg("no parameter %s", name);
+    return -1;
+}
+
+static void test_the_run_time_lookup_answers_as_the_header_does(void **state)
+{
+    fixture *f = *state;
+    fill_tk(f);
+    gb_err err;
+    gb_export_table t;
+    gb_export_query q = {.kernel = "tk"};
+    if (gb_export_load(f->cache, &q, &t, &err) || gb_export_table_finish(&t, NULL, NULL, &err))
+        fail_msg("%s", err.msg);
+    gb_export_match m;
+    const gb_export_row *r = look_up(&t, "M=2048,N=512,dtype='f32'", &m);
+    assert_true(m == GB_EXPORT_EXACT && config_int(&t, r, "BM") == 128 && r->median_ms == 0.3);
+    r = look_up(&t, "M=3000,N=3000,dtype='f32'", &m);
+    assert_true(m == GB_EXPORT_NEAREST && r->median_ms == 0.9);
+    r = look_up(&t, "M=2048,N=2048,dtype='f32'", &m); /* a tie: the first in table order */
+    assert_true(m == GB_EXPORT_NEAREST && config_int(&t, r, "BM") == 64);
+    r = look_up(&t, "M=1000,N=1000,dtype='f16'", &m);
+    assert_true(m == GB_EXPORT_NEAREST && r->median_ms == 0.05);
+    r = look_up(&t, "M=0,N=1024,dtype='f32'", &m);
+    assert_true(m == GB_EXPORT_NEAREST && config_int(&t, r, "BM") == 64);
+    assert_null(look_up(&t, "M=1024,N=1024,dtype='bf16'", &m));
+    assert_int_equal(m, GB_EXPORT_DEFAULT);
+    t.max_distance = 1; /* as --max-distance 1 */
+    assert_non_null(look_up(&t, "M=3000,N=3000,dtype='f32'", &m));
+    assert_null(look_up(&t, "M=2048,N=2048,dtype='f32'", &m));
+
+    /* A shape without a key field, or with one of another kind, is refused by name. */
+    int row;
+    gb_fields bad = fields("M=1024,N=1024");
+    assert_int_equal(gb_export_table_lookup(&t, &bad, &row, &m, &err), GB_EINVAL);
+    assert_non_null(strstr(err.msg, "no field 'dtype'"));
+    gb_fields_free(&bad);
+    bad = fields("M=1024,N='wide',dtype='f32'");
+    assert_int_equal(gb_export_table_lookup(&t, &bad, &row, &m, &err), GB_EINVAL);
+    assert_non_null(strstr(err.msg, "'N' is a string"));
+    gb_fields_free(&bad);
+    gb_export_table_free(&t);
+}
+
 static void test_a_kernel_name_that_is_not_a_c_identifier_is_refused(void **state)
 {
     fixture *f = *state;
@@ -511,6 +570,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_names_must_be_c_identifiers_and_not_keywords),
         T(test_headers_compile_with_gcc_gxx_and_nvcc_and_look_up_exact_nearest_default),
+        T(test_the_run_time_lookup_answers_as_the_header_does),
         T(test_a_kernel_name_that_is_not_a_c_identifier_is_refused),
         T(test_a_parameter_that_is_not_a_c_identifier_is_refused),
         T(test_an_unchanged_header_is_left_untouched_and_a_new_entry_changes_the_hash),

@@ -101,6 +101,26 @@ int gb_export_table_finish(gb_export_table *t, const char *prefix, const char *d
  * "WHAT 'name' is not ..." in err. */
 int gb_export_check_name(const char *name, const char *what, gb_err *err);
 
+/* How a lookup was answered: the shape's own entry; the nearest entry (the same
+ * string and boolean key fields, the least sum over the numeric ones of
+ * |log2(asked/entry)|, or log2(1 + |asked - entry|) where a value is <= 0; ties:
+ * the first in table order), within max_distance; or no entry: the default. */
+typedef enum gb_export_match {
+    GB_EXPORT_EXACT,
+    GB_EXPORT_NEAREST,
+    GB_EXPORT_DEFAULT
+} gb_export_match;
+
+#define GB_EXPORT_MAX_KEYS 64 /* key fields a lookup takes */
+
+/* The row of a finished table that answers shape, by the rule of the header's
+ * lookup (docs/export.md): *out_row is its index and *out_match says how, or
+ * *out_row is -1 and *out_match GB_EXPORT_DEFAULT (the configuration is then
+ * t->configs[t->default_id]). GB_EINVAL when shape lacks a key field or has one of
+ * another kind (a string where the entries have numbers), naming it. */
+int gb_export_table_lookup(const gb_export_table *t, const gb_fields *shape, int *out_row,
+                           gb_export_match *out_match, gb_err *err);
+
 /* Which entries of the cache a table is made of. */
 typedef struct gb_export_query {
     const char *kernel;
