@@ -32,8 +32,7 @@
 #define GB_TEMPLATES_FROM_BIN "../share/gpubench/templates"
 #endif
 
-#define MAX_TEMPLATE_DIRS    32
-#define DEFAULT_LEASE_WAIT_S 3600.0 /* an hour: longer than most tuning runs */
+#define MAX_TEMPLATE_DIRS 32
 
 static const char USAGE[] =
     "usage: %s SCRIPT [options] [-- script arguments]\n"
@@ -509,21 +508,6 @@ static int check_arch(const char *prog, const char *arch)
     return err.code == GB_EINVAL ? 2 : gb_cli_exit_status(err.code);
 }
 
-/* The GPU is this same program, started again as a worker (exec/worker.h). */
-static int open_worker_on(void *ctx, int ordinal, gb_exec **out, gb_err *err)
-{
-    (void)ctx;
-    char exe[4096];
-    int rc = gb_child_self_exe(exe, sizeof exe, err);
-    gb_worker_opts opts = {.exe = exe, .ordinal = ordinal};
-    return rc ? rc : gb_exec_worker(&opts, out, err);
-}
-
-static int open_worker(void *ctx, gb_exec **out, gb_err *err)
-{
-    return open_worker_on(ctx, *(int *)ctx, out, err);
-}
-
 /* Ctrl-C: the tuner finishes cleanly (exec/interrupt.h); a script busy in Lua
  * gets an error at its next instruction. A second Ctrl-C ends the process. */
 static lua_State *running_script;
@@ -697,7 +681,10 @@ static int run_script(const tune_args *a, gb_lua_host *h, progress *pr, const ch
 {
     lua_State *L = NULL;
     gb_err err = {0};
-    int rc = gb_lua_new(h, &L, &err);
+    char exe[4096]; /* the GPU is this same program, started again as a worker */
+    int rc = gb_child_self_exe(exe, sizeof exe, &err);
+    if (rc == GB_OK) rc = gb_session_use_workers(&h->session, exe, a->device, &err);
+    if (rc == GB_OK) rc = gb_lua_new(h, &L, &err);
     running_script = L;
     signal(SIGINT, on_sigint);
     if (rc == GB_OK) rc = gb_lua_run(L, a->script, a->n_script_args, a->script_args, &err);
@@ -720,13 +707,7 @@ int gb_cli_tune(int argc, char **argv)
     if (slash) argv[0] = (char *)slash + 1; /* messages say "gpubench-tune: ..." */
     tune_args a = {0};
     gb_lua_host h = {0};
-    gb_tuner_lease lease = {.wait_s = DEFAULT_LEASE_WAIT_S};
-    h.session.tuner.lease = &lease;
-    h.session.tuner.log = stderr;
-    h.session.tuner.seed = 1;
-    h.session.tuner.measure = gb_measure_defaults();
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    h.session.tuner.jobs = cpus > 0 ? (int)cpus : 1;
+    gb_session_init(&h.session);
     a.command_line = gb_cli_join_args(argc, argv);
     int status = parse_args(argc, argv, &a, &h);
     if (status < 0) status = check_arch(argv[0], h.session.tuner.arch);
@@ -734,10 +715,6 @@ int gb_cli_tune(int argc, char **argv)
         free(a.command_line);
         return status;
     }
-    h.session.open_exec = open_worker;
-    h.session.open_exec_on = open_worker_on;
-    h.session.open_exec_ctx = &a.device;
-
     const char *dirs[MAX_TEMPLATE_DIRS];
     char *env = getenv("GPUBENCH_TEMPLATES") ? strdup(getenv("GPUBENCH_TEMPLATES")) : NULL;
     h.n_template_path = template_path(dirs, env);
@@ -761,7 +738,6 @@ int gb_cli_tune(int argc, char **argv)
     }
     gb_run_context_free(&ctx);
     free(a.command_line);
-    gb_tuner_lease_end(&lease); /* after the worker is gone (gb_lua_close) */
     gb_cache_close(h.session.tuner.cache);
     progress_end(&pr); /* last: the log goes through it until the script is closed */
     free(env);

@@ -335,7 +335,5 @@ int gb_lua_run(lua_State *L, const char *path, int argc, char **argv, gb_err *er
 void gb_lua_close(lua_State *L, gb_lua_host *host)
 {
     if (L) lua_close(L);
-    if (host) {
-        gb_session_close(&host->session);
-    }
+    if (host) gb_session_close(&host->session); /* the workers, then the GPU's lease */
 }

@@ -4,10 +4,53 @@
 
 #include "cache/ceilings.h"
 #include "exec/lease.h"
+#include "exec/worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_LEASE_WAIT_S 3600.0 /* an hour: longer than most tuning runs */
+
+void gb_session_init(gb_session *s)
+{
+    memset(s, 0, sizeof *s);
+    s->lease.wait_s = DEFAULT_LEASE_WAIT_S;
+    s->tuner.lease = &s->lease;
+    s->tuner.log = stderr;
+    s->tuner.seed = 1;
+    s->tuner.measure = gb_measure_defaults();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    s->tuner.jobs = cpus > 0 ? (int)cpus : 1;
+}
+
+/* ---- the workers ---------------------------------------------------------- */
+
+static int open_worker_on(void *ctx, int ordinal, gb_exec **out, gb_err *err)
+{
+    gb_session *s = ctx;
+    gb_worker_opts opts = {.exe = s->worker_exe, .ordinal = ordinal};
+    return gb_exec_worker(&opts, out, err);
+}
+
+static int open_worker(void *ctx, gb_exec **out, gb_err *err)
+{
+    return open_worker_on(ctx, ((gb_session *)ctx)->worker_ordinal, out, err);
+}
+
+int gb_session_use_workers(gb_session *s, const char *exe, int ordinal, gb_err *err)
+{
+    char *copy = strdup(exe);
+    if (!copy) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    free(s->worker_exe);
+    s->worker_exe = copy;
+    s->worker_ordinal = ordinal;
+    s->open_exec = open_worker;
+    s->open_exec_on = open_worker_on;
+    s->open_exec_ctx = s;
+    return GB_OK;
+}
 
 /* ---- the GPU -------------------------------------------------------------- */
 
@@ -187,6 +230,9 @@ void gb_session_close(gb_session *s)
     for (int i = 1; i < s->tuner.n_execs; i++)
         gb_exec_destroy(s->execs[i]);
     s->tuner.n_execs = 0;
+    gb_tuner_lease_end(&s->lease);
+    free(s->worker_exe);
+    s->worker_exe = NULL;
     for (int i = 0; i < s->n_tuned_kernels; i++)
         free(s->tuned[i].kernel);
     free(s->tuned);

@@ -30,9 +30,11 @@ typedef struct gb_session_tuned {
 } gb_session_tuned;
 
 typedef struct gb_session {
-    /* Set by the front end before the first call. */
-    gb_tuner_opts tuner; /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
-    /* Starts the executor the first time the GPU is needed. */
+    /* Set by the front end before the first call (gb_session_init sets defaults). */
+    gb_tuner_opts tuner;  /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
+    gb_tuner_lease lease; /* the GPU's lease: tuner.lease points here; wait_s is the front end's */
+    /* Starts the executor the first time the GPU is needed (gb_session_use_workers
+     * sets worker processes). */
     int (*open_exec)(void *ctx, gb_exec **out, gb_err *err);
     void *open_exec_ctx;
     /* --gpus: trials run on these GPUs at once, gpus[0] being the one open_exec
@@ -59,7 +61,18 @@ typedef struct gb_session {
     gb_ceilings ceilings;
     gb_session_tuned *tuned; /* each kernel once per device */
     int n_tuned_kernels;
+    char *worker_exe; /* gb_session_use_workers */
+    int worker_ordinal;
 } gb_session;
+
+/* The defaults every front end starts from: a log on stderr, seed 1, the default
+ * measurement, a compile thread per core, and the GPU's lease (waited for up to
+ * an hour) taken before measuring. */
+void gb_session_init(gb_session *s);
+
+/* Trials run in worker processes (exec/worker.h) started from exe with
+ * "--worker": the first on GPU ordinal, with --gpus one per GPU. exe is copied. */
+int gb_session_use_workers(gb_session *s, const char *exe, int ordinal, gb_err *err);
 
 /* The GPU, opened the first time (with the others of --gpus, the ceilings and
  * the context's device); *info (may be NULL) is its device. GB_ENOGPU when the
@@ -76,8 +89,9 @@ int gb_session_gpu(gb_session *s, gb_device_info *info, gb_err *err);
 int gb_session_tune(gb_session *s, const gb_kernel_def *kernel, const gb_tune_request *req,
                     gb_tune_result *out, gb_err *err);
 
-/* Ends the executors the session opened and frees its list of tuned kernels;
- * the options, outputs and context stay the front end's. */
+/* Ends the executors the session opened, then releases the GPU's lease (so a
+ * process waiting for it never meets this one's context on the GPU), and frees
+ * its list of tuned kernels; the cache, outputs and context stay the front end's. */
 void gb_session_close(gb_session *s);
 
 #endif
