@@ -33,6 +33,17 @@
  * n in an int member: .count = offsetof(T, n_dims)) or OWNED (a malloc'd pointer
  * and an int count; gb_wire_free releases it). Several OWNED arrays may share one
  * count (samples and their clocks): the first sets it, the others must match it.
+ * A FIXED array indexed by an enum may be written as one field per name instead
+ * (.keys: {"ok": 3, "wrong": 1, ...}).
+ *
+ * Views: a document laid out for its readers (the run's JSON report) need not
+ * mirror one struct. A field may sit in a sub-object of its own (.group =
+ * "search") without a nested struct; and a list may also name virtual fields, V(KIND,
+ * "json name", ...), that have no member: .get computes the value written (a
+ * rate, a name from the caller's context), .set, when there is one, takes the
+ * value read. Such a list is LIST(X, V) and is instantiated with
+ * GB_WIRE_VIEW_TABLE; the context (.get's and .set's ctx) is the caller's, passed
+ * to gb_wire_encode_into and gb_wire_read.
  */
 #ifndef GB_BASE_WIRE_H
 #define GB_BASE_WIRE_H
@@ -42,6 +53,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum gb_wire_kind {
     GB_WIRE_INT,    /* int */
@@ -82,6 +94,17 @@ enum {
     GB_WIRE_LUA_OMIT_ZERO = 1 << 5,
     /* STRUCT: its fields sit in this object, not in a nested one. */
     GB_WIRE_INLINE_STRUCT = 1 << 6,
+    /* Numbers, CHARS, STRING, ENUM: zero (and NaN for DOUBLE), "" or NULL is
+     * written as null, and null reads as zero, "" or NULL: a figure kept as 0 for
+     * "unknown". */
+    GB_WIRE_NULL_ZERO = 1 << 7,
+    /* UINT64: written as the unsigned value it is, an integer up to INT64_MAX and
+     * a string of its decimal digits above (JSON readers stop at INT64_MAX); reads
+     * either, never a negative integer. */
+    GB_WIRE_U64_TEXT = 1 << 8,
+    /* Written, never read: what a reader has from elsewhere (a report's rows all
+     * carry their shape; only the first one is read). */
+    GB_WIRE_WRITE_ONLY = 1 << 9,
 };
 
 /* An enum's names: name(v) for v in [0, count), NULL for a value with no name. */
@@ -112,6 +135,20 @@ typedef struct gb_wire_field {
     const gb_wire_enum *enumeration; /* ENUM */
     size_t present;                  /* NULLABLE: offset of the bool saying it is there */
     bool (*when)(const void *obj);   /* written only when this says so; optional then */
+    /* Written as null when this says no (a row without a time has no statistics);
+     * null then reads as the default. */
+    bool (*null_unless)(const void *obj);
+    const char *group;        /* the sub-object the field sits in ("search"), or NULL */
+    const gb_wire_enum *keys; /* FIXED: written as one field per name, item i as keys->name(i) */
+    const char *expect;       /* arrays: what a value that is no list of the right length is
+                                 told it should be ("a list of numbers"), when not generated */
+    /* Virtual fields: puts the value to write in out (a variable of the kind's C type;
+     * what it points to is borrowed). */
+    void (*get)(const void *obj, const void *ctx, void *out);
+    /* Virtual fields: takes the value read (a STRING's or FIELDS' allocation is set's to
+     * keep or free); NULL: the field is written, not read. GB_OK, or an error
+     * set on err, naming path. */
+    int (*set)(void *obj, void *ctx, void *value, const char *path, gb_err *err);
 } gb_wire_field;
 
 struct gb_wire_type {
@@ -142,6 +179,28 @@ struct gb_wire_type {
                               GB_WIRE_N_FIELDS(var##_fields), finish_fn};
 #define GB_WIRE_ENTRY_(member, KIND, json_name, ...)                                               \
     GB_WIRE_FIELD(GB_WIRE_T, member, KIND, json_name, __VA_ARGS__),
+/* The same for a list LIST(X, V) with virtual fields. */
+#define GB_WIRE_VIEW_TABLE(var, wire_name, LIST, finish_fn)                                        \
+    static const gb_wire_field var##_fields[] = {LIST(GB_WIRE_ENTRY_, GB_WIRE_VIRTUAL_)};          \
+    const gb_wire_type var = {wire_name, sizeof(GB_WIRE_T), var##_fields,                          \
+                              GB_WIRE_N_FIELDS(var##_fields), finish_fn};
+/* A virtual field (one with .get): KIND is INT, INT64, UINT32, UINT64, DOUBLE,
+ * BOOL, ENUM, STRING or FIELDS (whose gb_fields needs base/value.h where the
+ * table is made). */
+#define GB_WIRE_VIRTUAL_(KIND, json_name, ...)                                                     \
+    {.name = (json_name),                                                                          \
+     .kind = GB_WIRE_##KIND,                                                                       \
+     .size = sizeof(GB_WIRE_CTYPE_##KIND),                                                         \
+     __VA_ARGS__},
+#define GB_WIRE_CTYPE_INT       int
+#define GB_WIRE_CTYPE_INT64     int64_t
+#define GB_WIRE_CTYPE_UINT32    uint32_t
+#define GB_WIRE_CTYPE_UINT64    uint64_t
+#define GB_WIRE_CTYPE_DOUBLE    double
+#define GB_WIRE_CTYPE_BOOL      bool
+#define GB_WIRE_CTYPE_ENUM      int
+#define GB_WIRE_CTYPE_STRING    char *
+#define GB_WIRE_CTYPE_FIELDS    gb_fields
 #define GB_WIRE_RANGE(lo, hi)   .ranged = true, .min = (double)(lo), .max = (double)(hi)
 #define GB_WIRE_N_FIELDS(array) ((int)(sizeof(array) / sizeof *(array)))
 
@@ -151,6 +210,17 @@ json_t *gb_wire_encode(const gb_wire_type *t, const void *obj);
 /* Reads j into obj (t->size bytes, zeroed first). GB_EINVAL with err naming the
  * field path and what was expected; GB_ENOMEM. On failure obj is all zeros again. */
 int gb_wire_decode(const gb_wire_type *t, const json_t *j, void *obj, gb_err *err);
+
+/* The view's fields written into out (an object), in order, with ctx for the
+ * virtual fields. GB_ENOMEM. */
+int gb_wire_encode_into(const gb_wire_type *t, const void *obj, const void *ctx, json_t *out);
+
+/* Reads the fields of j into obj as gb_wire_decode does, but into obj as it is
+ * (not zeroed first: several views may fill one struct), with ctx for the virtual
+ * fields' .set, and errors' paths starting at path ("run.json: benchmarks[3]").
+ * On failure obj keeps what was read: the caller frees it. */
+int gb_wire_read(const gb_wire_type *t, const json_t *j, void *obj, void *ctx, const char *path,
+                 gb_err *err);
 
 /* Frees what decoding allocated in obj (OWNED arrays, STRINGs, FIELDS) and zeroes
  * it; NULL is a no-op. */

@@ -86,6 +86,7 @@ static bool is_zero(const gb_wire_field *f, const void *obj)
 
 static void set_field(lua_State *L, const gb_wire_field *f, const void *obj)
 {
+    if (f->get) return; /* a view's virtual field: its value needs the view's context */
     if (f->flags & GB_WIRE_NO_LUA || (f->flags & GB_WIRE_LUA_OMIT_ZERO && is_zero(f, obj))) return;
     if (f->when && !f->when(obj)) return;
     if (f->flags & GB_WIRE_NULLABLE && !*(const bool *)((const char *)obj + f->present)) return;

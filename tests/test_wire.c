@@ -380,6 +380,148 @@ static void test_the_finish_hook_refuses_what_the_fields_allow(void **state)
     assert_refused("b", "true", "sample: blue cannot be true");
 }
 
+/* ---- views: groups, keyed arrays, nulls for zero, virtual fields --------- */
+
+typedef struct view {
+    uint64_t seed;
+    double rate; /* 0: unknown */
+    char *note;  /* NULL: none */
+    int counts[3];
+    int total;
+    bool timed;
+    double median;
+    int n_values;
+    double *values;
+} view;
+
+typedef struct view_ctx {
+    int factor;
+    int label; /* what "label" read */
+} view_ctx;
+
+static void get_scaled(const void *obj, const void *ctx, void *out)
+{
+    *(double *)out = ((const view *)obj)->median * ((const view_ctx *)ctx)->factor;
+}
+
+static void get_label(const void *obj, const void *ctx, void *out)
+{
+    (void)obj;
+    *(int *)out = ((const view_ctx *)ctx)->label;
+}
+
+static int set_label(void *obj, void *ctx, void *value, const char *path, gb_err *err)
+{
+    (void)obj;
+    ((view_ctx *)ctx)->label = *(int *)value;
+    return *(int *)value < 0 ? gb_err_set(err, GB_EINVAL, "%s: below zero", path) : GB_OK;
+}
+
+static bool is_timed(const void *obj)
+{
+    return ((const view *)obj)->timed;
+}
+
+#define VIEW_WIRE(X, V)                                                                            \
+    X(seed, UINT64, "seed", .flags = GB_WIRE_U64_TEXT, .group = "search")                          \
+    X(rate, DOUBLE, "rate", .flags = GB_WIRE_NULL_ZERO, .group = "search")                         \
+    X(note, STRING, "note", .flags = GB_WIRE_NULL_ZERO)                                            \
+    X(counts, INT, "counts", .arity = GB_WIRE_FIXED, .keys = &colours, .group = "counts")          \
+    X(total, INT, "total", .group = "counts")                                                      \
+    X(timed, BOOL, "timed")                                                                        \
+    X(median, DOUBLE, "median", .null_unless = is_timed)                                           \
+    X(values, DOUBLE, "values", .arity = GB_WIRE_OWNED, .count = offsetof(view, n_values),         \
+      .max_items = 3, .expect = "a list of numbers")                                               \
+    V(DOUBLE, "scaled", .get = get_scaled, .flags = GB_WIRE_NULL_ZERO)                             \
+    V(INT, "label", .get = get_label, .set = set_label)
+
+#define GB_WIRE_T view
+GB_WIRE_VIEW_TABLE(view_wire, "view", VIEW_WIRE, NULL)
+#undef GB_WIRE_T
+
+static char *view_text(const view *v, const view_ctx *ctx)
+{
+    json_t *o = json_object();
+    assert_int_equal(gb_wire_encode_into(&view_wire, v, ctx, o), GB_OK);
+    char *text = gb_json_dump(o, false);
+    json_decref(o);
+    return text;
+}
+
+static void test_a_view_writes_groups_keys_nulls_and_virtual_fields(void **state)
+{
+    view v = {.seed = UINT64_MAX, .counts = {1, 2, 3}, .total = 6, .median = 2.5};
+    view_ctx ctx = {.factor = 2, .label = 7};
+    char *text = view_text(&v, &ctx);
+    assert_string_equal(text, "{\"search\":{\"seed\":\"18446744073709551615\",\"rate\":null},"
+                              "\"note\":null,\"counts\":{\"red\":1,\"green\":2,\"blue\":3,"
+                              "\"total\":6},\"timed\":false,\"median\":null,\"values\":[],"
+                              "\"scaled\":5.0,\"label\":7}");
+    free(text);
+    v = (view){.seed = 5, .rate = 1.5, .note = "n", .timed = true, .median = 0.5};
+    text = view_text(&v, &ctx);
+    assert_non_null(strstr(text, "{\"search\":{\"seed\":5,\"rate\":1.5},\"note\":\"n\""));
+    assert_non_null(strstr(text, "\"median\":0.5,"));
+    free(text);
+}
+
+static void test_a_view_reads_back_into_the_struct_and_the_context(void **state)
+{
+    view v = {.seed = UINT64_MAX,
+              .rate = 0,
+              .counts = {1, 2, 3},
+              .total = 6,
+              .timed = true,
+              .median = 2.5};
+    view_ctx ctx = {.factor = 2, .label = 7};
+    char *text = view_text(&v, &ctx);
+    json_t *j = parse(text);
+    view back = {.note = NULL};
+    view_ctx got = {0};
+    gb_err err = {0};
+    if (gb_wire_read(&view_wire, j, &back, &got, "doc[0]", &err)) fail_msg("%s", err.msg);
+    assert_true(back.seed == UINT64_MAX && back.rate == 0 && back.note == NULL);
+    assert_int_equal(back.counts[2], 3);
+    assert_int_equal(back.total, 6);
+    assert_true(back.median == 2.5);
+    assert_int_equal(got.label, 7); /* "scaled" has no .set: not read */
+    json_decref(j);
+    free(text);
+}
+
+/* j with key (in group, when not NULL) set to value, read as a view, fails with what. */
+static void view_refused(const char *group, const char *key, const char *value, const char *what)
+{
+    view v = {.counts = {1, 2, 3}};
+    view_ctx ctx = {0};
+    char *text = view_text(&v, &ctx);
+    json_t *j = parse(text);
+    json_t *in = group ? json_object_get(j, group) : j;
+    if (value)
+        json_object_set_new(in, key, parse(value));
+    else
+        json_object_del(in, key);
+    view back = {0};
+    gb_err err = {0};
+    assert_int_equal(gb_wire_read(&view_wire, j, &back, &ctx, "doc[0]", &err), GB_EINVAL);
+    if (!strstr(err.msg, what)) fail_msg("got \"%s\", wanted \"%s\"", err.msg, what);
+    gb_wire_free(&view_wire, &back);
+    json_decref(j);
+    free(text);
+}
+
+static void test_a_view_refuses_what_is_wrong_naming_the_path(void **state)
+{
+    view_refused("search", "seed", "-1",
+                 "doc[0].search.seed: expected an integer >= 0, or its decimal digits");
+    view_refused("search", "seed", "\"12x\"", "doc[0].search.seed: expected an integer >= 0");
+    view_refused(NULL, "search", "[]", "doc[0].search: expected an object");
+    view_refused("counts", "green", NULL, "doc[0].counts.green: missing");
+    view_refused(NULL, "values", "\"1 2\"", "doc[0].values: expected a list of numbers");
+    view_refused(NULL, "label", "-3", "doc[0].label: below zero");
+    view_refused(NULL, "median", "\"x\"", "doc[0].median: expected a number");
+}
+
 /* ---- tables ------------------------------------------------------------- */
 
 static void test_every_table_checks_out(void **state)
@@ -392,7 +534,7 @@ static void test_every_table_checks_out(void **state)
         &gb_wire_trial_record,  &gb_wire_proto_open,  &gb_wire_proto_problem,
         &gb_wire_proto_variant, &gb_wire_proto_trial, &gb_wire_proto_race,
         &gb_wire_proto_raced,   &gb_wire_proto_error, &gb_wire_record_source,
-        &gb_wire_trial_phases,
+        &gb_wire_trial_phases,  &view_wire,
     };
     for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
         gb_err err;
@@ -437,6 +579,9 @@ int main(void)
         cmocka_unit_test(test_fields_objects_hold_only_scalars_and_are_capped),
         cmocka_unit_test(test_a_nested_value_that_is_not_an_object_is_refused),
         cmocka_unit_test(test_the_finish_hook_refuses_what_the_fields_allow),
+        cmocka_unit_test(test_a_view_writes_groups_keys_nulls_and_virtual_fields),
+        cmocka_unit_test(test_a_view_reads_back_into_the_struct_and_the_context),
+        cmocka_unit_test(test_a_view_refuses_what_is_wrong_naming_the_path),
         cmocka_unit_test(test_every_table_checks_out),
         cmocka_unit_test(test_a_wrong_table_is_caught),
     };
