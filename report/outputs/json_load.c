@@ -13,10 +13,12 @@
  * ignored, so a later writer may add some without a new schema version.
  *
  * The benchmarks list is flat: an entry's "best" starts it, its "baseline" and
- * "trial" rows follow. The loader groups them back.
+ * "trial" rows follow. The loader groups them back, reading each row through its
+ * wire view (report/outputs/json_rows.h), the same lists the writer uses.
  */
 #include "base/json.h"
 #include "report/outputs/json_read.h"
+#include "report/outputs/json_rows.h"
 #include "report/result.h"
 
 #include "base/file.h"
@@ -186,23 +188,70 @@ static int new_entry(gb_reader *r, gb_report *report, gb_report_entry **out)
     return GB_OK;
 }
 
+/* A row into obj through its view (report/outputs/json_rows.h). */
+static int read_view(gb_reader *r, const gb_wire_type *view, const json_t *row, const char *where,
+                     void *obj, gb_report_entry *e)
+{
+    gb_json_row_ctx ctx = {.entry = e};
+    int rc = gb_wire_read(view, row, obj, &ctx, where, r->err);
+    return rc ? gb_err_prefix(r->err, "%s", r->file) : GB_OK;
+}
+
+/* The shape's key text, from the best's name "<kernel>/<key>/best". */
+static int read_key_text(gb_reader *r, const json_t *row, const char *where,
+                         const gb_report_entry *e, gb_shape_result *s)
+{
+    char *name;
+    int rc = gb_read_str(r, row, where, "name", GB_READ_REQUIRED, &name);
+    if (rc) return rc;
+    size_t len = strlen(name), k = strlen(e->kernel), tail = strlen("/best");
+    if (len < k + 1 + tail || strncmp(name, e->kernel, k) != 0 || name[k] != '/' ||
+        strcmp(name + len - tail, "/best") != 0) {
+        free(name);
+        return gb_read_bad(r, where, "name", "expected \"<kernel>/<shape>/best\"");
+    }
+    name[len - tail] = '\0';
+    s->key_text = strdup(name + k + 1);
+    free(name);
+    return s->key_text ? GB_OK : gb_err_set(r->err, GB_ENOMEM, "%s: out of memory", r->file);
+}
+
+static int read_best(gb_reader *r, const json_t *row, const char *where, gb_report *report)
+{
+    gb_report_entry *e = NULL;
+    int rc = new_entry(r, report, &e);
+    if (rc) return rc;
+    gb_shape_result *s = (gb_shape_result *)e->result;
+    rc = read_view(r, &gb_wire_best_row, row, where, s, e);
+    return rc ? rc : read_key_text(r, row, where, e, s);
+}
+
+static int read_trial(gb_reader *r, const json_t *row, const char *where, gb_report_entry *e)
+{
+    gb_shape_result *s = (gb_shape_result *)e->result;
+    gb_trial_note *grown = realloc(s->trials, (size_t)(s->n_trials + 1) * sizeof *grown);
+    if (!grown) return gb_err_set(r->err, GB_ENOMEM, "%s: out of memory", r->file);
+    s->trials = grown;
+    gb_trial_note *t = &grown[s->n_trials++]; /* freed with the entry, whole or not */
+    *t = (gb_trial_note){0};
+    return read_view(r, &gb_wire_trial_row, row, where, t, e);
+}
+
 static int read_row(gb_reader *r, const json_t *row, const char *where, gb_report *report)
 {
     char role[16];
     int rc = gb_read_chars(r, row, where, "role", role, sizeof role);
     gb_report_entry *e = report->n_entries ? &report->entries[report->n_entries - 1] : NULL;
-    if (!rc && strcmp(role, "best") == 0) {
-        if ((rc = new_entry(r, report, &e))) return rc;
-        return gb_read_best(r, row, where, e);
-    }
     if (rc) return rc;
+    if (strcmp(role, "best") == 0) return read_best(r, row, where, report);
     if (strcmp(role, "baseline") != 0 && strcmp(role, "trial") != 0)
         return gb_read_bad(r, where, "role", "expected \"best\", \"baseline\" or \"trial\"");
     if (!e) return gb_read_bad(r, where, "role", "a row before its entry's \"best\"");
     gb_shape_result *s = (gb_shape_result *)e->result;
-    if (role[0] == 't') return gb_read_trial(r, row, where, s);
+    if (role[0] == 't') return read_trial(r, row, where, e);
     if (s->has_baseline) return gb_read_bad(r, where, "role", "a second baseline for one entry");
-    return gb_read_baseline(r, row, where, s);
+    s->has_baseline = true; /* set first: what was read is freed with the entry */
+    return read_view(r, &gb_wire_baseline_row, row, where, s, e);
 }
 
 static int read_benchmarks(gb_reader *r, const json_t *doc, gb_report *report)

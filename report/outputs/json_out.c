@@ -15,6 +15,7 @@
 #include "report/export/export.h"
 #include "report/output.h"
 #include "report/outputs/json_parts.h"
+#include "report/outputs/json_rows.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -41,16 +42,6 @@ static json_t *known(double v)
 static json_t *text_or_null(const char *s)
 {
     return s && *s ? gb_json_text(s, 0) : json_null();
-}
-
-/* An unsigned 64-bit count or seed: an integer while JSON readers keep it exact
- * (jansson stops at INT64_MAX), else its decimal digits as a string. */
-static json_t *u64(uint64_t v)
-{
-    if (v <= INT64_MAX) return json_integer((json_int_t)v);
-    char digits[24];
-    snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
-    return json_string(digits);
 }
 
 /* ---- the context ------------------------------------------------------------------ */
@@ -138,50 +129,14 @@ json_t *gb_json_context(const gb_run_context *c)
 
 /* ---- one benchmark entry ------------------------------------------------------------ */
 
-/* What a row (best, baseline or trial) shows, apart from its role's own fields. */
+/* What Google Benchmark's fields of a row show; the rest of the row is its view
+ * of the result (report/outputs/json_rows.h). */
 typedef struct row {
-    const char *part;        /* the name's last part: "best", "reference", the config */
-    const char *role;        /* "best", "baseline", "trial" */
-    const gb_fields *config; /* NULL: no "config" */
-    bool config_null;        /* "config": null (a best that is none) */
-    const char *status;
-    const char *reason;
+    const char *part;  /* the name's last part: "best", "reference", the config */
     const char *error; /* no time: why (error_message) */
     bool timed;
     const gb_stats *stats;
-    const gb_measurement *m;
-    bool contended;
 } row;
-
-static json_t *stats_json(const gb_stats *s)
-{
-    json_t *o = json_object();
-    if (!o || gb_json_set(o, "n", json_integer(s->n)) ||
-        gb_json_set(o, "min_ms", gb_json_real(s->min)) ||
-        gb_json_set(o, "max_ms", gb_json_real(s->max)) ||
-        gb_json_set(o, "mean_ms", gb_json_real(s->mean)) ||
-        gb_json_set(o, "stddev_ms", gb_json_real(s->stddev)) ||
-        gb_json_set(o, "median_ms", gb_json_real(s->median)) ||
-        gb_json_set(o, "q1_ms", gb_json_real(s->q1)) ||
-        gb_json_set(o, "q3_ms", gb_json_real(s->q3)) ||
-        gb_json_set(o, "ci_lo_ms", gb_json_real(s->ci_lo)) ||
-        gb_json_set(o, "ci_hi_ms", gb_json_real(s->ci_hi))) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
-static json_t *samples_json(const gb_measurement *m)
-{
-    json_t *a = json_array();
-    for (int i = 0; a && i < m->n_samples; i++)
-        if (json_array_append_new(a, gb_json_real(m->samples_ms[i]))) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
-}
 
 /* Google Benchmark's fields: an aggregate (the median) of one repetition, its
  * iterations the samples kept, its time the median in microseconds. real_time and
@@ -211,143 +166,23 @@ static int benchmark_fields(json_t *o, const char *name, int family, int instanc
     return rc ? GB_ENOMEM : GB_OK;
 }
 
-/* Per second of the row's median; null when either is unknown. */
-static json_t *rate(double amount, const row *r, double unit)
+/* Appends a row: Google Benchmark's fields, then view's of obj. */
+static int add_row(json_out *j, int instance, const row *r, const gb_wire_type *view,
+                   const void *obj, const gb_json_row_ctx *ctx)
 {
-    double s = r->timed ? r->stats->median * 1e-3 : 0;
-    return amount > 0 && s > 0 ? gb_json_real(amount / s / unit) : json_null();
-}
-
-static int measurement_fields(json_t *o, const gb_report_entry *e, const row *r)
-{
-    const gb_measurement *m = r->m;
-    const gb_shape_result *s = e->result;
-    int rc =
-        gb_json_set(o, "status", json_string(r->status)) ||
-        gb_json_set(o, "reason", gb_json_text(r->reason ? r->reason : "", 0)) ||
-        gb_json_set(o, "statistics", r->timed ? stats_json(r->stats) : json_null()) ||
-        gb_json_set(o, "samples_ms", samples_json(m)) ||
-        gb_json_set(o, "clock_mhz", r->timed ? known(m->clock_mhz_median) : json_null()) ||
-        gb_json_set(o, "mode",
-                    r->timed ? json_string(gb_measure_mode_name(m->mode)) : json_null()) ||
-        gb_json_set(o, "timer", r->timed ? text_or_null(gb_measurement_timer(m)) : json_null()) ||
-        gb_json_set(o, "switch_ms", r->timed ? known(m->switch_ms) : json_null()) ||
-        gb_json_set(o, "capped", json_boolean(m->capped)) ||
-        gb_json_set(o, "contended", json_boolean(r->contended)) ||
-        gb_json_set(o, "throttled_samples", json_integer(m->n_throttled)) ||
-        gb_json_set(o, "flops", known(s->flops)) || gb_json_set(o, "bytes", known(s->bytes)) ||
-        gb_json_set(o, "tflops", rate(s->flops, r, 1e12)) ||
-        gb_json_set(o, "gbps", rate(s->bytes, r, 1e9)) ||
-        gb_json_set(o, "math", json_string(gb_math_name(e->math)));
-    return rc ? GB_ENOMEM : GB_OK;
-}
-
-static json_t *row_json(json_out *j, const gb_report_entry *e, int instance, const row *r)
-{
+    const gb_report_entry *e = ctx->entry;
     gb_strbuf name = GB_STRBUF_INIT;
     gb_sb_printf(&name, "%s/%s/%s", e->kernel, e->result->key_text, r->part);
     json_t *o = json_object();
     int rc = !o || gb_sb_status(&name) ? GB_ENOMEM : GB_OK;
     if (!rc) rc = benchmark_fields(o, gb_sb_str(&name), j->n_families, instance, r);
-    if (!rc)
-        rc = gb_json_set(o, "kernel", json_string(e->kernel)) ||
-             gb_json_set(o, "role", json_string(r->role)) ||
-             gb_json_set(o, "shape", gb_fields_to_json(&e->result->shape));
-    if (!rc && r->config)
-        rc = gb_json_set(o, "config", r->config_null ? json_null() : gb_fields_to_json(r->config));
-    if (!rc) rc = measurement_fields(o, e, r);
+    if (!rc) rc = gb_wire_encode_into(view, obj, ctx, o);
     gb_sb_free(&name);
-    if (rc) json_decref(o);
-    return rc ? NULL : o;
-}
-
-/* ---- the best's own fields ----------------------------------------------------------- */
-
-static json_t *search_json(const gb_shape_result *s)
-{
-    json_t *o = json_object();
-    const char *end = gb_search_end_name(s->ended_by);
-    if (!o || gb_json_set(o, "strategy", text_or_null(s->strategy)) ||
-        gb_json_set(o, "seed", u64(s->seed)) ||
-        gb_json_set(o, "budget_evals", json_integer(s->budget_evals)) ||
-        gb_json_set(o, "budget_seconds", gb_json_real(s->budget_seconds)) ||
-        gb_json_set(o, "ended_by", text_or_null(end)) ||
-        gb_json_set(o, "n_evals", json_integer(s->n_evals)) ||
-        gb_json_set(o, "n_recorded", json_integer(s->n_recorded)) ||
-        gb_json_set(o, "n_configs", u64(s->n_configs)) ||
-        gb_json_set(o, "n_rejected", u64(s->n_rejected)) ||
-        gb_json_set(o, "n_checked", u64(s->n_checked)) ||
-        gb_json_set(o, "check_s", gb_json_real(s->check_s)) ||
-        gb_json_set(o, "complete", json_boolean(s->complete))) {
+    if (rc) {
         json_decref(o);
-        return NULL;
+        return rc;
     }
-    return o;
-}
-
-static json_t *counts_json(const gb_shape_result *s)
-{
-    json_t *o = json_object();
-    for (int i = 0; o && i < GB_TRIAL_STATUS_COUNT; i++)
-        if (gb_json_set(o, gb_trial_status_name((gb_trial_status)i), json_integer(s->n_status[i])))
-            return json_decref(o), NULL;
-    if (!o || gb_json_set(o, "timed", json_integer(s->n_timed)) ||
-        gb_json_set(o, "resumed", json_integer(s->n_resumed)) ||
-        gb_json_set(o, "compiled", json_integer(s->n_compiled)) ||
-        gb_json_set(o, "contended", json_integer(s->n_contended))) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
-static json_t *tie_json(const gb_shape_result *s)
-{
-    json_t *a = json_array();
-    for (int i = 0; a && i < s->n_tie; i++)
-        if (json_array_append_new(a, gb_json_text(s->tie[i], 0))) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
-}
-
-/* Achieved over the roof the entry sits under (theoretical peaks), in percent;
- * GB/s over the peak bandwidth when the kernel's flops are unknown. */
-static json_t *pct_of_peak(const gb_report_entry *e, const gb_roofs *roofs)
-{
-    double fraction = gb_entry_fraction(e, roofs, false);
-    return fraction > 0 ? gb_json_real(100 * fraction) : json_null();
-}
-
-static json_t *speedup(const gb_shape_result *s)
-{
-    if (!s->has_best || !s->has_baseline || !(s->best.median > 0)) return json_null();
-    return gb_json_real(s->baseline.stats.median / s->best.median);
-}
-
-static int best_fields(json_out *j, json_t *o, const gb_report_entry *e)
-{
-    const gb_shape_result *s = e->result;
-    int rc = gb_json_set(o, "failure", text_or_null(s->failure)) ||
-             gb_json_set(o, "race_failure", text_or_null(s->race_failure)) ||
-             gb_json_set(o, "interrupted", json_boolean(s->interrupted)) ||
-             gb_json_set(o, "compile_only", json_boolean(s->compile_only)) ||
-             gb_json_set(o, "pct_of_peak", pct_of_peak(e, &j->ctx->roofs)) ||
-             gb_json_set(o, "speedup", speedup(s)) ||
-             gb_json_set(o, "leaders", json_integer(s->n_leaders)) ||
-             gb_json_set(o, "tie", tie_json(s)) ||
-             gb_json_set(o, "cached", json_boolean(s->cached)) ||
-             gb_json_set(o, "bench", json_boolean(e->bench)) ||
-             gb_json_set(o, "search", search_json(s)) || gb_json_set(o, "counts", counts_json(s));
-    return rc ? GB_ENOMEM : GB_OK;
-}
-
-/* ---- the rows of an entry --------------------------------------------------------------- */
-
-static int append(json_out *j, json_t *o)
-{
-    return o && json_array_append_new(j->benchmarks, o) == 0 ? GB_OK : GB_ENOMEM;
+    return json_array_append_new(j->benchmarks, o) ? GB_ENOMEM : GB_OK;
 }
 
 /* The best's status is the entry's outcome, its reason the outcome's sentence
@@ -359,52 +194,34 @@ static int add_best(json_out *j, const gb_report_entry *e)
     gb_strbuf why = GB_STRBUF_INIT;
     gb_entry_reason(e, &why);
     row r = {.part = "best",
-             .role = "best",
-             .config = &s->best_config,
-             .config_null = !s->has_best,
-             .status = status,
-             .reason = gb_sb_str(&why),
              .error = why.len ? gb_sb_str(&why) : status,
              .timed = s->has_best,
-             .stats = &s->best,
-             .m = &s->best_measurement,
-             .contended = s->contended};
-    json_t *o = gb_sb_status(&why) ? NULL : row_json(j, e, 0, &r);
-    if (o && best_fields(j, o, e)) json_decref(o), o = NULL;
+             .stats = &s->best};
+    gb_json_row_ctx ctx = {.entry = (gb_report_entry *)e,
+                           .roofs = &j->ctx->roofs,
+                           .status = status,
+                           .reason = gb_sb_str(&why)};
+    int rc = gb_sb_status(&why) ? GB_ENOMEM : add_row(j, 0, &r, &gb_wire_best_row, s, &ctx);
     gb_sb_free(&why);
-    return append(j, o);
+    return rc;
 }
 
 static int add_baseline(json_out *j, const gb_report_entry *e, int instance)
 {
-    const gb_measurement *b = &e->result->baseline;
-    row r = {.part = "reference",
-             .role = "baseline",
-             .status = "ok",
-             .timed = true,
-             .stats = &b->stats,
-             .m = b,
-             .contended = b->contended};
-    return append(j, row_json(j, e, instance, &r));
+    row r = {.part = "reference", .timed = true, .stats = &e->result->baseline.stats};
+    gb_json_row_ctx ctx = {.entry = (gb_report_entry *)e};
+    return add_row(j, instance, &r, &gb_wire_baseline_row, e->result, &ctx);
 }
 
 static int add_trial(json_out *j, const gb_report_entry *e, const gb_trial_note *t, int instance)
 {
-    bool ok = t->status == GB_TRIAL_OK;
     const char *status = gb_trial_status_name(t->status);
     row r = {.part = t->config_text,
-             .role = "trial",
-             .config = &t->config,
-             .status = status,
-             .reason = t->reason,
              .error = t->reason && *t->reason ? t->reason : status,
-             .timed = ok,
-             .stats = &t->measurement.stats,
-             .m = &t->measurement,
-             .contended = t->measurement.contended};
-    json_t *o = row_json(j, e, instance, &r);
-    if (o && gb_json_set(o, "resumed", json_boolean(t->resumed))) json_decref(o), o = NULL;
-    return append(j, o);
+             .timed = t->status == GB_TRIAL_OK,
+             .stats = &t->measurement.stats};
+    gb_json_row_ctx ctx = {.entry = (gb_report_entry *)e};
+    return add_row(j, instance, &r, &gb_wire_trial_row, t, &ctx);
 }
 
 /* ---- a compile-only call's rows ---------------------------------------------------------- */

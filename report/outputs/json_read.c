@@ -4,7 +4,6 @@
  */
 #include "report/outputs/json_read.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,28 +58,6 @@ int gb_read_int(gb_reader *r, const json_t *o, const char *where, const char *ke
     if (i < min || i > max) return gb_read_bad(r, where, key, "out of range");
     *out = i;
     return GB_OK;
-}
-
-int gb_read_u64(gb_reader *r, const json_t *o, const char *where, const char *key, uint64_t *out)
-{
-    const json_t *v;
-    int rc = gb_read_field(r, o, where, key, &v);
-    if (rc) return rc;
-    if (json_is_integer(v) && json_integer_value(v) >= 0) {
-        *out = (uint64_t)json_integer_value(v);
-        return GB_OK;
-    }
-    const char *s = json_string_value(v);
-    char *end = NULL;
-    if (s && *s >= '0' && *s <= '9') {
-        errno = 0;
-        unsigned long long u = strtoull(s, &end, 10);
-        if (*end == '\0' && errno == 0) {
-            *out = u;
-            return GB_OK;
-        }
-    }
-    return gb_read_bad(r, where, key, "expected an integer >= 0");
 }
 
 int gb_read_bool(gb_reader *r, const json_t *o, const char *where, const char *key, bool *out)

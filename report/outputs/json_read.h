@@ -1,5 +1,5 @@
 /*
- * Internal to the JSON loader (report/outputs/json_load.c, json_load_entry.c): typed
+ * Internal to the JSON loader (report/outputs/json_load.c): typed
  * lookups in a parsed document that record, on failure, an error naming the file
  * and the field's path ("run.json: benchmarks[3].samples_ms: expected a list of
  * numbers"). where is the path of the object looked in ("context.device",
@@ -41,8 +41,6 @@ int gb_read_num(gb_reader *r, const json_t *o, const char *where, const char *ke
 /* An integer within [min, max]. */
 int gb_read_int(gb_reader *r, const json_t *o, const char *where, const char *key, int64_t min,
                 int64_t max, int64_t *out);
-/* An integer >= 0, or (past INT64_MAX, as the writer puts it) its decimal digits. */
-int gb_read_u64(gb_reader *r, const json_t *o, const char *where, const char *key, uint64_t *out);
 int gb_read_bool(gb_reader *r, const json_t *o, const char *where, const char *key, bool *out);
 /* A copy (free it); with GB_READ_NULLABLE, null gives NULL. */
 int gb_read_str(gb_reader *r, const json_t *o, const char *where, const char *key,
@@ -53,10 +51,5 @@ int gb_read_chars(gb_reader *r, const json_t *o, const char *where, const char *
 /* An object of fields (base/value.h): numbers, strings, booleans. */
 int gb_read_fields(gb_reader *r, const json_t *o, const char *where, const char *key,
                    gb_fields *out);
-
-/* The rows of an entry (json_load_entry.c). */
-int gb_read_best(gb_reader *r, const json_t *row, const char *where, gb_report_entry *e);
-int gb_read_baseline(gb_reader *r, const json_t *row, const char *where, gb_shape_result *s);
-int gb_read_trial(gb_reader *r, const json_t *row, const char *where, gb_shape_result *s);
 
 #endif
