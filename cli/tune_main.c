@@ -389,7 +389,7 @@ static int apply_option(int c, const char *prog, tune_args *a, gb_lua_host *h)
         h->session.tuner.retry_crashed = true;
         return -1;
     case OPT_LEASE_WAIT:
-        return parse_lease_wait(prog, optarg, &h->session.tuner.lease->wait_s) ? 2 : -1;
+        return parse_lease_wait(prog, optarg, &h->session.lease.wait_s) ? 2 : -1;
     case OPT_EXPORT_HEADER:
         a->export_header = optarg;
         return -1;

@@ -17,7 +17,7 @@ void gb_session_init(gb_session *s)
 {
     memset(s, 0, sizeof *s);
     s->lease.wait_s = DEFAULT_LEASE_WAIT_S;
-    s->tuner.lease = &s->lease;
+    s->tuner.claim = gb_session_claim(s);
     s->tuner.log = stderr;
     s->tuner.seed = 1;
     s->tuner.measure = gb_measure_defaults();
@@ -58,8 +58,8 @@ int gb_session_use_workers(gb_session *s, const char *exe, int ordinal, gb_err *
  * (and then kept, as tuning keeps it). GB_EBUSY when another process holds it. */
 static int lease_for_ceilings(gb_session *s, const gb_device_info *info, gb_err *err)
 {
-    gb_tuner_lease *l = s->tuner.lease;
-    if (!l || l->broken || l->held) return GB_OK;
+    gb_session_lease *l = &s->lease;
+    if (!s->tuner.claim.take || l->broken || l->held) return GB_OK;
     char name[320];
     gb_lease_name(info, name, sizeof name);
     int rc = gb_lease_acquire_as(name, 0, "measuring the ceilings", NULL, &l->held, err);
@@ -230,7 +230,7 @@ void gb_session_close(gb_session *s)
     for (int i = 1; i < s->tuner.n_execs; i++)
         gb_exec_destroy(s->execs[i]);
     s->tuner.n_execs = 0;
-    gb_tuner_lease_end(&s->lease);
+    gb_session_lease_end(&s->lease);
     free(s->worker_exe);
     s->worker_exe = NULL;
     for (int i = 0; i < s->n_tuned_kernels; i++)

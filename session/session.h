@@ -16,12 +16,29 @@
 #include "base/error.h"
 #include "engine/ceilings.h"
 #include "exec/exec.h"
+#include "exec/lease.h"
 #include "exec/pool.h"
 #include "report/output.h"
 #include "report/result.h"
 #include "tuner/tune.h"
 
 #include <stdbool.h>
+
+/* The GPU's lease for a session (a gpubench-tune process, a C API session).
+ * The first run that must measure a shape takes it through the tuner's claim
+ * (gb_session_claim), just before it sets the shape up on the GPU, and the
+ * session holds it until it closes, after its workers are gone: so a process
+ * waiting for the lease, which ends its own worker first, and a process holding
+ * it never both have a context on the GPU. */
+typedef struct gb_session_lease {
+    double wait_s;      /* how long to wait for another process's lease: < 0 for ever, 0 not */
+    gb_lease *held;     /* NULL until taken */
+    gb_lease *more[64]; /* with several GPUs (gb_tuner_opts.execs), the others' leases */
+    int n_more;
+    bool broken;     /* the lease could not be taken (its directory is unusable): measuring
+                        goes on without it, after one warning */
+    double waited_s; /* spent waiting for it, every run of the session together */
+} gb_session_lease;
 
 /* A kernel that a session tuned (benchmarks do not count), and on which device. */
 typedef struct gb_session_tuned {
@@ -31,8 +48,8 @@ typedef struct gb_session_tuned {
 
 typedef struct gb_session {
     /* Set by the front end before the first call (gb_session_init sets defaults). */
-    gb_tuner_opts tuner;  /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
-    gb_tuner_lease lease; /* the GPU's lease: tuner.lease points here; wait_s is the front end's */
+    gb_tuner_opts tuner;    /* cache, arch, jobs, force, compile_only, ... (exec set lazily) */
+    gb_session_lease lease; /* the GPU's lease (tuner.claim takes it); wait_s is the front end's */
     /* Starts the executor the first time the GPU is needed (gb_session_use_workers
      * sets worker processes). */
     int (*open_exec)(void *ctx, gb_exec **out, gb_err *err);
@@ -69,6 +86,13 @@ typedef struct gb_session {
  * measurement, a compile thread per core, and the GPU's lease (waited for up to
  * an hour) taken before measuring. */
 void gb_session_init(gb_session *s);
+
+/* The tuner's claim on the GPU (tuner/tune.h) as the session's lease;
+ * gb_session_init sets it as tuner.claim. */
+gb_gpu_claim gb_session_claim(gb_session *s);
+
+/* Releases the lease (every GPU's); NULL is a no-op. gb_session_close calls it. */
+void gb_session_lease_end(gb_session_lease *lease);
 
 /* Trials run in worker processes (exec/worker.h) started from exe with
  * "--worker": the first on GPU ordinal, with --gpus one per GPU. exe is copied. */

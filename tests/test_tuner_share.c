@@ -12,6 +12,7 @@
 #include "exec/lease.h"
 #include "exec/worker.h"
 #include "report/table.h"
+#include "session/session.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -203,16 +204,31 @@ static pid_t hold_fake_gpu_lease(fixture *f, const char *activity)
     return f->holder;
 }
 
+/* The claim's context for the runs of one test: a session holding only the GPU's
+ * lease (tests run one at a time, so one will do). */
+static gb_session claimer;
+
+/* The fixture's runs claim the GPU as a session's runs do: its lease, waited for
+ * up to wait_s (after the log, if the test sets one). */
+static gb_session_lease *claim_with_lease(fixture *f, double wait_s)
+{
+    gb_session_init(&claimer);
+    claimer.lease.wait_s = wait_s;
+    claimer.tuner.exec = f->opts.exec;
+    claimer.tuner.log = f->opts.log;
+    f->opts.claim = gb_session_claim(&claimer);
+    return &claimer.lease;
+}
+
 static void test_a_run_that_measures_holds_the_gpu_s_lease_until_the_session_ends(void **state)
 {
     fixture *f = *state;
-    gb_tuner_lease lease = {.wait_s = 0};
-    f->opts.lease = &lease;
+    gb_session_lease *lease = claim_with_lease(f, 0);
     assert_int_equal(tune(f, 1), GB_OK);
-    assert_non_null(lease.held);
+    assert_non_null(lease->held);
     char path[160];
     snprintf(path, sizeof path, "%s/" FAKE_UUID ".lock", f->leases);
-    assert_string_equal(gb_lease_path(lease.held), path);
+    assert_string_equal(gb_lease_path(lease->held), path);
     gb_lease *other = NULL;
     assert_int_equal(gb_lease_acquire(FAKE_UUID, 0, &other, NULL), GB_EBUSY);
     char text[2048] = "";
@@ -220,8 +236,8 @@ static void test_a_run_that_measures_holds_the_gpu_s_lease_until_the_session_end
     text[fread(text, 1, sizeof text - 1, file)] = '\0';
     fclose(file);
     assert_non_null(strstr(text, "activity=tuning fake_kernel\n"));
-    gb_tuner_lease_end(&lease);
-    assert_null(lease.held);
+    gb_session_lease_end(lease);
+    assert_null(lease->held);
     assert_int_equal(gb_lease_acquire(FAKE_UUID, 0, &other, NULL), GB_OK);
     gb_lease_release(other);
 }
@@ -230,16 +246,15 @@ static void test_a_run_answered_from_the_cache_or_compiling_only_takes_no_lease(
 {
     fixture *f = *state;
     assert_int_equal(tune(f, 1), GB_OK); /* fills the cache, without a lease */
-    gb_tuner_lease lease = {.wait_s = 0};
-    f->opts.lease = &lease;
+    gb_session_lease *lease = claim_with_lease(f, 0);
     int trials = f->fake.trials;
     assert_int_equal(tune(f, 1), GB_OK);
     assert_true(f->result.shapes[0].cached);
-    assert_null(lease.held);
+    assert_null(lease->held);
     f->opts.compile_only = true;
     f->opts.exec = NULL;
     assert_int_equal(tune(f, 2), GB_OK);
-    assert_null(lease.held);
+    assert_null(lease->held);
     assert_int_equal(f->fake.trials, trials);
 }
 
@@ -250,8 +265,7 @@ static void test_a_busy_gpu_makes_the_run_wait_then_give_up_naming_the_holder(vo
     char log_path[128], who[64];
     snprintf(log_path, sizeof log_path, "%s/log", f->dir);
     f->opts.log = fopen(log_path, "w");
-    gb_tuner_lease lease = {.wait_s = 0.3};
-    f->opts.lease = &lease;
+    gb_session_lease *lease = claim_with_lease(f, 0.3);
     assert_int_equal(tune(f, 1), GB_EBUSY);
     double end_ms = gb_now_ms();
     fclose(f->opts.log);
@@ -260,7 +274,7 @@ static void test_a_busy_gpu_makes_the_run_wait_then_give_up_naming_the_holder(vo
     assert_non_null(strstr(f->err.msg, FAKE_UUID));
     assert_non_null(strstr(f->err.msg, who));
     assert_non_null(strstr(f->err.msg, "tuning other.lua"));
-    assert_null(lease.held);
+    assert_null(lease->held);
     assert_int_equal(f->fake.trials, 0); /* nothing was measured */
     assert_int_equal(f->fake.problems, 0);
     /* The worker was ended before the wait, not after: no context of ours on the GPU
@@ -279,8 +293,7 @@ static void test_a_lease_wait_of_zero_gives_up_at_once(void **state)
 {
     fixture *f = *state;
     hold_fake_gpu_lease(f, NULL);
-    gb_tuner_lease lease = {.wait_s = 0};
-    f->opts.lease = &lease;
+    claim_with_lease(f, 0);
     assert_int_equal(tune(f, 1), GB_EBUSY);
     assert_non_null(strstr(f->err.msg, "not waiting (--lease-wait 0)"));
     assert_true(f->result.timing.lease_wait_s == 0);
@@ -292,18 +305,17 @@ static void test_a_session_without_the_lease_keeps_no_worker_between_runs(void *
     fixture *f = *state;
     assert_int_equal(tune(f, 1), GB_OK); /* fills the cache, without leases */
     assert_int_equal(f->fake.closes, 0);
-    gb_tuner_lease lease = {.wait_s = 0};
-    f->opts.lease = &lease;
+    gb_session_lease *lease = claim_with_lease(f, 0);
     assert_int_equal(tune(f, 1), GB_OK); /* from the cache: no lease taken ... */
     assert_true(f->result.shapes[0].cached);
     assert_int_equal(f->fake.closes, 1); /* ... and the worker is not left on the GPU */
     assert_int_equal(tune(f, 1), GB_OK);
     assert_int_equal(f->fake.opens, 1);  /* the device is known: no worker started for it */
     assert_int_equal(tune(f, 2), GB_OK); /* the second shape measures: the lease, a worker */
-    assert_non_null(lease.held);
+    assert_non_null(lease->held);
     assert_int_equal(f->fake.opens, 2);
     assert_int_equal(f->fake.closes, 1); /* the holder keeps its worker */
-    gb_tuner_lease_end(&lease);
+    gb_session_lease_end(lease);
 }
 
 static void test_an_unusable_lease_directory_is_warned_about_and_measuring_goes_on(void **state)
@@ -314,11 +326,10 @@ static void test_an_unusable_lease_directory_is_warned_about_and_measuring_goes_
     fclose(fopen(path, "w"));
     snprintf(path, sizeof path, "%s/file/leases", f->dir);
     setenv("GPUBENCH_LEASE_DIR", path, 1);
-    gb_tuner_lease lease = {.wait_s = 0};
-    f->opts.lease = &lease;
+    gb_session_lease *lease = claim_with_lease(f, 0);
     assert_int_equal(tune(f, 2), GB_OK);
-    assert_true(lease.broken);
-    assert_null(lease.held);
+    assert_true(lease->broken);
+    assert_null(lease->held);
     assert_int_equal(count(f, GB_DB_BEST), 2);
 }
 
@@ -356,12 +367,11 @@ static pid_t tune_in_child(fixture *f, int ordinal, int report_fd)
     gb_worker_opts wo = {.exe = exe, .ordinal = ordinal};
     gb_cache *cache = NULL; /* LMDB's handles must not cross a fork: a fresh one */
     gb_exec *exec = NULL;
-    gb_tuner_lease lease = {.wait_s = 60};
     child_report report = {.rc = -1};
     if (gb_cache_open(f->dir, 0, &cache, NULL) || gb_exec_worker(&wo, &exec, NULL)) _exit(1);
     f->opts.cache = cache;
     f->opts.exec = exec;
-    f->opts.lease = &lease;
+    gb_session_lease *lease = claim_with_lease(f, 60);
     gb_tune_result result;
     gb_tune_request req = {.shapes = f->shapes, .n_shapes = 2};
     report.rc = gb_tune(&f->opts, &f->kernel, &req, &result, NULL);
@@ -372,7 +382,7 @@ static pid_t tune_in_child(fixture *f, int ordinal, int report_fd)
     }
     gb_tune_result_free(&result);
     gb_exec_destroy(exec); /* the worker first, then the lease, as gpubench-tune does */
-    gb_tuner_lease_end(&lease);
+    gb_session_lease_end(lease);
     gb_cache_close(cache);
     bool sent = write(report_fd, &report, sizeof report) == sizeof report;
     _exit(sent ? 0 : 1);

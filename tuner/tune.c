@@ -35,73 +35,21 @@ int gb_run_pause_for_contention(run *r)
     return gb_interrupted() ? gb_err_set(r->err, GB_EINTR, "interrupted") : GB_OK;
 }
 
-/* ---- the GPU's lease ------------------------------------------------------ */
+/* ---- the GPU's claim ------------------------------------------------------ */
 
-void gb_tuner_lease_end(gb_tuner_lease *lease)
+/* Claims the GPU through the front end (gb_gpu_claim) before measuring a shape;
+ * *out_waited says another process had it first. */
+static int claim_gpu(run *r, bool *out_waited)
 {
-    if (!lease) return;
-    gb_lease_release(lease->held);
-    lease->held = NULL;
-    for (int i = 0; i < lease->n_more; i++)
-        gb_lease_release(lease->more[i]);
-    lease->n_more = 0;
-}
-
-/* With several GPUs, the others' leases, each waited for like the first. */
-static int take_more_leases(run *r, const char *activity, gb_err *e)
-{
-    gb_tuner_lease *l = r->opts->lease;
-    for (int i = l->n_more + 1; i < gb_run_n_gpus(r); i++) {
-        gb_device_info dev;
-        char name[320];
-        gb_exec *exec = gb_run_exec(r, i);
-        int rc = gb_exec_device(exec, &dev, e);
-        gb_lease_name(&dev, name, sizeof name);
-        if (rc == GB_OK) rc = gb_lease_acquire_as(name, 0, activity, NULL, &l->more[i - 1], e);
-        if (rc == GB_EBUSY && l->wait_s != 0) {
-            gb_exec_stop_backend(exec);
-            rc = gb_lease_acquire_as(name, l->wait_s, activity, r->opts->log, &l->more[i - 1], e);
-        }
-        if (rc) return rc;
-        l->n_more = i;
-    }
-    return GB_OK;
-}
-
-/* Takes the GPU's lease, or says again what the session holds it for. A wait
- * comes only after ending this process's worker, so the holder does not see it
- * on the GPU; *out_waited says another process had the lease. A lease that cannot
- * be taken at all (its directory is unusable) is warned about once, not fatal. */
-static int take_lease(run *r, bool *out_waited)
-{
-    gb_tuner_lease *l = r->opts->lease;
-    char name[320], activity[320];
+    const gb_gpu_claim *c = &r->opts->claim;
     *out_waited = false;
-    if (!l || l->broken) return GB_OK;
+    if (!c->take) return GB_OK;
+    char activity[320];
     snprintf(activity, sizeof activity, "%s %s", r->bench ? "benchmarking" : "tuning", r->k->name);
-    if (l->held) {
-        gb_lease_set_activity(l->held, activity);
-        return GB_OK;
-    }
-    gb_lease_name(&r->dev, name, sizeof name);
-    gb_err e = {0};
-    int rc = gb_lease_acquire_as(name, 0, activity, NULL, &l->held, &e);
-    if (rc == GB_EBUSY && l->wait_s != 0) {
-        gb_exec_stop_backend(r->opts->exec);
-        double start = gb_now_ms();
-        rc = gb_lease_acquire_as(name, l->wait_s, activity, r->opts->log, &l->held, &e);
-        double waited_s = (gb_now_ms() - start) / 1e3;
-        r->result->timing.lease_wait_s += waited_s;
-        l->waited_s += waited_s;
-        *out_waited = true;
-    }
-    if (rc == GB_EIO || rc == GB_EINVAL) {
-        l->broken = true;
-        gb_run_log(r, "gpubench: warning: measuring without the GPU's lease: %s\n", e.msg);
-        return GB_OK;
-    }
-    if (rc == GB_OK) rc = take_more_leases(r, activity, &e);
-    return rc ? gb_err_copy(r->err, &e) : GB_OK;
+    double waited_s = 0;
+    int rc = c->take(c->ctx, activity, out_waited, &waited_s, r->err);
+    r->result->timing.lease_wait_s += waited_s;
+    return rc;
 }
 
 /* ---- identities and records -------------------------------------------- */
@@ -379,7 +327,7 @@ int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
 {
     bool waited = false;
     *out_cached = false;
-    int rc = take_lease(r, &waited);
+    int rc = claim_gpu(r, &waited);
     /* Whoever had the GPU may have tuned this very shape meanwhile. */
     if (rc == GB_OK && waited && !r->bench && gb_history_cached_best(&r->history, id, res)) {
         *out_cached = true;
@@ -558,9 +506,11 @@ int gb_tune(const gb_tuner_opts *opts, const gb_kernel_def *kernel, const gb_tun
             gb_run_log(&r, "gpubench: %s [%s]: %s\n", kernel->name, out->shapes[i].key_text,
                        out->shapes[i].failure);
     }
-    /* A session that measures with leases keeps no idle context on the GPU without
-     * the lease: another process's contention check would count it. */
-    for (int i = 0; opts->lease && !opts->lease->held && opts->exec && i < gb_run_n_gpus(&r); i++)
+    /* A session that claims the GPU keeps no idle context on it without the claim:
+     * another process's contention check would count it. */
+    const gb_gpu_claim *claim = &opts->claim;
+    for (int i = 0; claim->take && !claim->held(claim->ctx) && opts->exec && i < gb_run_n_gpus(&r);
+         i++)
         gb_exec_stop_backend(gb_run_exec(&r, i));
     if (r.compiler) gb_history_warn(&r.history, gb_compiler_cache_error(r.compiler));
     gb_compiler_destroy(r.compiler);

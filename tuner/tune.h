@@ -9,9 +9,9 @@
  * stops the run (it is a bug in the script, not in a variant).
  *
  * Only one process measures on a GPU at a time: before a run first touches the
- * GPU for a shape it must measure, it takes the GPU's lease (exec/lease.h), and
- * the session keeps it until it ends. A measurement that still saw another
- * process on the GPU (contended, engine/measure.h) is measured again once after a
+ * GPU for a shape it must measure, it claims the GPU (gb_gpu_claim: the
+ * session's lease, session/session.h), which the session keeps until it ends. A measurement that
+ * still saw another process on the GPU (contended, engine/measure.h) is measured again once after a
  * pause; a best whose race stays contended is reported as such and never stored.
  */
 #ifndef GB_TUNER_TUNE_H
@@ -23,7 +23,6 @@
 #include "cache/key.h"
 #include "exec/exec.h"
 #include "engine/gemm.h"
-#include "exec/lease.h"
 #include "engine/measure.h"
 #include "engine/nvrtc.h"
 #include "engine/roofs.h"
@@ -95,24 +94,22 @@ void gb_kernel_def_free(gb_kernel_def *def);
  * false for NULL. */
 bool gb_kernel_is_library(const gb_kernel_def *def);
 
-/* The GPU's lease for a session (a gpubench-tune process). The first run that
- * must measure a shape takes it, just before it sets the shape up on the GPU (a
- * run answered from the cache, or compiling only, never does), and the session
- * holds it until gb_tuner_lease_end(), which its owner calls after the executor
- * is gone: so a process waiting for the lease, which ends its own worker first,
- * and a process holding it never both have a context on the GPU. */
-typedef struct gb_tuner_lease {
-    double wait_s;      /* how long to wait for another process's lease: < 0 for ever, 0 not */
-    gb_lease *held;     /* NULL until taken */
-    gb_lease *more[64]; /* with several GPUs (gb_tuner_opts.execs), the others' leases */
-    int n_more;
-    bool broken;     /* the lease could not be taken (its directory is unusable): measuring
-                        goes on without it, after one warning */
-    double waited_s; /* spent waiting for it, every run of the session together */
-} gb_tuner_lease;
-
-/* Releases the session's lease; NULL is a no-op. */
-void gb_tuner_lease_end(gb_tuner_lease *lease);
+/* The front end's claim on the GPU (the session's lease, session/session.h),
+ * which the tuner makes just before it first sets a shape up on the GPU to
+ * measure it (a shape answered from the cache, or compiling only, never does).
+ * take returns GB_OK when the run may measure, with *out_waited true when it
+ * first waited for another process (which may have tuned this very shape
+ * meanwhile) and *out_waited_s the seconds waited; any other code stops the run
+ * (GB_EBUSY: the other process kept the GPU). held says whether the claim is
+ * held: a front end that claims the GPU keeps no idle worker on it without the
+ * claim, where the holder's contention check would count it. take NULL: no
+ * claim is made. */
+typedef struct gb_gpu_claim {
+    int (*take)(void *ctx, const char *activity, bool *out_waited, double *out_waited_s,
+                gb_err *err);
+    bool (*held)(void *ctx);
+    void *ctx;
+} gb_gpu_claim;
 
 /* Where a run stands, for a progress display (report/progress.h). Sent after each
  * compile and each trial ends, and when a shape starts and ends. */
@@ -173,7 +170,7 @@ typedef struct gb_tuner_opts {
                                  gb_measure_screening() of it, the leaders race with it */
     double race_margin;       /* leaders: within this of the fastest screened (0: 0.10) */
     int race_leaders;         /* at most this many leaders (0: 8) */
-    gb_tuner_lease *lease;    /* the GPU's lease, taken before measuring; NULL: none taken */
+    gb_gpu_claim claim;       /* the GPU's lease, taken before measuring (take NULL: none) */
     double contended_pause_s; /* the pause before measuring a contended result again (0: 1 s) */
     FILE *log;                /* warnings (and -v's lines); NULL for silence */
     gb_progress_fn progress;  /* NULL: no progress display */
