@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/value.h"
+#include "report/export/export.h"
 #include "session/session.h"
 #include "tuner/tune.h"
 
@@ -27,10 +28,19 @@ struct gpubench_args {
     gb_err first; /* the first refused argument; code 0 while none was */
 };
 
+/* A kernel's entries as a lookup found them, kept for the next lookups. */
+typedef struct gb_api_table {
+    char *kernel;
+    char device[320]; /* the device asked for; "" for the cache's only one */
+    gb_export_table table;
+} gb_api_table;
+
 struct gpubench_session {
     gb_session session;
     char *arch;
-    char device[320]; /* the GPU's fingerprint once it is known; "" before */
+    char device[320];     /* the GPU's fingerprint once it is known; "" before */
+    gb_api_table *tables; /* read once per kernel and device, again after a tune */
+    int n_tables;
 };
 
 /* A read-only view of fields the engine owns, for a callback's argument. */

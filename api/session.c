@@ -95,6 +95,54 @@ static int no_worker(void *ctx, gb_exec **out, gb_err *err)
                                                      : gb_err_set(err, GB_ENOGPU, "no worker");
 }
 
+/* ---- the tables lookups read -------------------------------------------------- */
+
+/* The kernel's table for the session's device (or the only device), read from
+ * the cache the first time and kept. */
+static int table_for(gpubench_session *s, const char *kernel, const gb_export_table **out,
+                     gb_err *err)
+{
+    for (int i = 0; i < s->n_tables; i++)
+        if (!strcmp(s->tables[i].kernel, kernel) && !strcmp(s->tables[i].device, s->device)) {
+            *out = &s->tables[i].table;
+            return GB_OK;
+        }
+    gb_api_table *grown = realloc(s->tables, (size_t)(s->n_tables + 1) * sizeof *grown);
+    if (!grown) return gb_err_set(err, GB_ENOMEM, "out of memory");
+    s->tables = grown;
+    gb_api_table *t = &grown[s->n_tables];
+    memset(t, 0, sizeof *t);
+    gb_export_query q = {.kernel = kernel, .device = s->device[0] ? s->device : NULL};
+    int rc = gb_export_load(s->session.tuner.cache, &q, &t->table, err);
+    if (rc == GB_OK) rc = gb_export_table_finish(&t->table, "lookup", NULL, err);
+    if (rc == GB_OK && !(t->kernel = strdup(kernel)))
+        rc = gb_err_set(err, GB_ENOMEM, "out of memory");
+    if (rc) {
+        gb_export_table_free(&t->table);
+        return rc;
+    }
+    memcpy(t->device, s->device, sizeof t->device);
+    s->n_tables++;
+    *out = &t->table;
+    return GB_OK;
+}
+
+/* Forgets the kept tables of kernel (all of them: NULL), which a tune changed. */
+static void forget_tables(gpubench_session *s, const char *kernel)
+{
+    int kept = 0;
+    for (int i = 0; i < s->n_tables; i++) {
+        gb_api_table *t = &s->tables[i];
+        if (kernel && strcmp(t->kernel, kernel)) {
+            s->tables[kept++] = *t;
+            continue;
+        }
+        free(t->kernel);
+        gb_export_table_free(&t->table);
+    }
+    s->n_tables = kept;
+}
+
 /* ---- sessions ------------------------------------------------------------------ */
 
 void gpubench_session_options_init(gpubench_session_options *o)
@@ -169,6 +217,8 @@ void gpubench_session_close(gpubench_session *s)
 {
     if (!s) return;
     gb_session_close(&s->session); /* the worker, then the GPU's lease */
+    forget_tables(s, NULL);
+    free(s->tables);
     gb_cache_close(s->session.tuner.cache);
     free(s->arch);
     free(s);
@@ -264,6 +314,7 @@ int gpubench_tune(gpubench_session *s, const gpubench_kernel *k, const gpubench_
     gb_tune_result r;
     int rc = gb_session_tune(&s->session, &k->def, &req, &r, &e);
     if (rc == GB_OK && r.device[0]) memcpy(s->device, r.device, sizeof s->device);
+    forget_tables(s, k->def.name); /* the cache may hold new entries of it */
     const gb_shape_result *res = r.n_shapes ? &r.shapes[0] : NULL;
     if (rc == GB_OK && (!res || !res->has_best)) rc = res ? no_best(&r, res, &e) : GB_EINVAL;
     gpubench_best b = {0};
@@ -313,31 +364,24 @@ int gpubench_lookup(gpubench_session *s, const gpubench_kernel *k, const gpubenc
                     gpubench_best *out, gpubench_error *err)
 {
     gb_err e = {0};
-    gb_cache *cache = s->session.tuner.cache;
-    if (!cache || !shape) {
+    if (!s->session.tuner.cache || !shape) {
         gb_err_set(&e, GB_EINVAL, "looking up %s: %s", k->def.name,
-                   cache ? "no shape" : "the session has no cache (no_cache)");
+                   shape ? "the session has no cache (no_cache)" : "no shape");
         return gb_api_error_out(&e, err);
     }
-    gb_export_query q = {.kernel = k->def.name, .device = s->device[0] ? s->device : NULL};
-    gb_export_table t;
+    const gb_export_table *t = NULL;
     gb_fields key = {0};
     int row = -1;
     gb_export_match match = GB_EXPORT_DEFAULT;
     int rc = gb_tune_key_fields(&k->def, &shape->f, &key, &e);
     if (rc == GB_ESCRIPT) rc = e.code = GB_EINVAL; /* the shape lacks a key field */
-    if (rc == GB_OK) rc = gb_export_load(cache, &q, &t, &e);
-    if (rc == GB_OK) {
-        rc = gb_export_table_finish(&t, "lookup", NULL, &e);
-        if (rc == GB_OK) rc = gb_export_table_lookup(&t, &key, &row, &match, &e);
-        if (rc == GB_OK && row < 0)
-            rc = gb_err_set(&e, GB_ENOTFOUND,
-                            "no entry of %s has the shape's string and boolean "
-                            "key fields",
-                            k->def.name);
-        if (rc == GB_OK) rc = answer(&t, row, match, out, &e);
-        gb_export_table_free(&t);
-    }
+    if (rc == GB_OK) rc = table_for(s, k->def.name, &t, &e);
+    if (rc == GB_OK) rc = gb_export_table_lookup(t, &key, &row, &match, &e);
+    if (rc == GB_OK && row < 0)
+        rc =
+            gb_err_set(&e, GB_ENOTFOUND,
+                       "no entry of %s has the shape's string and boolean key fields", k->def.name);
+    if (rc == GB_OK) rc = answer(t, row, match, out, &e);
     gb_fields_free(&key);
     if (rc) gb_err_context(&e, "looking up %s", k->def.name);
     return rc ? gb_api_error_out(&e, err) : GPUBENCH_OK;

@@ -179,6 +179,16 @@ static void test_tune_then_answer_from_the_cache_then_look_up_exact_and_nearest(
     assert_string_equal(best.device, device);
     gpubench_best_clear(&best);
 
+    /* A lookup reads the kernel's entries once; a tune in the session adds its own. */
+    gpubench_fields *more = shape_n(7680);
+    assert_int_equal(gpubench_tune(f->session, f->kernel, more, NULL, &best, &f->err), 0);
+    gpubench_best_clear(&best);
+    assert_int_equal(gpubench_lookup(f->session, f->kernel, more, &best, &f->err), 0);
+    assert_int_equal(best.match, GPUBENCH_EXACT);
+    assert_int_equal(field_int(best.shape, "n"), 7680);
+    gpubench_best_clear(&best);
+    gpubench_fields_free(more);
+
     /* A later process: a new session answers from the cache without a GPU. */
     gpubench_session_close(f->session);
     f->session = open_session(f, 0);

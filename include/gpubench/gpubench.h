@@ -373,7 +373,9 @@ GPUBENCH_API int gpubench_tune(gpubench_session *s, const gpubench_kernel *k,
  * numeric ones of |log2(asked/entry)|, or log2(1 + |asked - entry|) where a value
  * is <= 0), as a tuned header's lookup does. The entries are those of the
  * session's GPU once it is open (after a tune, or gpubench_session_device), else
- * of the only device the cache has k for. [out] out: the best.
+ * of the only device the cache has k for. The session reads k's entries once and
+ * keeps them (again after it tunes k): entries another process adds meanwhile show
+ * in a new session. [out] out: the best.
  * Errors: GPUBENCH_ENOTFOUND when no entry answers (none for k, or none with the
  * same string and boolean key fields); GPUBENCH_EINVAL when the shape lacks a key
  * field, or the cache has k for several devices and the GPU is not open. */
