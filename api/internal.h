@@ -65,6 +65,12 @@ void gb_api_set_hooks(gpubench_kernel *k);
  * launch and no parameters). */
 int gb_api_kernel_check(const gpubench_kernel *k, gb_err *err);
 
+/* The worker program (api/paths.c): the option, $GPUBENCH_WORKER, the
+ * gpubench-tune installed beside the library, the build's, the configured
+ * prefix's. GB_EINVAL for one given that is not executable, GB_ENOTFOUND when
+ * none is found. */
+int gb_api_find_worker(const char *option, char *out, size_t size, gb_err *err);
+
 /* The template path the API reads templates from: $GPUBENCH_TEMPLATES's folders,
  * then the templates installed beside the library, then the source tree's (a
  * build that runs where it was built) and the configured prefix's. */
