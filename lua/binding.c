@@ -5,6 +5,7 @@
 #include "lua/collective.h"
 #include "lua/internal.h"
 #include "lua/wire.h"
+#include "tuner/variant.h"
 
 #include <lauxlib.h>
 #include <lualib.h>

@@ -16,7 +16,9 @@
 #define GB_TUNER_HISTORY_H
 
 #include "cache/record.h"
-#include "tuner/tune.h"
+#include "tuner/kernel.h"
+#include "tuner/opts.h"
+#include "tuner/result.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -207,3 +207,32 @@ int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader
     gb_compile_job_free(ref_job);
     return rc;
 }
+
+/* ---- the reference alone ---------------------------------------------------- */
+
+/* A timing of the reference that stays contended is not kept. */
+void gb_run_keep_baseline(gb_shape_result *res, gb_measurement *m)
+{
+    res->baseline_contended = m->contended;
+    res->has_baseline = !m->contended;
+    if (res->has_baseline) {
+        res->baseline = *m; /* moved */
+        memset(m, 0, sizeof *m);
+    }
+}
+
+int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res)
+{
+    gb_compile_job *job = NULL;
+    gb_variant v = {0};
+    gb_err e = {0};
+    gb_trial_result t = {0};
+    int rc = gb_run_reference_variant(r, shape, &job, &v, &e);
+    if (rc == GB_OK && !e.code) {
+        rc = gb_trial_measure(r, &v, &r->full, &t);
+        if (rc == GB_OK && t.status == GB_TRIAL_OK) gb_run_keep_baseline(res, &t.measurement);
+    }
+    gb_trial_result_free(&t);
+    gb_compile_job_free(job);
+    return rc;
+}

@@ -1,10 +1,16 @@
 /*
- * Internal to tuner/: the state of one gb_tune call, shared by tune.c (shapes,
- * the problem and the reference), the three drivers (search_run.c tunes through a
- * strategy, bench_run.c times fixed configurations, compile_run.c only compiles),
- * trial.c (a configuration's way from compile to a counted trial) and race.c (the
- * leaders). What the cache keeps and what a rerun may reuse is behind a handle of
- * its own (tuner/history.h), which the run holds.
+ * Internal to tuner/: the state of one gb_tune call and the parts that work on
+ * it, from the top down:
+ *   tune.c        the call: the run's identity, each shape to its driver;
+ *   the drivers   search_run.c tunes through a strategy, bench_run.c times fixed
+ *                 configurations, compile_run.c only compiles;
+ *   what they share: plan.c (the strategy and budget), shape.c (the claim, the
+ *                 problem and the reference; the best kept), trial.c (a
+ *                 configuration's way from compile to a counted trial), race.c
+ *                 (the leaders, and the reference timed alone);
+ *   run.c         the log, the GPUs, the pause for contention.
+ * Each calls only those below it. What the cache keeps and what a rerun may reuse
+ * is behind a handle of its own (tuner/history.h), which the run holds.
  */
 #ifndef GB_TUNER_RUN_H
 #define GB_TUNER_RUN_H
@@ -15,7 +21,9 @@
 #include "tuner/compiler.h"
 #include "tuner/history.h"
 #include "tuner/strategy.h"
-#include "tuner/tune.h"
+#include "tuner/kernel.h"
+#include "tuner/opts.h"
+#include "tuner/result.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -85,16 +93,71 @@ typedef struct leader {
     bool contended; /* its measurement saw other processes on the GPU */
 } leader;
 
-void gb_run_log(const run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---- the drivers (search_run.c, bench_run.c, compile_run.c) ---------------- */
 
-/* The GPUs trials run on (gb_tuner_opts.execs; 1 without --gpus) and the executor
- * of the i-th; the 0th is opts->exec. */
-int gb_run_n_gpus(const run *r);
-gb_exec *gb_run_exec(const run *r, int i);
+/* Tunes the shape through its strategy (search_run.c). */
+int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
+                    leader *best);
+/* Times the configuration asked for (or the cached best) with the full criterion
+ * (bench_run.c). */
+int gb_bench_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res);
 
-/* The pause before a contended measurement is taken again (opts->contended_pause_s);
- * GB_EINTR, with r->err set, when the user interrupts it. */
-int gb_run_pause_for_contention(run *r);
+/* Compiles every accepted configuration, and the reference (compile_run.c). */
+int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res);
+
+/* ---- plan.c ------------------------------------------------------------- */
+
+/* The strategy and budget a request gets for a shape (the default rule when it
+ * names none); fills res's strategy, seed and budget. */
+int gb_search_plan(run *r, gb_shape_result *res);
+
+/* The valid configurations of this shard (of the space, unsharded), counted up to
+ * limit (more: *out is limit + 1). */
+int gb_search_count_valid(run *r, uint64_t limit, uint64_t *out);
+
+/* A shard's part of a budget of evals: the run's budget is shared out among its
+ * shards (rounded up); 0 (none) stays 0. */
+int64_t gb_run_shard_share(const run *r, int64_t evals);
+
+/* ---- shape.c ------------------------------------------------------------ */
+
+/* Claims the GPU, sets up the problem on it and runs the reference; a
+ * failure of the shape (not the run) is left in res->failure. *out_cached says a
+ * process that had the GPU meanwhile tuned the shape (res then holds its best). */
+int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
+                   bool *out_cached);
+/* The reference, compiled (or found in the cubin cache) for this shape. A compile
+ * error is in e; other failures are the run's, in r->err. The job owns the cubin
+ * that v points into: free it after use. A library reference (gb_kernel_is_library)
+ * is not compiled: *job is NULL and v is its GEMM on the shape (r->current.ref_gemm, which
+ * gb_run_shape_args set). */
+int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *v,
+                             gb_err *e);
+/* Whether the run times the reference too (baseline = "reference"). */
+static inline bool gb_run_wants_baseline(const run *r)
+{
+    return r->req->baseline && r->k->reference;
+}
+/* The timer this run's samples come from ("cupti" or "events"): events when the
+ * run asks for them or the device has no CUPTI. A timing by another timer is
+ * neither resumed nor answered from the cache. */
+static inline const char *gb_run_timer(const run *r)
+{
+    if (r->full.timer == GB_TIMER_EVENTS || strcmp(r->dev.timer, "cupti") != 0) return "events";
+    return "cupti";
+}
+/* A space the constraints left empty: the shape fails ("no valid configuration:
+ * the constraints rejected all N of the space"), in a timed run as in a
+ * compile-only one, when the search saw the whole space and tried nothing. A
+ * shard that owns none of the space is not such a shape. */
+int gb_run_none_valid(run *r, gb_shape_result *res, int64_t tried);
+
+/* Keeps the best of what finished in res, and stores it unless the run was
+ * interrupted, only benchmarked, or contended. Returns rc. */
+int gb_run_settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res, int rc);
+/* The script's view of the shape: its arguments, check and work. */
+int gb_run_shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_arg *args,
+                      int *n_args);
 
 /* ---- trial.c ------------------------------------------------------------ */
 
@@ -154,75 +217,6 @@ void gb_trial_shape_begin(run *r, const gb_shape_result *res);
 /* Sends the shape's progress to opts->progress, if any. */
 void gb_run_progress(run *r, gb_progress_phase phase, const leader *best);
 
-/* ---- the drivers ---------------------------------------------------------- */
-
-/* Tunes the shape through its strategy (search_run.c). */
-int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
-                    leader *best);
-/* The strategy and budget a request gets for a shape (the default rule when it
- * names none); fills res's strategy, seed and budget. */
-int gb_search_plan(run *r, gb_shape_result *res);
-
-/* Times the configuration asked for (or the cached best) with the full criterion
- * (bench_run.c). */
-int gb_bench_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res);
-
-/* The valid configurations of this shard (of the space, unsharded), counted up to
- * limit (more: *out is limit + 1). */
-int gb_search_count_valid(run *r, uint64_t limit, uint64_t *out);
-
-/* A shard's part of a budget of evals: the run's budget is shared out among its
- * shards (rounded up); 0 (none) stays 0. */
-int64_t gb_run_shard_share(const run *r, int64_t evals);
-
-/* A space the constraints left empty: the shape fails ("no valid configuration:
- * the constraints rejected all N of the space"), in a timed run as in a
- * compile-only one, when the search saw the whole space and tried nothing. A
- * shard that owns none of the space is not such a shape. */
-int gb_run_none_valid(run *r, gb_shape_result *res, int64_t tried);
-
-/* Compiles every accepted configuration, and the reference (compile_run.c). */
-int gb_compile_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res);
-
-/* ---- tune.c: what the drivers share --------------------------------------- */
-
-/* Takes the lease, sets up the problem on the GPU and runs the reference; a
- * failure of the shape (not the run) is left in res->failure. *out_cached says a
- * process that had the GPU meanwhile tuned the shape (res then holds its best). */
-int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
-                   bool *out_cached);
-/* The reference, compiled (or found in the cubin cache) for this shape. A compile
- * error is in e; other failures are the run's, in r->err. The job owns the cubin
- * that v points into: free it after use. A library reference (gb_kernel_is_library)
- * is not compiled: *job is NULL and v is its GEMM on the shape (r->current.ref_gemm, which
- * gb_run_shape_args set). */
-int gb_run_reference_variant(run *r, const gb_fields *shape, gb_compile_job **job, gb_variant *v,
-                             gb_err *e);
-/* Whether the run times the reference too (baseline = "reference"). */
-static inline bool gb_run_wants_baseline(const run *r)
-{
-    return r->req->baseline && r->k->reference;
-}
-/* The timer this run's samples come from ("cupti" or "events"): events when the
- * run asks for them or the device has no CUPTI. A timing by another timer is
- * neither resumed nor answered from the cache. */
-static inline const char *gb_run_timer(const run *r)
-{
-    if (r->full.timer == GB_TIMER_EVENTS || strcmp(r->dev.timer, "cupti") != 0) return "events";
-    return "cupti";
-}
-/* Times the reference alone with the full criterion, for the "vs ref" column. */
-int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res);
-/* Keeps the reference's measurement m as the shape's baseline (moved out of m), or
- * marks the baseline contended and keeps nothing. */
-void gb_run_keep_baseline(gb_shape_result *res, gb_measurement *m);
-/* Keeps the best of what finished in res, and stores it unless the run was
- * interrupted, only benchmarked, or contended. Returns rc. */
-int gb_run_settle(run *r, const gb_record_id *id, const leader *best, gb_shape_result *res, int rc);
-/* The script's view of the shape: its arguments, check and work. */
-int gb_run_shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_arg *args,
-                      int *n_args);
-
 /* ---- race.c ------------------------------------------------------------- */
 
 /* Re-measures the shape's leaders (the ok configurations within the margin of the
@@ -233,5 +227,24 @@ int gb_run_shape_args(run *r, const gb_fields *shape, gb_shape_result *res, gb_a
  * run, the screening's best stands, no baseline is kept, and res->race_failure
  * says why. */
 int gb_race_leaders(run *r, const gb_fields *shape, gb_shape_result *res, leader *best);
+
+/* Times the reference alone with the full criterion, for the "vs ref" column. */
+int gb_run_time_reference(run *r, const gb_fields *shape, gb_shape_result *res);
+/* Keeps the reference's measurement m as the shape's baseline (moved out of m), or
+ * marks the baseline contended and keeps nothing. */
+void gb_run_keep_baseline(gb_shape_result *res, gb_measurement *m);
+
+/* ---- run.c -------------------------------------------------------------- */
+
+void gb_run_log(const run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The GPUs trials run on (gb_tuner_opts.execs; 1 without --gpus) and the executor
+ * of the i-th; the 0th is opts->exec. */
+int gb_run_n_gpus(const run *r);
+gb_exec *gb_run_exec(const run *r, int i);
+
+/* The pause before a contended measurement is taken again (opts->contended_pause_s);
+ * GB_EINTR, with r->err set, when the user interrupts it. */
+int gb_run_pause_for_contention(run *r);
 
 #endif

@@ -9,7 +9,7 @@
 #include "cache/key.h"
 #include "cache/record.h"
 #include "tuner/compiler.h"
-#include "tuner/tune.h"
+#include "tuner/kernel.h"
 
 /* A compile job for (kernel, config, shape), submitted to nothing yet. */
 int gb_variant_job(const gb_kernel_def *kernel, const gb_key *source_fp, const char *arch,
@@ -24,5 +24,11 @@ int gb_variant_source_files(const gb_kernel_def *kernel, gb_key *out_fp,
 
 /* Hex hash of the space's parameters and values. */
 int gb_variant_space_fp(const gb_space *space, char out[33]);
+
+/* The entry expression with ${P} replaced by the configuration's values. */
+int gb_tune_expand_entry(const char *entry, const gb_config *config, gb_strbuf *out, gb_err *err);
+
+/* The kernel fingerprint (hex): source closure, entry, options, macros. */
+int gb_tune_kernel_fingerprint(const gb_kernel_def *kernel, char out[33], gb_err *err);
 
 #endif
