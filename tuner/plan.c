@@ -94,3 +94,10 @@ int gb_search_plan(run *r, gb_shape_result *res)
         r->current.planned = (int64_t)valid;
     return rc;
 }
+
+int gb_pipeline_create_strategy(gb_pipeline *r, gb_strategy **out)
+{
+    if (r->current.custom)
+        return r->current.custom->create(r->current.custom->ctx, &r->current.search, out, r->err);
+    return r->current.kind->create(&r->current.search, out, r->err);
+}

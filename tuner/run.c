@@ -40,3 +40,77 @@ int gb_run_pause_for_contention(run *r)
     }
     return gb_interrupted() ? gb_err_set(r->err, GB_EINTR, "interrupted") : GB_OK;
 }
+
+/* ---- what a driver reads of the run (tuner/pipeline.h) ----------------------- */
+
+gb_err *gb_pipeline_err(gb_pipeline *r)
+{
+    return r->err;
+}
+
+gb_err *gb_pipeline_set_err(gb_pipeline *r, gb_err *err)
+{
+    gb_err *was = r->err;
+    r->err = err;
+    return was;
+}
+
+const gb_kernel_def *gb_pipeline_kernel(const gb_pipeline *r)
+{
+    return r->k;
+}
+
+const gb_tune_request *gb_pipeline_request(const gb_pipeline *r)
+{
+    return r->req;
+}
+
+const gb_tuner_opts *gb_pipeline_opts(const gb_pipeline *r)
+{
+    return r->opts;
+}
+
+const gb_measure_opts *gb_pipeline_screening(const gb_pipeline *r)
+{
+    return &r->screen;
+}
+
+const gb_measure_opts *gb_pipeline_full(const gb_pipeline *r)
+{
+    return &r->full;
+}
+
+const gb_check_spec *gb_pipeline_check(const gb_pipeline *r)
+{
+    return &r->current.check;
+}
+
+gb_search *gb_pipeline_search(gb_pipeline *r)
+{
+    return &r->current.search;
+}
+
+gb_progress *gb_pipeline_progress(gb_pipeline *r)
+{
+    return &r->current.progress;
+}
+
+gb_history *gb_pipeline_history(gb_pipeline *r)
+{
+    return &r->history;
+}
+
+gb_tune_result *gb_pipeline_result(gb_pipeline *r)
+{
+    return r->result;
+}
+
+gb_compiler *gb_pipeline_compiler(gb_pipeline *r)
+{
+    return r->compiler;
+}
+
+const gb_arch_limits *gb_pipeline_limits(const gb_pipeline *r)
+{
+    return &r->limits;
+}

@@ -5,7 +5,9 @@
  * budget) goes on from them instead of starting over. Every trial is announced in
  * the cache before it runs and recorded when it ends, so a tuner killed at any
  * moment loses nothing. */
-#include "tuner/run.h"
+#include "tuner/pipeline.h"
+
+#include "base/clock.h"
 
 #include "exec/pool.h"
 #include "exec/interrupt.h"
@@ -20,7 +22,7 @@
 enum { WAITING, RUNNING, DONE };
 
 typedef struct searcher {
-    run *r;
+    gb_pipeline *r;
     const gb_fields *shape;
     const gb_record_id *id;
     gb_shape_result *res;
@@ -60,16 +62,16 @@ static gb_observation observe(const gb_config *config, const gb_trial_result *t,
 static int on_recorded(void *ctx, const gb_config *config, const gb_trial_result *t)
 {
     searcher *s = ctx;
-    run *r = s->r;
+    gb_pipeline *r = s->r;
     bool fresh;
     gb_trial_ident ident;
-    int rc = gb_search_claim(&r->current.search, config->ordinal, &fresh, r->err);
+    int rc = gb_search_claim(gb_pipeline_search(r), config->ordinal, &fresh, gb_pipeline_err(r));
     if (rc || !fresh) return rc; /* rejected by today's constraints, or seen */
-    if ((rc = gb_history_ident(&r->history, s->id, config, &ident))) return rc;
+    if ((rc = gb_history_ident(gb_pipeline_history(r), s->id, config, &ident))) return rc;
     rc = gb_trial_tally(r, &ident, true, t, s->res, s->best);
     gb_history_ident_free(&ident);
     gb_observation obs = observe(config, t, true);
-    if (rc == GB_OK) rc = gb_strategy_tell(s->strategy, &obs, 1, r->err);
+    if (rc == GB_OK) rc = gb_strategy_tell(s->strategy, &obs, 1, gb_pipeline_err(r));
     s->res->n_evals++;
     s->res->n_recorded++;
     return rc;
@@ -79,13 +81,13 @@ static int on_recorded(void *ctx, const gb_config *config, const gb_trial_result
  * each. *out_idle: it proposed nothing. */
 static int fill(searcher *s, int window, bool *out_idle)
 {
-    run *r = s->r;
+    gb_pipeline *r = s->r;
     gb_config asked[GB_WINDOW_MAX];
     int want = window - s->count, n = 0;
     if (evals_left(s) < want) want = evals_left(s);
     *out_idle = false;
     if (want <= 0 || out_of_time(s)) return GB_OK;
-    int rc = gb_strategy_ask(s->strategy, want, asked, &n, r->err);
+    int rc = gb_strategy_ask(s->strategy, want, asked, &n, gb_pipeline_err(r));
     *out_idle = rc == GB_OK && n == 0;
     for (int i = 0; rc == GB_OK && i < n; i++) {
         gb_pending *p = &s->ring[(s->head + s->count) % GB_WINDOW_MAX];
@@ -103,13 +105,13 @@ static int fill(searcher *s, int window, bool *out_idle)
 /* The oldest configuration in the window: its trial, told to the strategy. */
 static int finish_oldest(searcher *s)
 {
-    run *r = s->r;
+    gb_pipeline *r = s->r;
     gb_pending *p = &s->ring[s->head];
     gb_trial_result t = {0};
-    int rc = gb_pending_finish(r, s->id, p, &r->screen, s->res, s->best, &t);
+    int rc = gb_pending_finish(r, s->id, p, gb_pipeline_screening(r), s->res, s->best, &t);
     if (rc == GB_OK) {
         gb_observation obs = observe(&p->ident.config, &t, false);
-        rc = gb_strategy_tell(s->strategy, &obs, 1, r->err);
+        rc = gb_strategy_tell(s->strategy, &obs, 1, gb_pipeline_err(r));
     }
     gb_trial_result_free(&t);
     gb_pending_free(r, p);
@@ -123,12 +125,12 @@ static int finish_oldest(searcher *s)
 /* The trial of ring[i] ended (t): recorded, counted, told. */
 static int conclude(searcher *s, int i, gb_trial_result *t)
 {
-    run *r = s->r;
+    gb_pipeline *r = s->r;
     gb_pending *p = &s->ring[i];
     int rc = gb_pending_done(r, s->id, p, t, s->res, s->best);
     if (rc == GB_OK) {
         gb_observation obs = observe(&p->ident.config, t, false);
-        rc = gb_strategy_tell(s->strategy, &obs, 1, r->err);
+        rc = gb_strategy_tell(s->strategy, &obs, 1, gb_pipeline_err(r));
     }
     s->state[i] = DONE;
     return rc;
@@ -138,14 +140,15 @@ static int conclude(searcher *s, int i, gb_trial_result *t)
  * (resumed, a compile error, skipped). */
 static int launch(searcher *s, int i)
 {
-    run *r = s->r;
+    gb_pipeline *r = s->r;
     gb_trial_result t = {0};
     gb_variant v;
     bool run_it;
     int rc = gb_pending_ready(r, s->id, &s->ring[i], s->res, s->best, &v, &t, &run_it);
     if (rc == GB_OK && run_it) {
-        rc = gb_exec_pool_submit(s->pool, (uint64_t)i, &v, &r->current.check, &r->screen,
-                                 gb_trial_timeout_s(r), r->err);
+        rc = gb_exec_pool_submit(s->pool, (uint64_t)i, &v, gb_pipeline_check(r),
+                                 gb_pipeline_screening(r), gb_trial_timeout_s(r),
+                                 gb_pipeline_err(r));
         if (rc == GB_OK) s->state[i] = RUNNING;
     } else if (rc == GB_OK) {
         rc = conclude(s, i, &t);
@@ -158,18 +161,19 @@ static int launch(searcher *s, int i)
  * on an error) it is recorded and counted, not told to the strategy. */
 static int land(searcher *s, bool tell)
 {
-    run *r = s->r;
+    gb_pipeline *r = s->r;
     uint64_t tag;
     int gpu, trial_rc;
     gb_trial_result t = {0};
     gb_err e = {0};
     int rc = gb_exec_pool_poll(s->pool, &tag, &gpu, &t, &trial_rc, &e);
-    if (rc) return gb_err_copy(r->err, &e);
+    if (rc) return gb_err_copy(gb_pipeline_err(r), &e);
     int i = (int)tag;
     gb_trial_account(r, &s->ring[i], trial_rc, t.phases.total_ms / 1e3, &t);
-    if (trial_rc == GB_OK) gb_trial_phases_add(&r->result->timing.trial_phases, &t.phases);
+    if (trial_rc == GB_OK)
+        gb_trial_phases_add(&gb_pipeline_result(r)->timing.trial_phases, &t.phases);
     if (trial_rc)
-        rc = gb_err_copy(r->err, &e);
+        rc = gb_err_copy(gb_pipeline_err(r), &e);
     else if (tell)
         rc = conclude(s, i, &t);
     else
@@ -202,55 +206,48 @@ static int advance(searcher *s)
  * recorded, what was interrupted is taken back. */
 static void drain(searcher *s)
 {
-    gb_err ignored = {0}, *keep = s->r->err;
-    s->r->err = &ignored; /* the search's own error stands */
+    gb_err ignored = {0}, *keep = gb_pipeline_set_err(s->r, &ignored); /* the search's own stands */
     while (gb_exec_pool_pending(s->pool) > 0)
         land(s, false);
-    s->r->err = keep;
+    gb_pipeline_set_err(s->r, keep);
 }
 
 static int open_pool(searcher *s)
 {
-    run *r = s->r;
+    gb_pipeline *r = s->r;
     if (gb_run_n_gpus(r) < 2) return GB_OK;
     gb_exec *execs[GB_POOL_MAX];
     for (int i = 0; i < gb_run_n_gpus(r) && i < GB_POOL_MAX; i++)
         execs[i] = gb_run_exec(r, i);
-    return gb_exec_pool_create(execs, r->opts->gpus, gb_run_n_gpus(r), &s->pool, r->err);
+    return gb_exec_pool_create(execs, gb_pipeline_opts(r)->gpus, gb_run_n_gpus(r), &s->pool,
+                               gb_pipeline_err(r));
 }
 
 static gb_search_end ending(const searcher *s, int rc)
 {
     if (rc == GB_EINTR) return GB_END_INTERRUPT;
-    if (s->r->current.search.exhausted) return GB_END_SPACE;
+    if (gb_pipeline_search(s->r)->exhausted) return GB_END_SPACE;
     if (evals_left(s) == 0) return GB_END_EVALS;
     if (out_of_time(s)) return GB_END_SECONDS;
     return GB_END_STRATEGY;
 }
 
-static int create_strategy(run *r, gb_strategy **out)
-{
-    if (r->current.custom)
-        return r->current.custom->create(r->current.custom->ctx, &r->current.search, out, r->err);
-    return r->current.kind->create(&r->current.search, out, r->err);
-}
-
-int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_shape_result *res,
-                    leader *best)
+int gb_search_shape(gb_pipeline *r, const gb_fields *shape, const gb_record_id *id,
+                    gb_shape_result *res, leader *best)
 {
     searcher s = {.r = r, .shape = shape, .id = id, .res = res, .best = best};
-    int window = gb_run_window(r), rc = create_strategy(r, &s.strategy);
+    int window = gb_run_window(r), rc = gb_pipeline_create_strategy(r, &s.strategy);
     bool idle = false;
     if (rc == GB_OK) rc = open_pool(&s);
     if (s.pool && window < 2 * gb_run_n_gpus(r)) /* a configuration ahead for every GPU */
         window = 2 * gb_run_n_gpus(r) < GB_WINDOW_MAX ? 2 * gb_run_n_gpus(r) : GB_WINDOW_MAX;
-    if (rc == GB_OK) rc = gb_history_recorded(&r->history, id, on_recorded, &s);
+    if (rc == GB_OK) rc = gb_history_recorded(gb_pipeline_history(r), id, on_recorded, &s);
     s.t0_s = gb_now_ms() / 1e3;
     while (rc == GB_OK) {
         if (!idle) rc = fill(&s, window, &idle);
         if (rc || s.count == 0) break; /* nothing in flight and nothing proposed: done */
         if (gb_interrupted()) {
-            rc = gb_err_set(r->err, GB_EINTR, "interrupted");
+            rc = gb_err_set(gb_pipeline_err(r), GB_EINTR, "interrupted");
             break;
         }
         rc = s.pool ? advance(&s) : finish_oldest(&s);
@@ -262,9 +259,9 @@ int gb_search_shape(run *r, const gb_fields *shape, const gb_record_id *id, gb_s
         gb_pending_free(r, &s.ring[s.head]);
     res->ended_by = rc && rc != GB_EINTR ? GB_END_NONE : ending(&s, rc);
     res->complete = res->ended_by == GB_END_SPACE;
-    res->n_rejected = r->current.search.n_rejected;
-    res->n_checked = r->current.search.n_checked;
-    res->check_s = r->current.search.check_s;
+    res->n_rejected = gb_pipeline_search(r)->n_rejected;
+    res->n_checked = gb_pipeline_search(r)->n_checked;
+    res->check_s = gb_pipeline_search(r)->check_s;
     gb_strategy_destroy(s.strategy);
     return rc;
 }

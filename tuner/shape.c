@@ -194,6 +194,11 @@ int gb_run_prepare(run *r, const gb_fields *shape, const gb_record_id *id, gb_sh
     return rc;
 }
 
+bool gb_run_wants_baseline(const run *r)
+{
+    return r->req->baseline && r->k->reference;
+}
+
 /* ---- the end --------------------------------------------------------------- */
 
 int gb_run_none_valid(run *r, gb_shape_result *res, int64_t tried)
