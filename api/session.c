@@ -3,21 +3,19 @@
  * tables read as a tuned header reads them. */
 #include "api/internal.h"
 
-#include "exec/worker.h"
 #include "report/export/export.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-/* A session without a worker program: the GPU cannot be opened, and says why. */
+/* A session opened without a worker program: when a tune needs the GPU, it is
+ * told why there is none. */
 static int no_worker(void *ctx, gb_exec **out, gb_err *err)
 {
-    (void)out;
     char path[4096];
-    return gb_api_find_worker(NULL, path, sizeof path, err)
-               ? err->code
-               : gb_err_set(err, GB_ENOGPU, "no worker");
+    int rc = gb_api_find_worker(NULL, path, sizeof path, err);
+    return rc ? rc
+              : gb_err_set(err, GB_ENOTFOUND, "no GPU worker was found when the session opened");
 }
 
 /* ---- the tables lookups read -------------------------------------------------- */
@@ -270,7 +268,7 @@ static int answer(const gb_export_table *t, int row, gb_export_match match, gpub
                   gb_err *err)
 {
     const gb_export_row *r = &t->rows[row];
-    gb_fields config, shape;
+    gb_fields config = {0}, shape = {0};
     int rc = row_fields(t->params, t->n_params, r->config, &config);
     if (rc == GB_OK) rc = row_fields(t->keys, t->n_keys, r->key, &shape);
     gpubench_best b = {0};
