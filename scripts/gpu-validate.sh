@@ -3,6 +3,8 @@
 # see scripts/deps-bundle.sh), runs every test (GPU tests included; the compile
 # sweeps over every list, GB_TEST_FULL=1), then
 #   - tunes examples/gemm.lua twice (the second run comes from the cache),
+#   - builds examples/embed against the installed tree and runs it twice (the C
+#     API: tuned, then answered from the cache),
 #   - tunes the tensor-core GEMMs (examples/gemm_tc.lua: the default, every type,
 #     irregular and batched shapes, the four layouts, fp8 and tf32 in the
 #     layouts the kernel transposes, every type and layout with rows that are
@@ -71,6 +73,15 @@ section "examples/gemm.lua, twice"
 timed $tune examples/gemm.lua --cache "$cache"
 timed $tune examples/gemm.lua --cache "$cache"
 build-gpu/cli/gpubench cache ls --cache "$cache" >> "$runs" 2>&1
+
+section "the C API: examples/embed against the installed tree, tuned, then from the cache"
+cmake --install build-gpu --prefix "$cache/prefix" >> "$runs" 2>&1 &&
+    cmake -S examples/embed -B "$cache/embed" -DCMAKE_PREFIX_PATH="$cache/prefix" >> "$runs" 2>&1 &&
+    cmake --build "$cache/embed" >> "$runs" 2>&1 || status=1
+export GPUBENCH_CACHE="$cache/api"
+timed "$cache/embed/embed" 1024 1024 1024 2048 2048 2048
+timed "$cache/embed/embed" 1024 1024 1024 2048 2048 2048
+unset GPUBENCH_CACHE
 
 section "examples/gemm_tc.lua: the default tune, then each type on irregular and batched shapes, and the layouts"
 timed $tune examples/gemm_tc.lua --cache "$cache/tc"
