@@ -9,26 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Where an installed library finds the tools and the templates, relative to its
- * own folder, and the build's own places (set by api/CMakeLists.txt). */
-#ifndef GB_WORKER_FROM_LIB
-#define GB_WORKER_FROM_LIB "../bin/gpubench-tune"
-#endif
-#ifndef GB_TEMPLATES_FROM_LIB
-#define GB_TEMPLATES_FROM_LIB "../share/gpubench/templates"
-#endif
-#ifndef GB_BUILD_WORKER
-#define GB_BUILD_WORKER ""
-#endif
-#ifndef GB_INSTALL_WORKER
-#define GB_INSTALL_WORKER ""
-#endif
-#ifndef GB_SOURCE_TEMPLATES
-#define GB_SOURCE_TEMPLATES ""
-#endif
-#ifndef GB_INSTALL_TEMPLATES
-#define GB_INSTALL_TEMPLATES ""
-#endif
+/* GB_WORKER_FROM_LIB and GB_TEMPLATES_FROM_LIB (relative to the library's own
+ * folder), GB_BUILD_WORKER, GB_INSTALL_WORKER, GB_SOURCE_TEMPLATES and
+ * GB_INSTALL_TEMPLATES come from api/CMakeLists.txt. */
 
 /* relative, taken from the folder this library was loaded from, into out; false
  * when that cannot be told or nothing is there. */

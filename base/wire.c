@@ -199,13 +199,7 @@ static json_t *target_of(const gb_wire_field *f, json_t *out)
 /* A virtual field's value, from .get: written like a member's. */
 static int encode_virtual(const gb_wire_field *f, const void *obj, const void *ctx, json_t *out)
 {
-    union {
-        gb_fields fields;
-        char *string;
-        double number;
-        int64_t integer;
-        bool boolean;
-    } value;
+    gb_wire_virtual_value value;
     memset(&value, 0, sizeof value);
     f->get(obj, ctx, &value);
     return gb_json_set(out, f->name, encode_value(f, &value, ctx));

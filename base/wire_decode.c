@@ -383,13 +383,7 @@ static int decode_keyed(reader *r, const gb_wire_field *f, const json_t *holder,
 /* A virtual field: the value read goes to its .set. */
 static int decode_virtual(reader *r, const gb_wire_field *f, const json_t *v, void *obj)
 {
-    union {
-        gb_fields fields;
-        char *string;
-        double number;
-        int64_t integer;
-        bool boolean;
-    } value;
+    gb_wire_virtual_value value;
     memset(&value, 0, sizeof value);
     int rc = decode_value(r, f, v, &value);
     if (rc == GB_OK) return f->set(obj, r->ctx, &value, r->path, r->err);
