@@ -186,20 +186,34 @@ static int encode_keyed(const gb_wire_field *f, const void *obj, const void *ctx
     return GB_OK;
 }
 
-/* The object a field is written into: out, or its group in out (made on first use,
- * so the group sits where its first field is). NULL on ENOMEM. */
+bool gb_wire_group_next(const char **group, char part[GB_WIRE_GROUP_PART])
+{
+    const char *g = *group;
+    if (!g || !*g) return false;
+    size_t len = strcspn(g, ".");
+    size_t kept = len < GB_WIRE_GROUP_PART ? len : GB_WIRE_GROUP_PART - 1; /* checked: fits */
+    memcpy(part, g, kept);
+    part[kept] = '\0';
+    *group = g + len + (g[len] == '.');
+    return true;
+}
+
+/* The object a field is written into: out, or its group in out (each part made on
+ * first use, so a group sits where its first field is). NULL on ENOMEM. */
 static json_t *target_of(const gb_wire_field *f, json_t *out)
 {
-    if (!f->group) return out;
-    json_t *group = json_object_get(out, f->group);
-    if (group) return group;
-    return gb_json_set(out, f->group, json_object()) ? NULL : json_object_get(out, f->group);
+    char part[GB_WIRE_GROUP_PART];
+    for (const char *g = f->group; out && gb_wire_group_next(&g, part);) {
+        if (!json_object_get(out, part) && gb_json_set(out, part, json_object())) return NULL;
+        out = json_object_get(out, part);
+    }
+    return out;
 }
 
 /* A virtual field's value, from .get: written like a member's. */
 static int encode_virtual(const gb_wire_field *f, const void *obj, const void *ctx, json_t *out)
 {
-    gb_wire_virtual_value value;
+    gb_wire_value value;
     memset(&value, 0, sizeof value);
     f->get(obj, ctx, &value);
     return gb_json_set(out, f->name, encode_value(f, &value, ctx));
@@ -384,10 +398,23 @@ static const char *field_problem(const gb_wire_field *f)
     }
 }
 
+/* Every part of a dotted group is a name that fits GB_WIRE_GROUP_PART. */
+static bool group_fits(const char *group)
+{
+    for (; group; group++) {
+        size_t len = strcspn(group, ".");
+        if (len == 0 || len >= GB_WIRE_GROUP_PART) return false;
+        group += len;
+        if (!*group) return true;
+    }
+    return true;
+}
+
 int gb_wire_check_type(const gb_wire_type *t, gb_err *err)
 {
     for (const gb_wire_field *f = t->fields; f < t->fields + t->n_fields; f++) {
-        const char *problem = field_problem(f);
+        const char *problem =
+            group_fits(f->group) ? field_problem(f) : "has a group with an empty or too long part";
         if (problem)
             return gb_err_set(err, GB_EINVAL, "wire type %s: field %s %s", t->name,
                               f->name ? f->name : "(unnamed)", problem);

@@ -36,20 +36,23 @@
  * A FIXED array indexed by an enum may be written as one field per name instead
  * (.keys: {"ok": 3, "wrong": 1, ...}).
  *
- * Views: a document laid out for its readers (the run's JSON report) need not
- * mirror one struct. A field may sit in a sub-object of its own (.group =
- * "search") without a nested struct; and a list may also name virtual fields, V(KIND,
+ * Views: a document laid out for its readers (the run's JSON report, the results
+ * table a Lua script gets) need not mirror one struct. A field may sit in a
+ * sub-object of its own (.group = "search", or "search.budget" one further down)
+ * without a nested struct: the sub-object is made where its first field is met,
+ * unless .when leaves that field out. A list may also name virtual fields, V(KIND,
  * "json name", ...), that have no member: .get computes the value written (a
  * rate, a name from the caller's context), .set, when there is one, takes the
  * value read. Such a list is LIST(X, V) and is instantiated with
  * GB_WIRE_VIEW_TABLE; the context (.get's and .set's ctx) is the caller's, passed
- * to gb_wire_encode_into and gb_wire_read.
+ * to gb_wire_encode_into and gb_wire_read (lua/wire.h passes none).
  */
 #ifndef GB_BASE_WIRE_H
 #define GB_BASE_WIRE_H
 
 #include "base/error.h"
 #include "base/json.h"
+#include "base/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -138,7 +141,8 @@ typedef struct gb_wire_field {
     /* Written as null when this says no (a row without a time has no statistics);
      * null then reads as the default. */
     bool (*null_unless)(const void *obj);
-    const char *group;        /* the sub-object the field sits in ("search"), or NULL */
+    const char
+        *group; /* the sub-object the field sits in ("search"; "search.budget" nests), or NULL */
     const gb_wire_enum *keys; /* FIXED: written as one field per name, item i as keys->name(i) */
     const char *expect;       /* arrays: what a value that is no list of the right length is
                                  told it should be ("a list of numbers"), when not generated */
@@ -160,6 +164,24 @@ struct gb_wire_type {
      * DERIVED ones. Returns GB_OK or sets err (its message naming path) and fails. */
     int (*finish)(void *obj, const char *path, gb_err *err);
 };
+
+/* What a virtual field's .get writes into: the kind's C type at its start. A
+ * STRING that .get formats itself ("9.0") goes into .text: the text in .text.buf,
+ * .text.string pointing at it. */
+typedef union gb_wire_value {
+    int64_t integer; /* INT, UINT32, ENUM and BOOL are their own C types, at the start */
+    double number;
+    bool boolean;
+    char *string;
+    gb_fields fields;
+    struct {
+        char *string;
+        char buf[1024];
+    } text;
+} gb_wire_value;
+
+/* The longest part of a dotted .group ("search.budget": "search", then "budget"). */
+#define GB_WIRE_GROUP_PART 32
 
 /* The longest STRING a field takes unless it says otherwise. */
 #define GB_WIRE_MAX_STRING ((size_t)1 << 20)
@@ -185,8 +207,7 @@ struct gb_wire_type {
     const gb_wire_type var = {wire_name, sizeof(GB_WIRE_T), var##_fields,                          \
                               GB_WIRE_N_FIELDS(var##_fields), finish_fn};
 /* A virtual field (one with .get): KIND is INT, INT64, UINT32, UINT64, DOUBLE,
- * BOOL, ENUM, STRING or FIELDS (whose gb_fields needs base/value.h where the
- * table is made). */
+ * BOOL, ENUM, STRING or FIELDS. */
 #define GB_WIRE_VIRTUAL_(KIND, json_name, ...)                                                     \
     {.name = (json_name),                                                                          \
      .kind = GB_WIRE_##KIND,                                                                       \
@@ -217,7 +238,8 @@ int gb_wire_encode_into(const gb_wire_type *t, const void *obj, const void *ctx,
 
 /* Reads the fields of j into obj as gb_wire_decode does, but into obj as it is
  * (not zeroed first: several views may fill one struct), with ctx for the virtual
- * fields' .set, and errors' paths starting at path ("run.json: benchmarks[3]").
+ * fields' .set, and errors' paths starting at path ("benchmarks[3]"; "" for a
+ * view of the whole document: "compiles[0].kernel").
  * On failure obj keeps what was read: the caller frees it. */
 int gb_wire_read(const gb_wire_type *t, const json_t *j, void *obj, void *ctx, const char *path,
                  gb_err *err);
@@ -239,5 +261,9 @@ int gb_wire_check_type(const gb_wire_type *t, gb_err *err);
  * in obj (1 for a single value, the count for arrays), and a pointer to item i. */
 int gb_wire_items(const gb_wire_field *f, const void *obj);
 const void *gb_wire_item(const gb_wire_field *f, const void *obj, int i);
+
+/* For code that walks groups itself: copies the next part of the dotted *group
+ * into part and moves *group past it; false when no part is left. */
+bool gb_wire_group_next(const char **group, char part[GB_WIRE_GROUP_PART]);
 
 #endif

@@ -39,9 +39,10 @@ static size_t path_add(reader *r, const char *piece)
     return was;
 }
 
+/* ".name", or name alone at the start of a path (a view of a whole document). */
 static size_t path_key(reader *r, const char *name)
 {
-    size_t was = path_add(r, ".");
+    size_t was = r->len ? path_add(r, ".") : r->len;
     path_add(r, name);
     return was;
 }
@@ -356,10 +357,15 @@ static int decode_members(reader *r, const gb_wire_type *t, const json_t *j, voi
  * group is absent). A group that is not an object is an error. */
 static int holder_of(reader *r, const gb_wire_field *f, const json_t *j, const json_t **out)
 {
-    *out = f->group ? json_object_get(j, f->group) : j;
-    if (!*out || json_is_object(*out)) return GB_OK;
-    size_t was = path_key(r, f->group);
-    int rc = expected(r, "an object");
+    char part[GB_WIRE_GROUP_PART];
+    size_t was = r->len;
+    int rc = GB_OK;
+    *out = j;
+    for (const char *g = f->group; rc == GB_OK && *out && gb_wire_group_next(&g, part);) {
+        path_key(r, part);
+        *out = json_object_get(*out, part);
+        if (*out && !json_is_object(*out)) rc = expected(r, "an object");
+    }
     path_pop(r, was);
     return rc;
 }
@@ -383,7 +389,7 @@ static int decode_keyed(reader *r, const gb_wire_field *f, const json_t *holder,
 /* A virtual field: the value read goes to its .set. */
 static int decode_virtual(reader *r, const gb_wire_field *f, const json_t *v, void *obj)
 {
-    gb_wire_virtual_value value;
+    gb_wire_value value;
     memset(&value, 0, sizeof value);
     int rc = decode_value(r, f, v, &value);
     if (rc == GB_OK) return f->set(obj, r->ctx, &value, r->path, r->err);

@@ -6,22 +6,10 @@
 #ifndef GB_BASE_WIRE_INTERNAL_H
 #define GB_BASE_WIRE_INTERNAL_H
 
-#include "base/value.h"
 #include "base/wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-
-/* Room for a virtual field's value (.get writes it, .set takes it), whatever its
- * kind. */
-typedef union gb_wire_virtual_value {
-    gb_fields fields;
-    char *string;
-    double number;
-    int64_t integer;
-    bool boolean;
-} gb_wire_virtual_value;
 
 /* The C size of one item of the field. */
 size_t gb_wire_elem_size(const gb_wire_field *f);

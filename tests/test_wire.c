@@ -522,6 +522,63 @@ static void test_a_view_refuses_what_is_wrong_naming_the_path(void **state)
     view_refused(NULL, "median", "\"x\"", "doc[0].median: expected a number");
 }
 
+/* ---- views: nested groups, formatted text, a whole document ------------- */
+
+typedef struct budget_view {
+    int evals;
+    double seconds;
+    int cc_major, cc_minor;
+} budget_view;
+
+static void get_cc(const void *obj, const void *ctx, void *out)
+{
+    (void)ctx;
+    const budget_view *b = obj;
+    gb_wire_value *v = out;
+    snprintf(v->text.buf, sizeof v->text.buf, "%d.%d", b->cc_major, b->cc_minor);
+    v->text.string = v->text.buf;
+}
+
+#define BUDGET_WIRE(X, V)                                                                          \
+    X(evals, INT, "evals", .group = "search.budget")                                               \
+    X(seconds, DOUBLE, "seconds", .group = "search.budget")                                        \
+    V(STRING, "cc", .get = get_cc, .group = "search")
+
+#define GB_WIRE_T budget_view
+GB_WIRE_VIEW_TABLE(budget_wire, "budget", BUDGET_WIRE, NULL)
+#undef GB_WIRE_T
+
+static void test_a_dotted_group_nests_and_a_virtual_field_may_format_its_text(void **state)
+{
+    budget_view b = {.evals = 3, .seconds = 1.5, .cc_major = 9, .cc_minor = 0};
+    json_t *o = json_object();
+    assert_int_equal(gb_wire_encode_into(&budget_wire, &b, NULL, o), GB_OK);
+    char *text = gb_json_dump(o, false);
+    assert_string_equal(text, "{\"search\":{\"budget\":{\"evals\":3,\"seconds\":1.5},"
+                              "\"cc\":\"9.0\"}}");
+    budget_view back = {0};
+    gb_err err = {0};
+    if (gb_wire_read(&budget_wire, o, &back, NULL, "", &err)) fail_msg("%s", err.msg);
+    assert_true(back.evals == 3 && back.seconds == 1.5);
+    free(text);
+    json_decref(o);
+}
+
+static void test_a_view_of_a_whole_document_names_its_fields_without_a_dot(void **state)
+{
+    budget_view back = {0};
+    gb_err err = {0};
+    json_t *j = parse("{\"search\": {\"budget\": {\"evals\": \"x\", \"seconds\": 1}}}");
+    assert_int_equal(gb_wire_read(&budget_wire, j, &back, NULL, "", &err), GB_EINVAL);
+    assert_string_equal(err.msg, "search.budget.evals: expected an integer from -2147483648 to "
+                                 "2147483647");
+    json_decref(j);
+    j = parse("{\"search\": {\"budget\": 4}}");
+    assert_int_equal(gb_wire_read(&budget_wire, j, &back, NULL, "", &err), GB_EINVAL);
+    assert_string_equal(err.msg, "search.budget: expected an object");
+    json_decref(j);
+}
+
 /* ---- tables ------------------------------------------------------------- */
 
 static void test_every_table_checks_out(void **state)
@@ -534,7 +591,7 @@ static void test_every_table_checks_out(void **state)
         &gb_wire_trial_record,  &gb_wire_proto_open,  &gb_wire_proto_problem,
         &gb_wire_proto_variant, &gb_wire_proto_trial, &gb_wire_proto_race,
         &gb_wire_proto_raced,   &gb_wire_proto_error, &gb_wire_record_source,
-        &gb_wire_trial_phases,  &view_wire,
+        &gb_wire_trial_phases,  &view_wire,           &budget_wire,
     };
     for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
         gb_err err;
@@ -548,6 +605,7 @@ static void test_a_wrong_table_is_caught(void **state)
     const gb_wire_field no_cap[] = {
         GB_WIRE_FIELD(sample, values, DOUBLE, "values", .arity = GB_WIRE_OWNED)};
     const gb_wire_field no_type[] = {GB_WIRE_FIELD(sample, in, STRUCT, "in")};
+    const gb_wire_field empty_part[] = {GB_WIRE_FIELD(sample, i, INT, "i", .group = "a..b")};
     const struct {
         const gb_wire_field *field;
         const char *problem;
@@ -555,6 +613,7 @@ static void test_a_wrong_table_is_caught(void **state)
         {wrong_size, "field big has a size that does not match its kind"},
         {no_cap, "field values is OWNED without .max_items"},
         {no_type, "field in is a STRUCT without .type"},
+        {empty_part, "field i has a group with an empty or too long part"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gb_wire_type t = {"broken", sizeof(sample), cases[i].field, 1, NULL};
@@ -582,6 +641,8 @@ int main(void)
         cmocka_unit_test(test_a_view_writes_groups_keys_nulls_and_virtual_fields),
         cmocka_unit_test(test_a_view_reads_back_into_the_struct_and_the_context),
         cmocka_unit_test(test_a_view_refuses_what_is_wrong_naming_the_path),
+        cmocka_unit_test(test_a_dotted_group_nests_and_a_virtual_field_may_format_its_text),
+        cmocka_unit_test(test_a_view_of_a_whole_document_names_its_fields_without_a_dot),
         cmocka_unit_test(test_every_table_checks_out),
         cmocka_unit_test(test_a_wrong_table_is_caught),
     };
