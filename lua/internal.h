@@ -3,6 +3,7 @@
 #define GB_LUA_INTERNAL_H
 
 #include "base/value.h"
+#include "base/wire.h"
 #include "lua/binding.h"
 #include "tuner/tune.h"
 
@@ -56,7 +57,10 @@ int gb_lua_core_gemm_check(lua_State *L);
 /* The preloader of "gpubench.cublas" (lua/cublas.lua). */
 int gb_lua_open_cublas(lua_State *L);
 
-/* Pushes the results table of a tuning run. */
+/* Pushes the results table of a tuning run: a list of gb_lua_result_wire tables,
+ * one per shape (lua/results.c). */
 void gb_lua_push_results(lua_State *L, const gb_tune_result *result);
+/* A shape's result as a script sees it: a view of gb_shape_result. */
+extern const gb_wire_type gb_lua_result_wire;
 
 #endif

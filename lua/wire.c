@@ -57,11 +57,9 @@ static void push_item(lua_State *L, const gb_wire_field *f, const void *p)
     }
 }
 
-/* True when the field holds what means "unknown": zero, false, "", NULL, empty. */
-static bool is_zero(const gb_wire_field *f, const void *obj)
+/* True when the value at p means "unknown": zero, false, "", NULL. */
+static bool is_zero(const gb_wire_field *f, const void *p)
 {
-    if (f->arity != GB_WIRE_ONE) return gb_wire_items(f, obj) == 0;
-    const void *p = gb_wire_item(f, obj, 0);
     switch (f->kind) {
     case GB_WIRE_DOUBLE:
         return *(const double *)p == 0;
@@ -84,27 +82,82 @@ static bool is_zero(const gb_wire_field *f, const void *obj)
     }
 }
 
-static void set_field(lua_State *L, const gb_wire_field *f, const void *obj)
+/* GB_WIRE_LUA_OMIT_ZERO: an array is left out when empty, a value when zero. */
+static bool omitted(const gb_wire_field *f, const void *obj)
 {
-    if (f->get) return; /* a view's virtual field: its value needs the view's context */
-    if (f->flags & GB_WIRE_NO_LUA || (f->flags & GB_WIRE_LUA_OMIT_ZERO && is_zero(f, obj))) return;
-    if (f->when && !f->when(obj)) return;
-    if (f->flags & GB_WIRE_NULLABLE && !*(const bool *)((const char *)obj + f->present)) return;
+    if (!(f->flags & GB_WIRE_LUA_OMIT_ZERO)) return false;
+    if (f->arity != GB_WIRE_ONE) return gb_wire_items(f, obj) == 0;
+    return is_zero(f, gb_wire_item(f, obj, 0));
+}
+
+/* Pushes the table f is set in: the one on top, or its group in it, made where
+ * the group's first field is met (so a group whose fields are all left out as
+ * zero is there, empty). */
+static void push_target(lua_State *L, const gb_wire_field *f)
+{
+    char part[GB_WIRE_GROUP_PART];
+    lua_pushvalue(L, -1);
+    for (const char *g = f->group; gb_wire_group_next(&g, part);) {
+        if (lua_getfield(L, -1, part) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            lua_newtable(L);
+            lua_pushvalue(L, -1);
+            lua_setfield(L, -3, part);
+        }
+        lua_remove(L, -2);
+    }
+}
+
+static const char *lua_name(const gb_wire_field *f)
+{
+    return f->lua ? f->lua : f->name;
+}
+
+/* A virtual field: what .get computes from the struct alone (no context). */
+static void set_virtual(lua_State *L, const gb_wire_field *f, const void *obj)
+{
+    gb_wire_value value;
+    memset(&value, 0, sizeof value);
+    f->get(obj, NULL, &value);
+    if (f->flags & GB_WIRE_LUA_OMIT_ZERO && is_zero(f, &value)) return;
+    push_item(L, f, &value);
+    lua_setfield(L, -2, lua_name(f));
+}
+
+static void set_member(lua_State *L, const gb_wire_field *f, const void *obj)
+{
+    int n = gb_wire_items(f, obj);
     if (f->flags & GB_WIRE_INLINE_STRUCT) {
         gb_lua_set_wire(L, f->type, gb_wire_item(f, obj, 0));
-        return;
-    }
-    if (f->arity == GB_WIRE_ONE) {
+    } else if (f->keys) { /* one field per key, as in JSON */
+        for (int i = 0; i < n; i++) {
+            if (!f->keys->name(i)) continue;
+            push_item(L, f, gb_wire_item(f, obj, i));
+            lua_setfield(L, -2, f->keys->name(i));
+        }
+    } else if (f->arity == GB_WIRE_ONE) {
         push_item(L, f, gb_wire_item(f, obj, 0));
+        lua_setfield(L, -2, lua_name(f));
     } else {
-        int n = gb_wire_items(f, obj);
         lua_createtable(L, n, 0);
         for (int i = 0; i < n; i++) {
             push_item(L, f, gb_wire_item(f, obj, i));
             lua_rawseti(L, -2, i + 1);
         }
+        lua_setfield(L, -2, lua_name(f));
     }
-    lua_setfield(L, -2, f->lua ? f->lua : f->name);
+}
+
+static void set_field(lua_State *L, const gb_wire_field *f, const void *obj)
+{
+    if (f->flags & GB_WIRE_NO_LUA || (f->when && !f->when(obj))) return;
+    if (f->flags & GB_WIRE_NULLABLE && !*(const bool *)((const char *)obj + f->present)) return;
+    push_target(L, f);
+    if (f->get)
+        set_virtual(L, f, obj);
+    else if (!omitted(f, obj))
+        set_member(L, f, obj);
+    lua_pop(L, 1);
 }
 
 void gb_lua_set_wire(lua_State *L, const gb_wire_type *t, const void *obj)

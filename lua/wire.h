@@ -4,6 +4,12 @@
  * and the cache records (base/wire.h), so their fields cannot drift. A field's Lua
  * name is its .lua when set, else its JSON name; GB_WIRE_NO_LUA leaves it out and
  * GB_WIRE_LUA_OMIT_ZERO leaves it out when it is zero, false or empty.
+ *
+ * Views are pushed as they are written to JSON: a field's .group is a sub-table
+ * ("search.budget" one further down), made where its first field is met unless
+ * .when leaves that field out; a FIXED array with .keys is one field per key; a
+ * virtual field is what its .get computes, with no context (a Lua view computes
+ * from the struct alone: lua/results.c).
  */
 #ifndef GB_LUA_WIRE_H
 #define GB_LUA_WIRE_H

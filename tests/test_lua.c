@@ -7,6 +7,7 @@
  * GPU, declared kernels, gb.bench, the example) is test_lua_tune.c.
  */
 
+#include "lua/internal.h"
 #include "lua_fixture.h"
 
 #include <setjmp.h>
@@ -594,6 +595,15 @@ static void test_template_not_found_lists_the_folders(void **state)
     EXPECT_ERROR_AT(f, rc, 3, "gb.template: nowhere.cuh not found", f->dir, f->templates);
 }
 
+/* The results table is a wire view (lua/results.c): its table is static data,
+ * so one check covers every run. */
+static void test_the_results_view_checks_out(void **state)
+{
+    (void)state;
+    gb_err err;
+    if (gb_wire_check_type(&gb_lua_result_wire, &err)) fail_msg("%s", err.msg);
+}
+
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -629,6 +639,7 @@ int main(void)
         TEST(test_template_falls_back_to_the_templates_path),
         TEST(test_template_not_found_lists_the_folders),
         TEST(test_kernel_measure_table_is_checked),
+        cmocka_unit_test(test_the_results_view_checks_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
