@@ -4,6 +4,7 @@
 #include "engine/device.h"
 #include "engine/trial.h"
 #include "engine/measure.h"
+#include "engine/roofs.h"
 #include "engine/spec.h"
 #include "engine/stats.h"
 
@@ -55,6 +56,11 @@ static const char *l2_promotion_name(int v)
     return gb_l2_promotion_name((gb_l2_promotion)v);
 }
 
+static const char *math_name(int v)
+{
+    return gb_math_name((gb_math)v);
+}
+
 static const char *oob_fill_name(int v)
 {
     return gb_oob_fill_name((gb_oob_fill)v);
@@ -69,6 +75,7 @@ const gb_wire_enum gb_wire_enum_arg_kind = {GB_ARG_TENSORMAP + 1, arg_kind_name}
 const gb_wire_enum gb_wire_enum_swizzle = {GB_SWIZZLE_COUNT, swizzle_name};
 const gb_wire_enum gb_wire_enum_l2_promotion = {GB_L2_PROMOTION_COUNT, l2_promotion_name};
 const gb_wire_enum gb_wire_enum_oob_fill = {GB_OOB_COUNT, oob_fill_name};
+const gb_wire_enum gb_wire_enum_math = {GB_MATH_COUNT, math_name};
 
 /* ---- checks between fields ---------------------------------------------- */
 

@@ -33,6 +33,7 @@ extern const gb_wire_enum gb_wire_enum_arg_kind;     /* gb_arg_kind: tensor, sca
 extern const gb_wire_enum gb_wire_enum_swizzle;      /* gb_swizzle: none, 32B, 64B, 128B */
 extern const gb_wire_enum gb_wire_enum_l2_promotion; /* gb_l2_promotion: none, 64B, ... */
 extern const gb_wire_enum gb_wire_enum_oob_fill;     /* gb_oob_fill: zero, nan */
+extern const gb_wire_enum gb_wire_enum_math;         /* gb_math: fp32, fp64, tf32, ... */
 
 /* A gb_trial_result's measurement is on the wire when it is ok. */
 bool gb_wire_trial_ok(const void *result);

@@ -217,13 +217,6 @@ bool gb_proto_has_gemm(const void *variant)
     return ((const gb_proto_variant *)variant)->has_gemm;
 }
 
-static const char *math_name(int v)
-{
-    return gb_math_name((gb_math)v);
-}
-
-const gb_wire_enum gb_wire_enum_math = {GB_MATH_COUNT, math_name};
-
 static int error_finish(void *obj, const char *path, gb_err *err)
 {
     const gb_proto_error *e = obj;

@@ -206,9 +206,6 @@ typedef struct gb_proto_rated {
 } gb_proto_rated;
 #define GB_PROTO_RATED_WIRE(X) X(tflops, DOUBLE, "tflops", GB_WIRE_RANGE(0, INFINITY))
 
-/* gb_math by name: fp32, fp64, tf32, ... */
-extern const gb_wire_enum gb_wire_enum_math;
-
 typedef struct gb_proto_error {
     int code; /* a gpubench status (never 0) */
     char message[GB_ERR_MSG_BYTES];

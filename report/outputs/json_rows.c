@@ -12,11 +12,6 @@
 
 /* ---- enums as the report names them -------------------------------------- */
 
-static const char *math_name(int v)
-{
-    return gb_math_name((gb_math)v);
-}
-
 /* Only what timed samples: a measurement never says auto. */
 static const char *timer_name(int v)
 {
@@ -29,7 +24,6 @@ static const char *end_name(int v)
     return v == GB_END_NONE ? NULL : gb_search_end_name((gb_search_end)v);
 }
 
-static const gb_wire_enum math_enum = {GB_MATH_COUNT, math_name};
 static const gb_wire_enum timer_enum = {GB_TIMER_CUPTI + 1, timer_name};
 static const gb_wire_enum end_enum = {GB_END_INTERRUPT + 1, end_name};
 
@@ -330,7 +324,7 @@ static int trial_finish(void *obj, const char *path, gb_err *err)
     X(bytes, DOUBLE, "bytes", .flags = GB_WIRE_NULL_ZERO)                                          \
     V(DOUBLE, "tflops", .get = get_best_tflops)                                                    \
     V(DOUBLE, "gbps", .get = get_best_gbps)                                                        \
-    V(ENUM, "math", .enumeration = &math_enum, .get = get_math, .set = set_math)                   \
+    V(ENUM, "math", .enumeration = &gb_wire_enum_math, .get = get_math, .set = set_math)           \
     X(failure, STRING, "failure", .flags = GB_WIRE_NULL_ZERO)                                      \
     X(race_failure, STRING, "race_failure", .flags = GB_WIRE_NULL_ZERO)                            \
     X(interrupted, BOOL, "interrupted")                                                            \
@@ -373,7 +367,7 @@ static int trial_finish(void *obj, const char *path, gb_err *err)
     X(bytes, DOUBLE, "bytes", .flags = GB_WIRE_NULL_ZERO | GB_WIRE_WRITE_ONLY)                     \
     V(DOUBLE, "tflops", .get = get_baseline_tflops)                                                \
     V(DOUBLE, "gbps", .get = get_baseline_gbps)                                                    \
-    V(ENUM, "math", .enumeration = &math_enum, .get = get_math)
+    V(ENUM, "math", .enumeration = &gb_wire_enum_math, .get = get_math)
 
 #define TRIAL_ROW(X, V)                                                                            \
     V(STRING, "kernel", .get = get_kernel)                                                         \
@@ -387,7 +381,7 @@ static int trial_finish(void *obj, const char *path, gb_err *err)
     V(DOUBLE, "bytes", .get = get_bytes, .flags = GB_WIRE_NULL_ZERO)                               \
     V(DOUBLE, "tflops", .get = get_trial_tflops)                                                   \
     V(DOUBLE, "gbps", .get = get_trial_gbps)                                                       \
-    V(ENUM, "math", .enumeration = &math_enum, .get = get_math)                                    \
+    V(ENUM, "math", .enumeration = &gb_wire_enum_math, .get = get_math)                            \
     X(resumed, BOOL, "resumed")
 
 #define GB_WIRE_T gb_shape_result
