@@ -6,6 +6,8 @@
  * file and the field, never crashes.
  */
 #include "report/output.h"
+#include "report/outputs/json_parts.h"
+#include "report/outputs/json_rows.h"
 #include "report/result.h"
 #include "report_fixture.h"
 
@@ -354,6 +356,55 @@ static void test_a_trial_before_any_best_is_an_error(void **state)
     expect_load_error(in(*state, "headless.json"), "benchmarks[0].role: a row before");
 }
 
+/* A compile-only call with one row that failed to compile, added to the
+ * fixture's document (which has none). */
+static json_t *doc_with_a_compile_call(const dir *d)
+{
+    json_t *doc = fixture_doc(d);
+    gb_compile_row row = {.compile_ms = 12.5, .error = (char *)"k.cu:1: error: no"};
+    gb_tune_result call = {.compiles = &row, .n_compiles = 1, .n_shapes = 1};
+    json_t *c = gb_json_compile_call("gemm_f32", &call, 0);
+    assert_non_null(c);
+    json_array_append_new(json_object_get(doc, "compiles"), c);
+    return doc;
+}
+
+static void test_a_compile_call_reads_back_and_its_status_must_agree(void **state)
+{
+    json_t *doc = doc_with_a_compile_call(*state);
+    save(doc, in(*state, "compiled.json"));
+    gb_report r;
+    gb_err err = {0};
+    if (gb_report_load_json(in(*state, "compiled.json"), &r, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(r.n_calls, 1);
+    assert_string_equal(r.calls[0].kernel, "gemm_f32");
+    assert_int_equal(r.calls[0].result.n_shapes, 1);
+    assert_string_equal(gb_compile_row_status(&r.calls[0].result.compiles[0]), "compile_error");
+    assert_int_equal(r.calls[0].result.compiles[0].resources.registers, -1); /* null */
+    gb_report_free(&r);
+    json_t *rows = json_object_get(json_array_get(json_object_get(doc, "compiles"), 0), "rows");
+    json_object_set_new(json_array_get(rows, 0), "status", json_string("compiled"));
+    save(doc, in(*state, "disagrees.json"));
+    json_decref(doc);
+    expect_load_error(in(*state, "disagrees.json"),
+                      "disagrees.json: compiles[0].rows[0].error: does not go with the status "
+                      "\"compiled\"");
+}
+
+static void test_every_view_of_the_report_checks_out(void **state)
+{
+    (void)state;
+    const gb_wire_type *views[] = {
+        &gb_wire_best_row,           &gb_wire_baseline_row,    &gb_wire_trial_row,
+        &gb_wire_report_context,     &gb_wire_report_version,  &gb_wire_report_call,
+        &gb_wire_report_compile_row, &gb_wire_report_compiles,
+    };
+    for (size_t i = 0; i < sizeof views / sizeof *views; i++) {
+        gb_err err;
+        if (gb_wire_check_type(views[i], &err)) fail_msg("%s", err.msg);
+    }
+}
+
 static void test_an_unwritable_path_is_an_error_naming_it(void **state)
 {
     gb_report r;
@@ -393,6 +444,9 @@ int main(void)
             test_a_field_of_the_wrong_kind_is_ignored_or_named_never_a_crash, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_a_trial_before_any_best_is_an_error, make_dir,
                                         remove_dir),
+        cmocka_unit_test_setup_teardown(test_a_compile_call_reads_back_and_its_status_must_agree,
+                                        make_dir, remove_dir),
+        cmocka_unit_test(test_every_view_of_the_report_checks_out),
         cmocka_unit_test_setup_teardown(test_an_unwritable_path_is_an_error_naming_it, make_dir,
                                         remove_dir),
     };

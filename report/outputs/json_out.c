@@ -9,7 +9,9 @@
  * reading it back and writing again gives the same text: doubles with 17
  * significant digits, NaN and infinities as null (as json_load.c reads them), and
  * derived figures (tflops, speedup, percent of peak) computed only from what the
- * document itself holds.
+ * document itself holds. What each part holds is its wire view: the rows'
+ * (report/outputs/json_rows.h), the context's and the compile-only calls'
+ * (report/outputs/json_parts.h).
  */
 #include "base/json.h"
 #include "report/export/export.h"
@@ -17,8 +19,6 @@
 #include "report/outputs/json_parts.h"
 #include "report/outputs/json_rows.h"
 
-#include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,102 +30,6 @@ typedef struct json_out {
     json_t *compiles; /* a compile-only call's rows, per call (gb_json_compile_call) */
     int n_families;   /* (kernel, shape) entries so far */
 } json_out;
-
-/* ---- values ------------------------------------------------------------------- */
-
-/* A figure that is 0 when unknown: null then. */
-static json_t *known(double v)
-{
-    return v != 0 ? gb_json_real(v) : json_null();
-}
-
-static json_t *text_or_null(const char *s)
-{
-    return s && *s ? gb_json_text(s, 0) : json_null();
-}
-
-/* ---- the context ------------------------------------------------------------------ */
-
-static json_t *math_object(const double *per_math)
-{
-    json_t *o = json_object();
-    for (int m = 0; o && m < GB_MATH_COUNT; m++)
-        if (gb_json_set(o, gb_math_name((gb_math)m), known(per_math[m]))) {
-            json_decref(o);
-            return NULL;
-        }
-    return o;
-}
-
-json_t *gb_json_roofs(const gb_roofs *r)
-{
-    json_t *o = json_object();
-    if (!o || gb_json_set(o, "peak_gbps", known(r->peak_gbps)) ||
-        gb_json_set(o, "peak_tflops", math_object(r->peak_tflops)) ||
-        gb_json_set(o, "ceiling_gbps", known(r->ceiling_gbps)) ||
-        gb_json_set(o, "ceiling_tflops", math_object(r->ceiling_tflops))) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
-json_t *gb_json_device(const gb_device_info *d)
-{
-    char cc[16];
-    snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
-    json_t *o = json_object();
-    if (!o || gb_json_set(o, "name", gb_json_text(d->name, 0)) ||
-        gb_json_set(o, "cc", json_string(cc)) || gb_json_set(o, "sms", json_integer(d->sms)) ||
-        gb_json_set(o, "sm_clock_mhz", gb_json_real(d->sm_clock_khz / 1e3)) ||
-        gb_json_set(o, "mem_clock_mhz", gb_json_real(d->mem_clock_khz / 1e3)) ||
-        gb_json_set(o, "bus_width_bits", json_integer(d->bus_width_bits)) ||
-        gb_json_set(o, "l2_bytes", json_integer(d->l2_bytes)) ||
-        gb_json_set(o, "mem_bytes", json_integer(d->mem_bytes)) ||
-        gb_json_set(o, "clock_source", text_or_null(d->clock_source)) ||
-        gb_json_set(o, "timer", text_or_null(d->timer)) ||
-        gb_json_set(o, "timer_note", text_or_null(d->timer_note)) ||
-        gb_json_set(o, "uuid", text_or_null(d->uuid)) ||
-        gb_json_set(o, "pci_bus_id", text_or_null(d->pci_bus_id))) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
-/* The driver's version as CUDA numbers it (13000) written as "13.0". */
-static json_t *driver_json(const gb_run_context *c)
-{
-    int v = c->has_device ? c->device.driver_version : 0;
-    if (v <= 0) return json_null();
-    char text[32];
-    snprintf(text, sizeof text, "%d.%d", v / 1000, v % 1000 / 10);
-    return json_string(text);
-}
-
-json_t *gb_json_context(const gb_run_context *c)
-{
-    json_t *o = json_object();
-    if (!o || gb_json_set(o, "date", text_or_null(c->date)) ||
-        gb_json_set(o, "host_name", text_or_null(c->host_name)) ||
-        gb_json_set(o, "executable", text_or_null(c->executable)) ||
-        gb_json_set(o, "num_cpus", json_integer(c->num_cpus)) ||
-        gb_json_set(o, "library_build_type", json_string("release")) ||
-        gb_json_set(o, "gpubench_version", text_or_null(c->engine_version)) ||
-        gb_json_set(o, "schema_version", json_integer(GB_REPORT_SCHEMA_VERSION)) ||
-        gb_json_set(o, "command_line", text_or_null(c->command_line)) ||
-        gb_json_set(o, "script", text_or_null(c->script)) ||
-        gb_json_set(o, "nvrtc_version", text_or_null(c->nvrtc_version)) ||
-        gb_json_set(o, "driver_version", driver_json(c)) ||
-        gb_json_set(o, "arch", text_or_null(c->arch)) ||
-        gb_json_set(o, "compile_only", json_boolean(c->compile_only)) ||
-        gb_json_set(o, "device", c->has_device ? gb_json_device(&c->device) : json_null()) ||
-        gb_json_set(o, "roofs", gb_json_roofs(&c->roofs))) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
 
 /* ---- one benchmark entry ------------------------------------------------------------ */
 
@@ -222,62 +126,6 @@ static int add_trial(json_out *j, const gb_report_entry *e, const gb_trial_note 
              .stats = &t->measurement.stats};
     gb_json_row_ctx ctx = {.entry = (gb_report_entry *)e};
     return add_row(j, instance, &r, &gb_wire_trial_row, t, &ctx);
-}
-
-/* ---- a compile-only call's rows ---------------------------------------------------------- */
-
-static json_t *bytes_or_null(int v)
-{
-    return v >= 0 ? json_integer(v) : json_null();
-}
-
-static json_t *compile_row_json(const gb_compile_row *c)
-{
-    char reason[1024];
-    const gb_resources *res = &c->resources;
-    bool built = !c->error;
-    json_t *o = json_object();
-    if (!o || gb_json_set(o, "config", gb_fields_to_json(&c->config)) ||
-        gb_json_set(o, "status", json_string(gb_compile_row_status(c))) ||
-        gb_json_set(o, "reason",
-                    gb_json_text(gb_compile_row_reason(c, reason, sizeof reason), 0)) ||
-        gb_json_set(o, "registers", built ? json_integer(res->registers) : json_null()) ||
-        gb_json_set(o, "stack_bytes", built ? json_integer(res->stack_bytes) : json_null()) ||
-        gb_json_set(o, "spill_store_bytes",
-                    built ? bytes_or_null(res->spill_store_bytes) : json_null()) ||
-        gb_json_set(o, "spill_load_bytes",
-                    built ? bytes_or_null(res->spill_load_bytes) : json_null()) ||
-        gb_json_set(o, "smem_static_bytes",
-                    built ? json_integer(res->smem_static_bytes) : json_null()) ||
-        gb_json_set(o, "compile_ms", gb_json_real(c->compile_ms)) ||
-        gb_json_set(o, "error", text_or_null(c->error))) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
-json_t *gb_json_compile_call(const char *kernel, const gb_tune_result *call, int first_family)
-{
-    json_t *rows = json_array();
-    for (int i = 0; rows && i < call->n_compiles; i++)
-        if (json_array_append_new(rows, compile_row_json(&call->compiles[i])))
-            json_decref(rows), rows = NULL;
-    json_t *o = rows ? json_object() : NULL;
-    if (!o || gb_json_set(o, "kernel", gb_json_text(kernel, 0)) ||
-        gb_json_set(o, "kernel_fp", text_or_null(call->kernel_fp)) ||
-        gb_json_set(o, "arch", text_or_null(call->arch)) ||
-        gb_json_set(o, "reference_lib", text_or_null(call->reference_lib)) ||
-        gb_json_set(o, "first_family", json_integer(first_family)) ||
-        gb_json_set(o, "families", json_integer(call->n_shapes)) ||
-        gb_json_set(o, "nvrtc_s", gb_json_real(call->timing.compile_cpu_s)) ||
-        gb_json_set(o, "compile_threads", json_integer(call->timing.compile_threads)) ||
-        gb_json_set(o, "rows", json_incref(rows))) {
-        json_decref(o);
-        o = NULL;
-    }
-    json_decref(rows);
-    return o;
 }
 
 /* ---- the output ------------------------------------------------------------------------ */
