@@ -5,7 +5,6 @@
 #include "tuner/space.h"
 
 #include <lauxlib.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
