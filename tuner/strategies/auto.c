@@ -602,7 +602,9 @@ static int ask(gb_strategy *s, int n, gb_config *out, int *out_n, gb_err *err)
         to_descent += (a->n_turns + (uint64_t)i) % DESCENT_PERIOD < DESCENT_SHARE;
     a->n_turns += (uint64_t)turns;
     int want = *out_n + to_descent;
-    if ((rc = propose_descent(a, want, out, out_n, err))) return rc;
+    if ((rc = propose_descent(a, want, out, out_n, err)) || *out_n == n) return rc;
+    /* Only when the model has a turn: fitting it and scoring its candidates is
+     * nearly all of an ask's cost, wasted on a turn the descent has filled. */
     if ((rc = propose_modelled(a, n, out, out_n, err)) || *out_n == n) return rc;
     return propose_descent(a, n, out, out_n, err);
 }
