@@ -30,7 +30,7 @@ enum {
 
 typedef struct gb_lua_host {
     /* The session the script's gb.tune and gb.bench calls run in (session/session.h):
-     * the front end sets its options, executor openers and outputs. */
+     * the front end sets its options, workers and outputs. */
     gb_session session;
     unsigned measure_set; /* GB_MEASURE_SET_*: session.tuner.measure fields the user set */
     const char *const *template_path;
