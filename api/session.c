@@ -96,19 +96,6 @@ static int copy_options(gpubench_session *s, const gpubench_session_options *o, 
     return GB_OK;
 }
 
-static int open_cache(gpubench_session *s, const gpubench_session_options *o, gb_err *err)
-{
-    char dir[4096];
-    if (o->no_cache) return GB_OK;
-    const char *path = o->cache_dir;
-    if (!path) {
-        int rc = gb_cache_default_dir(dir, sizeof dir, err);
-        if (rc) return rc;
-        path = dir;
-    }
-    return gb_cache_open(path, 0, &s->session.tuner.cache, err);
-}
-
 int gpubench_session_open(const gpubench_session_options *o, gpubench_session **out,
                           gpubench_error *err)
 {
@@ -127,7 +114,8 @@ int gpubench_session_open(const gpubench_session_options *o, gpubench_session **
     if (!s) return gpubench_error_set(err, GPUBENCH_ENOMEM, "out of memory");
     gb_session_init(&s->session);
     int rc = copy_options(s, o, &e);
-    if (rc == GB_OK) rc = open_cache(s, o, &e);
+    if (rc == GB_OK && !o->no_cache)
+        rc = gb_cache_open_or_default(o->cache_dir, 0, &s->session.tuner.cache, &e);
     if (rc) {
         gpubench_session_close(s);
         return gb_api_error_out(&e, err);

@@ -509,6 +509,17 @@ int gb_cache_default_dir(char *out, size_t out_bytes, gb_err *err)
     return GB_OK;
 }
 
+int gb_cache_open_or_default(const char *dir, unsigned flags, gb_cache **out, gb_err *err)
+{
+    char path[4096];
+    if (!dir) {
+        int rc = gb_cache_default_dir(path, sizeof path, err);
+        if (rc) return rc;
+        dir = path;
+    }
+    return gb_cache_open(dir, flags, out, err);
+}
+
 /* ---- raw records -------------------------------------------------------- */
 
 static int get_body(MDB_txn *txn, op *o)

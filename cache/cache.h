@@ -69,6 +69,10 @@ int gb_cache_default_dir(char *out, size_t out_bytes, gb_err *err);
  * data.mdb holds nothing: read-write it starts afresh, read-only it reads as empty. */
 int gb_cache_open(const char *dir, unsigned flags, gb_cache **out, gb_err *err);
 
+/* gb_cache_open on dir, or on the default location when dir is NULL
+ * (gb_cache_default_dir). */
+int gb_cache_open_or_default(const char *dir, unsigned flags, gb_cache **out, gb_err *err);
+
 /* Closes the handle; NULL is a no-op. */
 void gb_cache_close(gb_cache *cache);
 

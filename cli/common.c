@@ -1,7 +1,5 @@
-/* What every front end shares (cli/common.h): exit statuses, the cache. */
+/* What every front end shares (cli/common.h): exit statuses. */
 #include "cli/common.h"
-
-#include "cache/cache.h"
 
 int gb_cli_exit_status(int code)
 {
@@ -22,15 +20,4 @@ int gb_cli_exit_status(int code)
     default:
         return code > 0 ? 2 : 1; /* errno: the environment, e.g. a cache path */
     }
-}
-
-int gb_cli_open_cache(const char *dir, unsigned flags, gb_cache **out, gb_err *err)
-{
-    char path[4096];
-    if (!dir) {
-        int rc = gb_cache_default_dir(path, sizeof path, err);
-        if (rc) return rc;
-        dir = path;
-    }
-    return gb_cache_open(dir, flags, out, err);
 }

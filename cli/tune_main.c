@@ -721,7 +721,8 @@ int gb_cli_tune(int argc, char **argv)
     h.template_path = dirs;
 
     gb_err err = {0};
-    if (!a.no_cache && gb_cli_open_cache(a.cache_dir, 0, &h.session.tuner.cache, &err) != GB_OK) {
+    if (!a.no_cache &&
+        gb_cache_open_or_default(a.cache_dir, 0, &h.session.tuner.cache, &err) != GB_OK) {
         fprintf(stderr, "%s: %s\n", argv[0], err.msg);
         free(env);
         free(a.command_line);
