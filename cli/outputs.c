@@ -170,15 +170,14 @@ int gb_cli_outputs_open(gb_cli_outputs *o, FILE *table_stream, const gb_table_op
     return GB_OK;
 }
 
-int gb_cli_outputs_close(gb_cli_outputs *o, gb_output *mux, const char *prog)
+int gb_cli_outputs_close(gb_cli_outputs *o, gb_session *s, const char *prog)
 {
     gb_err err = {0};
     int status = 0;
-    if (mux && gb_output_end(mux, &err) != GB_OK) {
+    if (gb_session_end_outputs(s, &err) != GB_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.msg);
         status = 2;
     }
-    gb_output_destroy(mux);
     if (o->folder_table && fclose(o->folder_table) != 0 && status == 0) {
         fprintf(stderr, "%s: --out %s: run.txt: %s\n", prog, o->out_dir, strerror(errno));
         status = 2;

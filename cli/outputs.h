@@ -5,13 +5,15 @@
  *   --out DIR     --ascii
  *
  * gb_cli_outputs_open builds the multiplexer of what they name, plus the terminal
- * table on a stream; gb_cli_outputs_close ends it (the files are written then)
- * and reports what failed.
+ * table on a stream, for a session to take (gb_session_begin_outputs);
+ * gb_cli_outputs_close ends it (the files are written then) and reports what
+ * failed.
  */
 #ifndef GB_CLI_OUTPUTS_H
 #define GB_CLI_OUTPUTS_H
 
 #include "report/output.h"
+#include "session/session.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -63,9 +65,9 @@ int gb_cli_outputs_option(gb_cli_outputs *o, int opt, const char *arg, const cha
 int gb_cli_outputs_open(gb_cli_outputs *o, FILE *table_stream, const gb_table_opts *table,
                         gb_output **out, gb_err *err);
 
-/* Ends and destroys mux (NULL is fine): the files are written now. Returns 0, or 2
- * after printing what could not be written. */
-int gb_cli_outputs_close(gb_cli_outputs *o, gb_output *mux, const char *prog);
+/* Ends the session's outputs (gb_session_end_outputs; none is fine): the files
+ * are written now. Returns 0, or 2 after printing what could not be written. */
+int gb_cli_outputs_close(gb_cli_outputs *o, gb_session *s, const char *prog);
 
 /* The command line as a shell would take it back: the arguments joined by spaces,
  * quoted where they need it (free it). Take it before getopt permutes argv. */

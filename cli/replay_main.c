@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/replay_score.h"
 #include "report/table.h"
+#include "session/session.h"
 #include "tuner/replay.h"
 
 #include "base/clock.h"
@@ -18,6 +19,7 @@
 
 static const char USAGE[] =
     "usage: %s replay FILE [options]\n"
+    "       %s replay --cached --kernel K [--cache DIR] [options]\n"
     "       %s replay FILE... --score [--cutoff P] [--cutoff-start P] [--resolution N]\n"
     "                              [--seeds N] [--strategy S|all] [--batch N]\n"
     "                              [--runs FILE]... [--json]\n"
@@ -27,18 +29,24 @@ static const char USAGE[] =
     "optimum: the benchmark for strategies. FILE is a gpubench transfer file (`gpubench\n"
     "cache save`), what `gpubench cache show KERNEL SHAPE --json` prints, a Kernel\n"
     "Tuner cache file or a T4 results file, plain or gzipped; the format is told from\n"
-    "its content. The configurations in the table are the valid set; one that failed\n"
-    "costs an evaluation, as on the GPU.\n"
+    "its content. With --cached the table is read from the cache instead: the trials\n"
+    "gpubench-tune recorded for the kernel (with --shape, --device and --kernel-fp\n"
+    "when it holds several). The configurations in the table are the valid set; one\n"
+    "that failed costs an evaluation, as on the GPU.\n"
     "\n"
     "options:\n"
     "  --strategy S|all  the strategy to replay, or all of them (default all): %s\n"
-    "  --seeds N         searches per strategy, with seeds 1..N (default 30)\n"
+    "  --seeds N         searches per strategy (default 30) ...\n"
+    "  --seed S          ... with seeds S..S+N-1 (default 1), as gpubench-tune --seed\n"
     "  --within PCT      the target: a time at most PCT%% above the optimum (default 5)\n"
     "  --budget N        evaluations per search (default: the table's size)\n"
     "  --batch N         configurations asked for at a time, 1 to 256 (default 1)\n"
     "  --kernel K, --shape SHAPE, --device D, --kernel-fp FP\n"
     "                    which table of a transfer file that holds several (SHAPE as `gpubench\n"
     "                    cache ls` prints it; D and FP may be a part, a start)\n"
+    "  --cached          the table from the cache, not a file (--kernel needed)\n"
+    "  --cache DIR       the cache --cached reads (default $GPUBENCH_CACHE, else\n"
+    "                    $XDG_CACHE_HOME/gpubench, else ~/.cache/gpubench)\n"
     "  --json            machine-readable output\n"
     "  -h, --help        this text\n"
     "\n"
@@ -63,11 +71,14 @@ static const char USAGE[] =
     "The last line names the best strategy (lowest median, then p90):\n"
     "  replay: strategy=NAME seeds=N within=P%% median_evals=X p90_evals=Y reached=F\n"
     "\n"
-    "exit status: 0 ok; 1 the file is not a table, or a strategy failed; 2 usage, or\n"
-    "the file cannot be read.\n";
+    "exit status: 0 ok; 1 the file (or the cache) holds no table to replay, or a\n"
+    "strategy failed; 2 usage, or the file or cache cannot be read.\n";
 
 typedef struct replay_args {
     const char *prog, *file, *strategy;
+    bool cached;           /* --cached: the table from the cache */
+    const char *cache_dir; /* --cache; NULL: the default */
+    uint64_t seed;         /* --seed: the first search's */
     gb_replay_select sel;
     const char *shape_text;
     gb_fields shape;
@@ -97,6 +108,9 @@ enum {
     OPT_CUTOFF_START,
     OPT_RESOLUTION,
     OPT_RUNS,
+    OPT_SEED,
+    OPT_CACHED,
+    OPT_CACHE,
 };
 
 static const struct option long_options[] = {
@@ -115,6 +129,9 @@ static const struct option long_options[] = {
     {"cutoff-start", required_argument, NULL, OPT_CUTOFF_START},
     {"resolution", required_argument, NULL, OPT_RESOLUTION},
     {"runs", required_argument, NULL, OPT_RUNS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"cached", no_argument, NULL, OPT_CACHED},
+    {"cache", required_argument, NULL, OPT_CACHE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -123,7 +140,7 @@ static void print_usage(FILE *out, const char *prog)
 {
     gb_strbuf names = GB_STRBUF_INIT;
     gb_strategy_append_names(&names);
-    fprintf(out, USAGE, prog, prog, gb_sb_str(&names));
+    fprintf(out, USAGE, prog, prog, prog, gb_sb_str(&names));
     gb_sb_free(&names);
 }
 
@@ -226,6 +243,17 @@ static int apply_option(int c, replay_args *a)
     case OPT_JSON:
         a->json = true;
         return -1;
+    case OPT_SEED:
+        a->seed = strtoull(optarg, &end, 10);
+        return *optarg && *optarg != '-' && !*end && a->seed > 0
+                   ? -1
+                   : usage_error(a->prog, "--seed needs a whole number of 1 or more", "");
+    case OPT_CACHED:
+        a->cached = true;
+        return -1;
+    case OPT_CACHE:
+        a->cache_dir = optarg;
+        return -1;
     case 'h':
         print_usage(stdout, a->prog);
         return 0;
@@ -255,14 +283,21 @@ static int parse_args(int argc, char **argv, replay_args *a)
         int status = apply_option(c, a);
         if (status >= 0) return status;
     }
-    if (optind >= argc) return usage_error(a->prog, "no FILE given", "");
+    if (a->cached && a->score)
+        return usage_error(a->prog, "--score reads FILEs, not the cache (--cached)", "");
+    if (a->cached && optind < argc)
+        return usage_error(a->prog, "--cached reads the cache, not a FILE: ", argv[optind]);
+    if (a->cached && !a->sel.kernel) return usage_error(a->prog, "--cached needs --kernel", "");
+    if (a->cache_dir && !a->cached) return usage_error(a->prog, "--cache needs --cached", "");
+    if (!a->cached && optind >= argc) return usage_error(a->prog, "no FILE given", "");
+    if (a->seed != 1 && a->score) return usage_error(a->prog, "--score runs seeds 1..N", "");
     if (a->n_runs_files && !a->score) return usage_error(a->prog, "--runs needs --score", "");
     if (optind + 1 < argc && !a->score)
         return usage_error(a->prog,
                            "unexpected argument (several FILEs need --score): ", argv[optind + 1]);
     if (a->score_opts.cutoff_start >= a->score_opts.cutoff)
         return usage_error(a->prog, "--cutoff-start must be below --cutoff", "");
-    a->file = argv[optind];
+    a->file = a->cached ? NULL : argv[optind];
     a->files = argv + optind;
     a->n_files = argc - optind;
     if (a->shape_text) {
@@ -282,6 +317,7 @@ static const char *format_name(gb_replay_format f)
            : f == GB_REPLAY_TRIALS ? "trials"
            : f == GB_REPLAY_KTUNER ? "kernel-tuner"
            : f == GB_REPLAY_T4     ? "t4"
+           : f == GB_REPLAY_CACHE  ? "cache"
                                    : "built";
 }
 
@@ -320,10 +356,12 @@ static void print_header(const replay_args *a, const gb_replay_table *t, double 
     printf("  optimum  %.6g ms: %s\n", best->ms, gb_sb_str(&sb));
     printf("  target   within %g%% (at most %.6g ms): %zu configurations\n", a->opts.within_pct,
            gb_replay_target_ms(t, a->opts.within_pct), gb_replay_n_within(t, a->opts.within_pct));
-    printf(
-        "  run      %d seeds per strategy, budget %d evaluations, batch %d; table read in %.2f s\n",
-        a->opts.n_seeds, a->opts.budget ? a->opts.budget : (int)t->n_entries,
-        a->opts.batch ? a->opts.batch : 1, load_s);
+    char from[48] = "";
+    if (a->seed != 1) snprintf(from, sizeof from, " from %llu", (unsigned long long)a->seed);
+    printf("  run      %d seeds%s per strategy, budget %d evaluations, batch %d; table read in "
+           "%.2f s\n",
+           a->opts.n_seeds, from, a->opts.budget ? a->opts.budget : (int)t->n_entries,
+           a->opts.batch ? a->opts.batch : 1, load_s);
     gb_sb_free(&sb);
 }
 
@@ -408,6 +446,7 @@ static int print_json(const replay_args *a, const gb_replay_table *t, const gb_r
         return fprintf(stderr, "%s replay: out of memory\n", a->prog), 1;
     }
     json_object_set_new(doc, "seeds", json_integer(a->opts.n_seeds));
+    json_object_set_new(doc, "first_seed", json_integer((json_int_t)a->seed));
     json_object_set_new(doc, "batch", json_integer(a->opts.batch ? a->opts.batch : 1));
     json_object_set_new(doc, "strategies", list);
     json_object_set_new(doc, "best", json_string(stats[best].strategy));
@@ -419,43 +458,56 @@ static int print_json(const replay_args *a, const gb_replay_table *t, const gb_r
 
 /* ---- the run ------------------------------------------------------------------ */
 
-/* Every kind in the registry's order for "all", else the one named. */
-static int run_all(const replay_args *a, const gb_replay_table *t, gb_replay_stats *stats,
-                   int *out_n, gb_err *err)
+/* The table: the file's, or with --cached the session's cache's (a->file then
+ * names the cache's folder). Returns -1 to go on, or an exit status. */
+static int load_table(replay_args *a, gb_session *s, gb_replay_table *t)
 {
-    *out_n = 0;
-    for (int i = 0; i < gb_strategy_n_kinds; i++) {
-        const gb_strategy_kind *kind = &gb_strategy_kinds[i];
-        if (strcmp(a->strategy, "all") && strcmp(a->strategy, kind->name)) continue;
-        int rc = gb_replay_run(t, kind, &a->opts, &stats[*out_n], err);
-        if (rc) return rc;
-        (*out_n)++;
+    gb_err err = {0};
+    int rc;
+    bool unreadable = false; /* a usage error, as in every command */
+    if (a->cached) {
+        rc = gb_cache_open_or_default(a->cache_dir, GB_CACHE_READONLY, &s->tuner.cache, &err);
+        unreadable = rc != GB_OK;
+        if (rc == GB_OK) {
+            a->file = gb_cache_dir(s->tuner.cache);
+            rc = gb_session_replay_table(s, &a->sel, t, &err);
+        }
+    } else {
+        rc = gb_replay_load(a->file, &a->sel, t, &err);
     }
-    return GB_OK;
+    if (rc == GB_OK) return -1;
+    fprintf(stderr, "%s replay: %s\n", a->prog, err.msg);
+    return unreadable || rc == GB_EIO || rc == GB_ECACHE ? 2 : 1;
 }
 
-static int replay(const replay_args *a)
+/* The searches run as a session with the strategy and seed asked for would run
+ * them, against the table instead of the GPU. */
+static int replay(replay_args *a)
 {
     gb_replay_table t;
-    gb_err err = {0};
+    gb_session session;
+    gb_session_init(&session);
+    session.tuner.strategy = strcmp(a->strategy, "all") ? a->strategy : NULL;
+    session.tuner.seed = a->seed;
     double t0 = gb_now_ms();
-    int loaded = gb_replay_load(a->file, &a->sel, &t, &err);
-    if (loaded) { /* a file that cannot be read is a usage error, as in every command */
-        fprintf(stderr, "%s replay: %s\n", a->prog, err.msg);
-        return loaded == GB_EIO ? 2 : 1;
+    int status = load_table(a, &session, &t);
+    if (status >= 0) {
+        gb_cache_close(session.tuner.cache);
+        gb_session_close(&session);
+        return status;
     }
+    status = 0;
     double load_s = (gb_now_ms() - t0) / 1e3;
     gb_replay_stats *stats = calloc((size_t)gb_strategy_n_kinds, sizeof *stats);
-    int n = 0, status = 0, best = 0;
+    gb_err err = {0};
+    int n = 0, best = 0;
     if (!stats) gb_err_set(&err, GB_ENOMEM, "out of memory");
     if (!a->json) print_header(a, &t, load_s);
     fflush(stdout);
-    if (!stats || run_all(a, &t, stats, &n, &err)) {
+    if (!stats || gb_session_replay(&session, &t, &a->opts, stats, &n, &best, &err)) {
         fprintf(stderr, "%s replay: %s\n", a->prog, err.msg);
         status = 1;
     }
-    for (int i = 1; !status && i < n; i++)
-        if (gb_replay_compare(&stats[i], &stats[best]) < 0) best = i;
     if (!status && a->json) status = print_json(a, &t, stats, n, best);
     if (!status && !a->json) {
         print_results(stats, n);
@@ -465,6 +517,8 @@ static int replay(const replay_args *a)
         gb_replay_stats_free(&stats[i]);
     free(stats);
     gb_replay_table_free(&t);
+    gb_cache_close(session.tuner.cache);
+    gb_session_close(&session);
     return status;
 }
 
@@ -488,6 +542,7 @@ int gb_cli_replay(int argc, char **argv)
 {
     replay_args a = {.prog = argv[0],
                      .strategy = "all",
+                     .seed = 1,
                      .opts = {.n_seeds = 30, .within_pct = 5},
                      .score_opts = {.cutoff = 0.96, .cutoff_start = 0.5, .resolution = 1000}};
     int status = parse_args(argc, argv, &a);

@@ -1,8 +1,9 @@
 /* gpubench report RUN.json [options]: a saved run rendered again (the table, CSV,
- * HTML, JSON), on any machine: no GPU, no cache. */
+ * HTML, JSON) through a session's outputs, on any machine: no GPU, no cache. */
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/outputs.h"
+#include "session/session.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -70,12 +71,15 @@ static int parse_args(int argc, char **argv, report_args *a)
     return -1;
 }
 
+/* The saved run goes through a session's outputs, as its calls went when it ran. */
 int gb_cli_report(int argc, char **argv)
 {
     report_args a = {0};
     int status = parse_args(argc, argv, &a);
     if (status >= 0) return status;
     gb_report report = {0};
+    gb_session session;
+    gb_session_init(&session);
     gb_output *out = NULL;
     gb_err err = {0};
     gb_table_opts table = {.verbose = a.verbose, .compile_only = false};
@@ -89,10 +93,12 @@ int gb_cli_report(int argc, char **argv)
         gb_report_free(&report);
         return 2;
     }
-    /* gb_output_render would end the outputs; closing does that and reports. */
+    /* An output's error is said when the outputs end, with the file it names. */
     gb_err ignored = {0};
-    gb_output_feed(out, &report, &ignored);
-    status = gb_cli_outputs_close(&a.outputs, out, argv[0]);
+    gb_session_begin_outputs(&session, out, &report.context, &ignored);
+    gb_session_show(&session, &report, &ignored);
+    status = gb_cli_outputs_close(&a.outputs, &session, argv[0]);
+    gb_session_close(&session);
     gb_report_free(&report);
     return status;
 }

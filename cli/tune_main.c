@@ -664,20 +664,19 @@ static int open_outputs(tune_args *a, gb_lua_host *h, const progress *pr, gb_run
                            .compile_only = h->session.tuner.compile_only,
                            .jobs = h->session.tuner.jobs};
     FILE *stream = a->quiet ? NULL : pr->out ? pr->out : stdout;
+    gb_output *output = NULL;
     int rc = gb_cli_context_init(ctx, "gpubench-tune", a->command_line, a->script, &err);
-    if (rc == GB_OK)
-        rc = gb_cli_outputs_open(&a->outputs, stream, &table, &h->session.output, &err);
+    if (rc == GB_OK) rc = gb_cli_outputs_open(&a->outputs, stream, &table, &output, &err);
     if (rc == GB_OK) {
-        h->session.context = ctx;
-        gb_output_begin(h->session.output, ctx,
-                        &err); /* the multiplexer begins at the first entry */
+        gb_session_begin_outputs(&h->session, output, ctx,
+                                 &err); /* the multiplexer begins at the first entry */
         return -1;
     }
     fprintf(stderr, "%s: %s\n", prog, err.msg);
     return gb_cli_exit_status(rc);
 }
 
-static int run_script(const tune_args *a, gb_lua_host *h, progress *pr, const char *prog)
+static int run_script(tune_args *a, gb_lua_host *h, progress *pr, const char *prog)
 {
     lua_State *L = NULL;
     gb_err err = {0};
@@ -697,6 +696,9 @@ static int run_script(const tune_args *a, gb_lua_host *h, progress *pr, const ch
         int exported = export_tuned(a, h, prog);
         if (exported > status) status = exported;
     }
+    /* the files of an interrupted or failed run hold what finished */
+    int written = gb_cli_outputs_close(&a->outputs, &h->session, prog);
+    if (written > status) status = written;
     gb_lua_close(L, h); /* frees h's list of tuned kernels */
     return status;
 }
@@ -733,10 +735,6 @@ int gb_cli_tune(int argc, char **argv)
     gb_run_context ctx;
     status = open_outputs(&a, &h, &pr, &ctx, argv[0]);
     if (status < 0) status = run_script(&a, &h, &pr, argv[0]);
-    if (h.session.output) { /* the files of an interrupted or failed run hold what finished */
-        int written = gb_cli_outputs_close(&a.outputs, h.session.output, argv[0]);
-        if (written > status) status = written;
-    }
     gb_run_context_free(&ctx);
     free(a.command_line);
     gb_cache_close(h.session.tuner.cache);

@@ -42,7 +42,15 @@ void gb_output_destroy(gb_output *o)
 int gb_output_feed(gb_output *o, const gb_report *report, gb_err *err)
 {
     gb_err later = {0};
-    int first = gb_output_begin(o, &report->context, err), rc;
+    int first = gb_output_begin(o, &report->context, err);
+    int rc = gb_output_feed_entries(o, report, first ? &later : err);
+    return first ? first : rc;
+}
+
+int gb_output_feed_entries(gb_output *o, const gb_report *report, gb_err *err)
+{
+    gb_err later = {0};
+    int first = GB_OK, rc;
     for (int i = 0; i <= report->n_entries; i++) {
         /* the compile-only calls whose entries end here */
         for (int c = 0; c < report->n_calls; c++) {

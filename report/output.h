@@ -53,6 +53,9 @@ void gb_output_destroy(gb_output *o);
  * call_end after its last entry (all of them even after an error; the first is
  * returned). gb_output_render ends o too. */
 int gb_output_feed(gb_output *o, const gb_report *report, gb_err *err);
+/* The same without begin: the entries and call ends of a saved run, to an output
+ * already begun (a session's, session/session.h). */
+int gb_output_feed_entries(gb_output *o, const gb_report *report, gb_err *err);
 int gb_output_render(gb_output *o, const gb_report *report, gb_err *err);
 
 /* ---- the outputs --------------------------------------------------------- */

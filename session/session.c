@@ -1,5 +1,6 @@
-/* A tuning session (session/session.h): the GPU opened once, its ceilings, the
- * outputs, and the list of what was tuned. */
+/* A tuning session (session/session.h): the GPU opened once, its ceilings, and
+ * the list of what was tuned (the outputs are session/outputs.c, replay
+ * session/replay.c). */
 #include "session/session.h"
 
 #include "cache/ceilings.h"
@@ -181,27 +182,6 @@ static int note_tuned(gb_session *s, const char *kernel, const gb_tune_result *r
     return GB_OK;
 }
 
-/* Hands the call's shapes to the outputs. Their errors are warnings here: the
- * results are in the cache, and the front end reports what could not be written
- * when the outputs end. */
-static void report_call(gb_session *s, const gb_kernel_def *def, const gb_tune_result *r)
-{
-    if (!s->output) return;
-    gb_run_context *ctx = s->context;
-    if (ctx && !ctx->arch[0]) gb_strlcpy(ctx->arch, r->arch, sizeof ctx->arch);
-    if (ctx && r->compile_only) ctx->compile_only = true;
-    gb_err err = {0}, later = {0};
-    int rc = GB_OK;
-    for (int i = 0; i < r->n_shapes; i++) { /* every shape: an output that failed stops alone */
-        gb_report_entry e = {def->name, def->math, r->bench, &r->shapes[i], r};
-        int shaped = gb_output_shape(s->output, &e, rc ? &later : &err);
-        if (!rc) rc = shaped;
-    }
-    int ended = gb_output_call_end(s->output, def->name, r, rc ? &later : &err);
-    if (!rc) rc = ended;
-    if (rc && s->tuner.log) fprintf(s->tuner.log, "gpubench: report: %s\n", err.msg);
-}
-
 int gb_session_tune(gb_session *s, const gb_kernel_def *kernel, const gb_tune_request *req,
                     gb_tune_result *out, gb_err *err)
 {
@@ -218,7 +198,7 @@ int gb_session_tune(gb_session *s, const gb_kernel_def *kernel, const gb_tune_re
     if (rc == GB_OK || rc == GB_EINTR) { /* an interrupted run shows what finished */
         tally(s, &opts, out);
         if (rc == GB_OK) rc = note_tuned(s, kernel->name, out, err);
-        report_call(s, kernel, out);
+        gb_session_report_call(s, kernel, out);
     }
     return rc;
 }

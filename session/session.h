@@ -2,10 +2,14 @@
  * A tuning session: what one run of gpubench-tune (or any other front end) owns
  * across its tuning calls. It opens the GPU the first time one is needed (and,
  * with --gpus, the others), measures the device's ceilings once and keeps them,
- * takes the GPU's lease for that, hands every call's results to the outputs, and
- * keeps the list of what was tuned (for --export-header). gb_session_tune is the
- * one way to run a tune; the Lua binding (lua/binding.h) only translates a
- * script's calls into it.
+ * takes the GPU's lease for that, hands every call's results to the outputs and
+ * ends them, and keeps the list of what was tuned (for --export-header).
+ * gb_session_tune is the one way to run a tune; the Lua binding (lua/binding.h)
+ * only translates a script's calls into it, and the C API (api/) a program's.
+ * The other front ends go through it too: `gpubench report` shows a saved run
+ * through a session's outputs (gb_session_show), and `gpubench replay` runs the
+ * session's search against a recorded table instead of the GPU
+ * (gb_session_replay), from a file or the session's cache.
  *
  * Without a GPU (no driver, no device) a session switches to compiling only and
  * says so once, unless require_gpu: then that is the call's error.
@@ -20,6 +24,7 @@
 #include "exec/pool.h"
 #include "report/output.h"
 #include "report/result.h"
+#include "tuner/replay.h"
 #include "tuner/tune.h"
 
 #include <stdbool.h>
@@ -63,8 +68,9 @@ typedef struct gb_session {
     int (*open_exec_on)(void *ctx, int ordinal, gb_exec **out, gb_err *err);
     bool require_gpu; /* no GPU is an error, not a switch to compiling only */
     /* Where each call's results go (report/output.h; the front end chooses the
-     * outputs); NULL for nowhere. The session completes context (the device, the
-     * compile target) as the run finds them. */
+     * outputs, gb_session_begin_outputs gives them to the session); NULL for
+     * nowhere. The session completes context (the device, the compile target) as
+     * the run finds them. */
     gb_output *output;
     gb_run_context *context;
     /* Filled as the session runs. */
@@ -113,9 +119,51 @@ int gb_session_gpu(gb_session *s, gb_device_info *info, gb_err *err);
 int gb_session_tune(gb_session *s, const gb_kernel_def *kernel, const gb_tune_request *req,
                     gb_tune_result *out, gb_err *err);
 
+/* ---- the outputs (session/outputs.c) ------------------------------------------ */
+
+/* The session takes output (report/output.h; it ends and destroys it) and begins
+ * it with ctx, which the session completes as the run finds the device and the
+ * compile target and which must outlive the outputs. Returns begin's error (the
+ * output is the session's even then). */
+int gb_session_begin_outputs(gb_session *s, gb_output *output, gb_run_context *ctx, gb_err *err);
+
+/* Hands one call's shapes to the outputs, as gb_session_tune does when a call
+ * ends; an output's failure is a warning on the log. */
+void gb_session_report_call(gb_session *s, const gb_kernel_def *def, const gb_tune_result *r);
+
+/* A saved run (report/result.h: gb_report_load_json) given to the outputs as its
+ * calls came when it ran: what `gpubench report` does. The outputs begun with
+ * the saved run's context. The first output's error; the others still get it. */
+int gb_session_show(gb_session *s, const gb_report *saved, gb_err *err);
+
+/* Ends the outputs (the files are written now) and destroys them: the first
+ * error, which names the file. Apart from gb_session_close, which a front end may
+ * call between runs (the Lua binding closes the session with each script's state)
+ * while its outputs go on. */
+int gb_session_end_outputs(gb_session *s, gb_err *err);
+
+/* ---- replay (session/replay.c) ------------------------------------------------- */
+
+/* The table of one kernel at one shape on one device from the session's cache
+ * (tuner/replay.h: gb_replay_load_cache; sel names the kernel). GB_EINVAL when the
+ * session has no cache. */
+int gb_session_replay_table(gb_session *s, const gb_replay_select *sel, gb_replay_table *out,
+                            gb_err *err);
+
+/* What the session's search would have done against a recorded table instead of
+ * the GPU: the session's strategy (tuner.strategy; NULL: every kind, in the
+ * registry's order), each run opts->n_seeds times from the session's seed
+ * (tuner.seed; opts->first_seed is ignored). out has room for gb_strategy_n_kinds
+ * results; *out_n says how many were filled (free each with
+ * gb_replay_stats_free); *out_best is the best of them (gb_replay_compare).
+ * GB_EINVAL for an unknown strategy; a strategy's error. */
+int gb_session_replay(gb_session *s, const gb_replay_table *t, const gb_replay_opts *opts,
+                      gb_replay_stats *out, int *out_n, int *out_best, gb_err *err);
+
 /* Ends the executors the session opened, then releases the GPU's lease (so a
  * process waiting for it never meets this one's context on the GPU), and frees
- * its list of tuned kernels; the cache, outputs and context stay the front end's. */
+ * its list of tuned kernels; the outputs (gb_session_end_outputs), the cache and
+ * the context stay. The session may tune again: it opens the GPU anew. */
 void gb_session_close(gb_session *s);
 
 #endif

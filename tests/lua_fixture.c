@@ -131,10 +131,9 @@ int setup(void **state)
     h->session.tuner.log = tmpfile();
     f->out = tmpfile();
     gb_err err = {0};
-    if (!f->out || gb_output_table(f->out, &(gb_table_opts){0}, &h->session.output, &err) != GB_OK)
-        return -1;
-    h->session.context = &f->context;
-    gb_output_begin(h->session.output, h->session.context, &err);
+    gb_output *table = NULL;
+    if (!f->out || gb_output_table(f->out, &(gb_table_opts){0}, &table, &err) != GB_OK) return -1;
+    gb_session_begin_outputs(&h->session, table, &f->context, &err);
     h->session.open_exec = open_no_driver;
     h->session.open_exec_ctx = f;
     h->template_path = f->template_path;
@@ -147,9 +146,9 @@ int teardown(void **state)
 {
     fixture *f = *state;
     gb_lua_close(f->L, &f->host);
+    gb_session_end_outputs(&f->host.session, &(gb_err){0});
     gb_cache_close(f->cache);
     if (f->host.session.tuner.log) fclose(f->host.session.tuner.log);
-    gb_output_destroy(f->host.session.output);
     if (f->out) fclose(f->out);
     gb_run_context_free(&f->context);
     free(f->text);

@@ -850,6 +850,56 @@ static void test_replay_reads_what_cache_show_json_prints(void **state)
     assert_non_null(strstr(f->r.out, "15 configurations of a space of 15: 15 timed, 0 failed"));
 }
 
+/* --cached replays the cache's own trials, the same table as the file `cache show
+ * --json` writes, through a session with --seed as its seed. */
+static void test_replay_cached_reads_the_cache_and_agrees_with_its_file(void **state)
+{
+    fixture *f = *state;
+    run(f, "gpubench", "cache", "import", "--from", "kernel-tuner",
+        replay_data("ktuner_small.json"), "--kernel", "vector_add", "--shape", "n=100", "--cache",
+        f->cache, NULL);
+    assert_int_equal(f->r.status, 0);
+    run(f, "gpubench", "cache", "show", "vector_add", "--json", "--cache", f->cache, NULL);
+    write_script(f, "trials.json", f->r.out);
+    run(f, "gpubench", "replay", "trials.json", "--seeds", "4", "--seed", "9", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "4 seeds from 9 per strategy"));
+    char from_file[256];
+    const char *last = strstr(f->r.out, "\nreplay: ");
+    assert_non_null(last);
+    snprintf(from_file, sizeof from_file, "%s", last);
+    run(f, "gpubench", "replay", "--cached", "--kernel", "vector_add", "--cache", f->cache,
+        "--seeds", "4", "--seed", "9", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, ": kernel vector_add, shape n=100, device NVIDIA RTX A4000"));
+    assert_non_null(strstr(f->r.out, "15 configurations of a space of 15: 15 timed, 0 failed"));
+    assert_non_null(strstr(f->r.out, from_file)); /* the same searches, the same counts */
+    run(f, "gpubench", "replay", "--cached", "--kernel", "vector_add", "--cache", f->cache,
+        "--json", "--strategy", "random", NULL);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "\"format\": \"cache\""));
+    assert_non_null(strstr(f->r.out, "\"first_seed\": 1"));
+    /* what is missing or contradictory is said */
+    run(f, "gpubench", "replay", "--cached", "--kernel", "nothing", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 1);
+    assert_non_null(strstr(f->r.err, "holds no trials of kernel nothing"));
+    run(f, "gpubench", "replay", "--cached", "--kernel", "vector_add", "--cache", "no-cache", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "no-cache: mdb_env_open: No such file or directory"));
+    run(f, "gpubench", "replay", "--cached", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--cached needs --kernel"));
+    run(f, "gpubench", "replay", "trials.json", "--cached", "--kernel", "vector_add", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--cached reads the cache, not a FILE: trials.json"));
+    run(f, "gpubench", "replay", "trials.json", "--cache", f->cache, NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--cache needs --cached"));
+    run(f, "gpubench", "replay", "trials.json", "--seed", "0", NULL);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--seed needs a whole number of 1 or more"));
+}
+
 /* Copies the fixture's file `from` to `to`, gzipped. */
 static void gzip_copy(const fixture *f, const char *from, const char *to)
 {
@@ -962,6 +1012,7 @@ int main(void)
         T(test_replay_prints_the_table_and_ends_with_the_best),
         T(test_replay_of_an_export_and_a_kernel_tuner_file_agree),
         T(test_replay_reads_what_cache_show_json_prints),
+        T(test_replay_cached_reads_the_cache_and_agrees_with_its_file),
         T(test_replay_usage_errors_and_unreadable_files_exit_2_bad_tables_1),
         T(test_every_json_reader_takes_it_gzipped),
     };

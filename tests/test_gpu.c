@@ -388,13 +388,12 @@ static int run_script(const char *script, const char *mode, const char *cache_di
     snprintf(template_dir, sizeof template_dir, "%s/templates", getenv("GB_SOURCE_DIR"));
     templates[0] = template_dir;
     static gb_run_context context;
-    *host = (gb_lua_host){.session = {.open_exec = open_worker, .context = &context},
-                          .template_path = templates,
-                          .n_template_path = 1};
+    *host = (gb_lua_host){
+        .session = {.open_exec = open_worker}, .template_path = templates, .n_template_path = 1};
     /* the tables on stdout, as gpubench-tune prints them */
-    assert_int_equal(gb_output_table(stdout, &(gb_table_opts){0}, &host->session.output, err),
-                     GB_OK);
-    gb_output_begin(host->session.output, &context, err);
+    gb_output *table = NULL;
+    assert_int_equal(gb_output_table(stdout, &(gb_table_opts){0}, &table, err), GB_OK);
+    gb_session_begin_outputs(&host->session, table, &context, err);
     host->session.tuner = (gb_tuner_opts){.jobs = 4,
                                           .seed = 1,
                                           .measure = gb_measure_defaults(),
@@ -408,9 +407,7 @@ static int run_script(const char *script, const char *mode, const char *cache_di
     if (rc == GB_OK) rc = gb_lua_run(L, script, 1, argv, err);
     gb_lua_close(L, host);
     gb_cache_close(host->session.tuner.cache);
-    gb_output_end(host->session.output, &(gb_err){0});
-    gb_output_destroy(host->session.output);
-    host->session.output = NULL;
+    gb_session_end_outputs(&host->session, &(gb_err){0});
     gb_run_context_free(&context);
     return rc;
 }

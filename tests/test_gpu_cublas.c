@@ -458,16 +458,15 @@ static void test_a_tuning_run_checks_and_times_against_cublas(void **state)
     snprintf(script, sizeof script, "%s/tune.lua", dir);
     templates[0] = template_dir;
     gb_run_context context = {0};
-    gb_lua_host host = {.session = {.open_exec = open_worker, .context = &context},
-                        .template_path = templates,
-                        .n_template_path = 1};
+    gb_lua_host host = {
+        .session = {.open_exec = open_worker}, .template_path = templates, .n_template_path = 1};
     gb_err err = {0};
     char *text = NULL;
     size_t len = 0;
     FILE *tables = open_memstream(&text, &len);
-    assert_int_equal(gb_output_table(tables, &(gb_table_opts){0}, &host.session.output, &err),
-                     GB_OK);
-    gb_output_begin(host.session.output, &context, &err);
+    gb_output *table = NULL;
+    assert_int_equal(gb_output_table(tables, &(gb_table_opts){0}, &table, &err), GB_OK);
+    gb_session_begin_outputs(&host.session, table, &context, &err);
     host.session.tuner = (gb_tuner_opts){.jobs = 4,
                                          .seed = 1,
                                          .measure = gb_measure_defaults(),
@@ -479,8 +478,7 @@ static void test_a_tuning_run_checks_and_times_against_cublas(void **state)
     if (rc == GB_OK) rc = gb_lua_run(L, script, 0, NULL, &err);
     gb_lua_close(L, &host);
     gb_cache_close(host.session.tuner.cache);
-    gb_output_end(host.session.output, &(gb_err){0});
-    gb_output_destroy(host.session.output);
+    gb_session_end_outputs(&host.session, &(gb_err){0});
     gb_run_context_free(&context);
     fclose(tables);
     printf("%s", text);

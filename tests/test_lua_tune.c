@@ -453,14 +453,13 @@ static void test_the_outputs_get_every_trial_with_its_samples_and_the_device(voi
     assert_int_equal(gb_output_mux_add(mux, f->host.session.output, &err), GB_OK); /* the table */
     assert_int_equal(gb_output_json(path, &json, &err), GB_OK);
     assert_int_equal(gb_output_mux_add(mux, json, &err), GB_OK);
-    f->host.session.output = mux;
-    gb_output_begin(mux, f->host.session.context, &err);
+    gb_session_begin_outputs(&f->host.session, mux, f->host.session.context, &err);
     const char *text = REQUIRE TILED_WITH_REFERENCE(
         "  math = 'bf16', bytes = function(s) return 8 * s.n end,\n") "gb.tune(k, { shapes = { { n "
                                                                       "= 64000 } }, baseline = "
                                                                       "'reference' })\n";
     EXPECT_OK(f, run(f, text));
-    assert_int_equal(gb_output_end(mux, &err), GB_OK);
+    assert_int_equal(gb_session_end_outputs(&f->host.session, &err), GB_OK);
     gb_report r;
     if (gb_report_load_json(path, &r, &err) != GB_OK) fail_msg("%s", err.msg);
     assert_true(r.context.has_device);

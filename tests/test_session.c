@@ -2,7 +2,9 @@
  * (tuner_fixture.h): the GPU opened once and its device noted in the run's
  * context, every call counted, noted once per kernel and device and handed to
  * the outputs; no GPU switches the session to compiling only, or is the call's
- * error with require_gpu; a request that does not check never opens the GPU. */
+ * error with require_gpu; a request that does not check never opens the GPU; the
+ * outputs begun, fed (a saved run too) and ended; replay from the session's
+ * cache with its strategy and seed. */
 #include "session/session.h"
 #include "tuner_fixture.h"
 
@@ -19,9 +21,16 @@
 /* An output that counts what it is given. */
 typedef struct counting {
     gb_output base;
-    int shapes, calls;
+    int begun, shapes, calls, ended, destroyed;
     char kernel[64];
 } counting;
+
+static int count_begin(gb_output *o, const gb_run_context *ctx, gb_err *err)
+{
+    (void)ctx, (void)err;
+    ((counting *)o)->begun++;
+    return GB_OK;
+}
 
 static int count_shape(gb_output *o, const gb_report_entry *e, gb_err *err)
 {
@@ -39,8 +48,24 @@ static int count_call(gb_output *o, const char *kernel, const gb_tune_result *ca
     return GB_OK;
 }
 
-static const gb_output_ops COUNTING = {
-    .name = "counting", .shape = count_shape, .call_end = count_call};
+static int count_end(gb_output *o, gb_err *err)
+{
+    (void)err;
+    ((counting *)o)->ended++;
+    return GB_OK;
+}
+
+static void count_destroy(gb_output *o)
+{
+    ((counting *)o)->destroyed++; /* the tests' own, on their stacks */
+}
+
+static const gb_output_ops COUNTING = {.name = "counting",
+                                       .begin = count_begin,
+                                       .shape = count_shape,
+                                       .call_end = count_call,
+                                       .end = count_end,
+                                       .destroy = count_destroy};
 
 typedef struct opener {
     fixture *f;
@@ -171,6 +196,101 @@ static void test_a_request_that_does_not_check_never_opens_the_gpu(void **state)
     gb_session_close(&s);
 }
 
+/* The session begins its outputs, hands them a saved run's entries and calls as
+ * a live run's (`gpubench report`), and ends them once. */
+static void test_the_outputs_are_begun_fed_a_saved_run_and_ended(void **state)
+{
+    fixture *f = *state;
+    opener o = {.f = f};
+    counting out = {.base = {.ops = &COUNTING}};
+    gb_run_context ctx = {0};
+    gb_session s = session_of(f, &o, &out, NULL);
+    s.output = NULL;
+    gb_err err = {0};
+    assert_int_equal(gb_session_begin_outputs(&s, &out.base, &ctx, &err), GB_OK);
+    assert_int_equal(out.begun, 1);
+    assert_ptr_equal(s.context, &ctx);
+    gb_shape_result shapes[2];
+    memset(shapes, 0, sizeof shapes);
+    gb_report_entry entries[2] = {{.kernel = "saved", .result = &shapes[0]},
+                                  {.kernel = "saved", .result = &shapes[1]}};
+    gb_report_call call = {.kernel = "saved", .first_entry = 0, .result = {.n_shapes = 2}};
+    gb_report saved = {.entries = entries, .n_entries = 2, .calls = &call, .n_calls = 1};
+    assert_int_equal(gb_session_show(&s, &saved, &err), GB_OK);
+    assert_int_equal(out.shapes, 2);
+    assert_int_equal(out.calls, 1);
+    assert_string_equal(out.kernel, "saved");
+    assert_int_equal(o.opened, 0); /* showing never opens the GPU */
+    assert_int_equal(gb_session_end_outputs(&s, &err), GB_OK);
+    assert_int_equal(out.ended, 1);
+    assert_int_equal(out.destroyed, 1);
+    assert_null(s.output);
+    assert_int_equal(gb_session_end_outputs(&s, &err), GB_OK); /* none left: nothing to do */
+    assert_int_equal(out.ended, 1);
+    gb_session_close(&s);
+}
+
+/* Replay through the session: the table from its cache (the trials a tune left),
+ * and the searches with its strategy and seed, as the tuner would run them. */
+static void test_replay_reads_the_cache_and_runs_the_sessions_strategy_and_seed(void **state)
+{
+    fixture *f = *state;
+    opener o = {.f = f};
+    counting out = {.base = {.ops = &COUNTING}};
+    gb_session s = session_of(f, &o, &out, NULL);
+    gb_tune_request req = {.shapes = f->shapes, .n_shapes = 2};
+    gb_tune_result r;
+    gb_err err = {0};
+    assert_int_equal(gb_session_tune(&s, &f->kernel, &req, &r, &err), GB_OK);
+    gb_tune_result_free(&r);
+
+    gb_replay_table t;
+    gb_replay_select sel = {.kernel = "fake_kernel"};
+    assert_int_equal(gb_session_replay_table(&s, &sel, &t, &err), GB_EINVAL);
+    assert_non_null(strstr(err.msg, "holds trials of 2 kernels, shapes or devices"));
+    sel.shape = &f->shapes[0];
+    assert_int_equal(gb_session_replay_table(&s, &sel, &t, &err), GB_OK);
+    assert_int_equal(t.format, GB_REPLAY_CACHE);
+    assert_int_equal(t.n_entries, 7); /* V = 1 .. 8 but V=5, which the constraint drops */
+    assert_int_equal(t.n_status[GB_TRIAL_OK], 4); /* not V=3 (wrong), 4 (no launch), 7 */
+    gb_config best;
+    gb_config_at(&t.space, t.entries[t.optimum].ordinal, &best);
+    gb_fields fields;
+    assert_int_equal(gb_config_to_fields(&best, &fields), GB_OK);
+    assert_int_equal(gb_fields_get(&fields, "V")->i, 2); /* the tie goes to the earlier */
+    gb_fields_free(&fields);
+
+    gb_replay_opts opts = {.n_seeds = 5, .within_pct = 5};
+    gb_replay_stats stats[32], direct;
+    int n = 0, best_i = -1;
+    s.tuner.strategy = "random";
+    s.tuner.seed = 11;
+    assert_int_equal(gb_session_replay(&s, &t, &opts, stats, &n, &best_i, &err), GB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(best_i, 0);
+    assert_string_equal(stats[0].strategy, "random");
+    opts.first_seed = 11; /* what the session's seed means */
+    assert_int_equal(gb_replay_run(&t, gb_strategy_find("random"), &opts, &direct, &err), GB_OK);
+    assert_memory_equal(stats[0].evals, direct.evals, 5 * sizeof *direct.evals);
+    gb_replay_stats_free(&direct);
+    gb_replay_stats_free(&stats[0]);
+    s.tuner.strategy = NULL; /* every strategy */
+    assert_int_equal(gb_session_replay(&s, &t, &opts, stats, &n, &best_i, &err), GB_OK);
+    assert_int_equal(n, gb_strategy_n_kinds);
+    for (int i = 0; i < n; i++) {
+        assert_true(gb_replay_compare(&stats[best_i], &stats[i]) <= 0);
+        gb_replay_stats_free(&stats[i]);
+    }
+    s.tuner.strategy = "simplex";
+    assert_int_equal(gb_session_replay(&s, &t, &opts, stats, &n, &best_i, &err), GB_EINVAL);
+    assert_string_equal(err.msg, "replay: no strategy 'simplex'");
+    gb_replay_table_free(&t);
+
+    s.tuner.cache = NULL;
+    assert_int_equal(gb_session_replay_table(&s, &sel, &t, &err), GB_EINVAL);
+    gb_session_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +299,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_require_gpu_makes_no_gpu_the_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_request_that_does_not_check_never_opens_the_gpu,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_outputs_are_begun_fed_a_saved_run_and_ended, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_replay_reads_the_cache_and_runs_the_sessions_strategy_and_seed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

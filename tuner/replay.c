@@ -100,8 +100,9 @@ int gb_replay_run(const gb_replay_table *t, const gb_strategy_kind *kind,
     int *spent = malloc((size_t)opts->n_seeds * sizeof *spent);
     int rc = out->evals && spent ? GB_OK : gb_err_set(err, GB_ENOMEM, "out of memory");
     double t0 = gb_now_ms();
+    uint64_t first = opts->first_seed ? opts->first_seed : 1;
     for (int i = 0; rc == GB_OK && i < opts->n_seeds; i++)
-        rc = run_seed(t, kind, &o, (uint64_t)i + 1, &out->evals[i], &spent[i], err);
+        rc = run_seed(t, kind, &o, first + (uint64_t)i, &out->evals[i], &spent[i], err);
     out->seconds = (gb_now_ms() - t0) / 1e3;
     if (rc == GB_OK && summarise(out, spent)) rc = gb_err_set(err, GB_ENOMEM, "out of memory");
     free(spent);

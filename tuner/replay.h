@@ -10,7 +10,8 @@
  * a failed configuration costs an evaluation as it did on the GPU.
  *
  * The table comes from a file (gb_replay_load): a gpubench transfer file, what
- * `gpubench cache show --json` prints, or a Kernel Tuner cache file. The run
+ * `gpubench cache show --json` prints, a Kernel Tuner cache file or a T4 results
+ * file; or straight from a cache (gb_replay_load_cache). The run
  * (gb_replay_run) gives a strategy one search per seed and counts the evaluations
  * it needs to find a configuration within a given percentage of the table's
  * optimum.
@@ -18,6 +19,7 @@
 #ifndef GB_TUNER_REPLAY_H
 #define GB_TUNER_REPLAY_H
 
+#include "cache/cache.h"
 #include "tuner/offline.h"
 #include "tuner/strategy.h"
 
@@ -42,6 +44,7 @@ typedef enum gb_replay_format {
     GB_REPLAY_TRIALS,   /* `gpubench cache show --json` */
     GB_REPLAY_KTUNER,   /* a Kernel Tuner cache file */
     GB_REPLAY_T4,       /* the Autotuning Association's T4 results format */
+    GB_REPLAY_CACHE,    /* a gpubench cache's trials (gb_replay_load_cache) */
 } gb_replay_format;
 
 typedef struct gb_replay_table {
@@ -81,6 +84,15 @@ int gb_replay_load(const char *path, const gb_replay_select *sel, gb_replay_tabl
 int gb_replay_parse(const char *text, size_t len, const char *name, const gb_replay_select *sel,
                     gb_replay_table *out, gb_err *err);
 
+/* The same from the trials a cache holds: sel must name the kernel, and picks
+ * one shape, device and kernel fingerprint among its trials as it does in a
+ * transfer file. Errors start with the cache's folder: GB_EINVAL when it holds
+ * no trials of the kernel (or of that shape), when the selection picks none or
+ * several (the message lists them), or nothing was timed; the cache's errors;
+ * GB_ENOMEM. */
+int gb_replay_load_cache(gb_cache *cache, const gb_replay_select *sel, gb_replay_table *out,
+                         gb_err *err);
+
 /* An empty table over space (moved into the table: space is zeroed). hint: how
  * many entries to make room for. GB_ENOMEM. */
 int gb_replay_table_init(gb_replay_table *t, gb_space *space, size_t hint, gb_err *err);
@@ -116,10 +128,11 @@ int gb_replay_space_add(gb_space *space, const char *name, const gb_value *value
 /* ---- the run ---------------------------------------------------------------- */
 
 typedef struct gb_replay_opts {
-    int n_seeds;       /* searches per strategy, with seeds 1 .. n_seeds */
-    double within_pct; /* the target: at most optimum * (1 + within_pct / 100) */
-    int budget;        /* evaluations per search; 0: the table's size */
-    int batch;         /* configurations asked for at a time; 0: 1 */
+    int n_seeds;         /* searches per strategy ... */
+    uint64_t first_seed; /* ... with seeds first_seed .. first_seed + n_seeds - 1 (0: 1) */
+    double within_pct;   /* the target: at most optimum * (1 + within_pct / 100) */
+    int budget;          /* evaluations per search; 0: the table's size */
+    int batch;           /* configurations asked for at a time; 0: 1 */
 } gb_replay_opts;
 
 /* A percentile that fell on a search that never reached the target. */
@@ -144,7 +157,9 @@ double gb_replay_target_ms(const gb_replay_table *t, double within_pct);
 /* How many of the table's configurations reach the target. */
 size_t gb_replay_n_within(const gb_replay_table *t, double within_pct);
 
-/* Runs the strategy kind once per seed against the table and summarises. Errors
+/* Runs the strategy kind once per seed against the table and summarises (the
+ * session's replay, gb_session_replay, runs it with the session's strategy and
+ * seed). Errors
  * are the strategy's (a strategy that proposes a configuration twice or outside
  * the table, a script error) or GB_ENOMEM. Free out with gb_replay_stats_free. */
 int gb_replay_run(const gb_replay_table *t, const gb_strategy_kind *kind,

@@ -5,6 +5,7 @@
 
 #include "base/file.h"
 
+#include "cache/inspect.h"
 #include "cache/ktuner_file.h"
 #include "cache/record.h"
 #include "cache/transfer.h"
@@ -221,6 +222,17 @@ static int keep_trial(reading *r, gb_trial_record *rec, int g)
     return GB_OK;
 }
 
+/* Counts the record in its group, and keeps it (taking its configuration) when the
+ * group is selected. */
+static int take_record(reading *r, gb_trial_record *rec, gb_err *err)
+{
+    int g = group_of(r, &rec->id);
+    if (g < 0 || (r->groups[g].selected && keep_trial(r, rec, g)))
+        return gb_err_set(err, GB_ENOMEM, "out of memory");
+    r->groups[g].n_trials++;
+    return GB_OK;
+}
+
 /* Decodes the trial records of list; place is how messages name the list. */
 static int read_trials(reading *r, const json_t *list, const char *place, gb_err *err)
 {
@@ -231,16 +243,13 @@ static int read_trials(reading *r, const json_t *list, const char *place, gb_err
     json_array_foreach(list, i, item)
     {
         gb_trial_record rec;
-        int rc = gb_trial_record_from_json(item, &rec, err), g;
+        int rc = gb_trial_record_from_json(item, &rec, err);
         if (rc == GB_ECACHE) {
             gb_err_prefix(err, "%s[%zu]", place, i);
             return err->code = GB_EINVAL;
         }
         if (rc) return gb_err_set(err, rc, "out of memory");
-        if ((g = group_of(r, &rec.id)) < 0 || (r->groups[g].selected && keep_trial(r, &rec, g)))
-            rc = gb_err_set(err, GB_ENOMEM, "out of memory");
-        else
-            r->groups[g].n_trials++;
+        rc = take_record(r, &rec, err);
         gb_trial_record_free(&rec);
         if (rc) return rc;
     }
@@ -415,12 +424,29 @@ static int trials_table(const reading *r, int g, gb_replay_table *t, gb_err *err
     return rc;
 }
 
+/* The table of the one group the selection picks, and what it is. */
+static int selected_table(const reading *r, gb_replay_format format, gb_replay_table *t,
+                          gb_err *err)
+{
+    int g = -1;
+    int rc = pick_group(r, selects_anything(r->sel), &g, err);
+    if (rc == GB_OK) rc = trials_table(r, g, t, err);
+    if (rc == GB_OK) {
+        gb_strbuf sb = GB_STRBUF_INIT;
+        describe(&r->groups[g], &sb);
+        t->format = format;
+        gb_strlcpy(t->what, gb_sb_str(&sb), sizeof t->what);
+        gb_sb_free(&sb);
+    }
+    return rc;
+}
+
 /* A transfer file (format "gpubench-cache-export") or `cache show --json` output. */
 static int load_trials(const json_t *doc, gb_replay_format format, const gb_replay_select *sel,
                        gb_replay_table *t, gb_err *err)
 {
     reading r = {.sel = sel};
-    int rc = GB_OK, g = -1;
+    int rc = GB_OK;
     if (format == GB_REPLAY_TRANSFER) {
         rc = read_trials(&r, json_object_get(doc, "trials"), "trials", err);
     } else {
@@ -433,15 +459,7 @@ static int load_trials(const json_t *doc, gb_replay_format format, const gb_repl
             if (rc == GB_OK) rc = read_trials(&r, json_object_get(item, "trials"), place, err);
         }
     }
-    if (rc == GB_OK) rc = pick_group(&r, selects_anything(sel), &g, err);
-    if (rc == GB_OK) rc = trials_table(&r, g, t, err);
-    if (rc == GB_OK) {
-        gb_strbuf sb = GB_STRBUF_INIT;
-        describe(&r.groups[g], &sb);
-        t->format = format;
-        gb_strlcpy(t->what, gb_sb_str(&sb), sizeof t->what);
-        gb_sb_free(&sb);
-    }
+    if (rc == GB_OK) rc = selected_table(&r, format, t, err);
     reading_free(&r);
     return rc;
 }
@@ -590,6 +608,15 @@ static int load_doc(json_t *doc, const gb_replay_select *sel, gb_replay_table *t
                       GB_TRANSFER_FORMAT);
 }
 
+/* A table with nothing timed has no optimum to replay towards. */
+static int check_timed(const gb_replay_table *t, gb_err *err)
+{
+    if (t->has_optimum) return GB_OK;
+    return gb_err_set(err, GB_EINVAL,
+                      "no configuration has a time: every one of its %zu entries failed",
+                      t->n_entries);
+}
+
 int gb_replay_parse(const char *text, size_t len, const char *name, const gb_replay_select *sel,
                     gb_replay_table *out, gb_err *err)
 {
@@ -597,10 +624,7 @@ int gb_replay_parse(const char *text, size_t len, const char *name, const gb_rep
     json_t *doc = gb_ktuner_parse(text, len, err); /* closes a file Kernel Tuner left open */
     int rc = doc ? load_doc(doc, sel, out, err) : GB_EINVAL;
     json_decref(doc);
-    if (rc == GB_OK && !out->has_optimum)
-        rc = gb_err_set(err, GB_EINVAL,
-                        "no configuration has a time: every one of its %zu entries failed",
-                        out->n_entries);
+    if (rc == GB_OK) rc = check_timed(out, err);
     if (rc) {
         gb_replay_table_free(out);
         gb_err_prefix(err, "%s", name);
@@ -616,5 +640,34 @@ int gb_replay_load(const char *path, const gb_replay_select *sel, gb_replay_tabl
     int rc = gb_read_file(path, GB_REPLAY_MAX_FILE_BYTES, "", &text, &len, err);
     if (rc == GB_OK) rc = gb_replay_parse(text, len, path, sel, out, err);
     free(text);
+    return rc;
+}
+
+int gb_replay_load_cache(gb_cache *cache, const gb_replay_select *sel, gb_replay_table *out,
+                         gb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!sel || !sel->kernel)
+        return gb_err_set(err, GB_EINVAL, "%s: replaying from a cache needs the kernel's name",
+                          gb_cache_dir(cache));
+    gb_cache_filter filter = {.kernel = sel->kernel, .shape = sel->shape};
+    gb_cache_group *groups = NULL;
+    int n = 0, n_unreadable = 0;
+    reading r = {.sel = sel};
+    int rc = gb_cache_show(cache, &filter, NULL, &groups, &n, &n_unreadable, err);
+    for (int i = 0; rc == GB_OK && i < n; i++)
+        for (int j = 0; rc == GB_OK && j < groups[i].n_trials; j++)
+            rc = take_record(&r, &groups[i].trials[j], err);
+    gb_cache_groups_free(groups, n);
+    if (rc == GB_OK && r.n_groups == 0)
+        rc = gb_err_set(err, GB_EINVAL, "holds no trials of kernel %s%s", sel->kernel,
+                        sel->shape ? " at that shape" : "");
+    if (rc == GB_OK) rc = selected_table(&r, GB_REPLAY_CACHE, out, err);
+    if (rc == GB_OK) rc = check_timed(out, err);
+    reading_free(&r);
+    if (rc) {
+        gb_replay_table_free(out);
+        if (rc != GB_ENOMEM) gb_err_prefix(err, "%s", gb_cache_dir(cache));
+    }
     return rc;
 }
