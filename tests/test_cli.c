@@ -832,14 +832,21 @@ static void test_replay_of_an_export_and_a_kernel_tuner_file_agree(void **state)
     json_decref(doc);
 }
 
-/* `cache show KERNEL SHAPE --json` is a trials file replay reads. */
-static void test_replay_reads_what_cache_show_json_prints(void **state)
+/* The cache gets the Kernel Tuner table of tests/data/ktuner_small.json: 15
+ * configurations of vector_add at n=100 on an RTX A4000. */
+static void import_vector_add(fixture *f)
 {
-    fixture *f = *state;
     run(f, "gpubench", "cache", "import", "--from", "kernel-tuner",
         replay_data("ktuner_small.json"), "--kernel", "vector_add", "--shape", "n=100", "--cache",
         f->cache, NULL);
     assert_int_equal(f->r.status, 0);
+}
+
+/* `cache show KERNEL SHAPE --json` is a trials file replay reads. */
+static void test_replay_reads_what_cache_show_json_prints(void **state)
+{
+    fixture *f = *state;
+    import_vector_add(f);
     run(f, "gpubench", "cache", "show", "vector_add", "n=100", "--json", "--cache", f->cache, NULL);
     assert_int_equal(f->r.status, 0);
     write_script(f, "trials.json", f->r.out);
@@ -855,10 +862,7 @@ static void test_replay_reads_what_cache_show_json_prints(void **state)
 static void test_replay_cached_reads_the_cache_and_agrees_with_its_file(void **state)
 {
     fixture *f = *state;
-    run(f, "gpubench", "cache", "import", "--from", "kernel-tuner",
-        replay_data("ktuner_small.json"), "--kernel", "vector_add", "--shape", "n=100", "--cache",
-        f->cache, NULL);
-    assert_int_equal(f->r.status, 0);
+    import_vector_add(f);
     run(f, "gpubench", "cache", "show", "vector_add", "--json", "--cache", f->cache, NULL);
     write_script(f, "trials.json", f->r.out);
     run(f, "gpubench", "replay", "trials.json", "--seeds", "4", "--seed", "9", NULL);
