@@ -132,14 +132,15 @@ int gb_session_begin_outputs(gb_session *s, gb_output *output, gb_run_context *c
 void gb_session_report_call(gb_session *s, const gb_kernel_def *def, const gb_tune_result *r);
 
 /* A saved run (report/result.h: gb_report_load_json) given to the outputs as its
- * calls came when it ran: what `gpubench report` does. The outputs begun with
- * the saved run's context. The first output's error; the others still get it. */
+ * calls came when it ran: what `gpubench report` does, with the outputs begun on
+ * the saved run's context. Returns the first output's error; the others still
+ * get every entry. */
 int gb_session_show(gb_session *s, const gb_report *saved, gb_err *err);
 
-/* Ends the outputs (the files are written now) and destroys them: the first
- * error, which names the file. Apart from gb_session_close, which a front end may
- * call between runs (the Lua binding closes the session with each script's state)
- * while its outputs go on. */
+/* Ends the outputs (the files are written now) and destroys them; returns the
+ * first error, which names the file. gb_session_close leaves them alone: the Lua
+ * binding closes the session with each script's state, and a front end may run
+ * several scripts into the same outputs. */
 int gb_session_end_outputs(gb_session *s, gb_err *err);
 
 /* ---- replay (session/replay.c) ------------------------------------------------- */
