@@ -481,6 +481,31 @@ static int load_table(replay_args *a, gb_session *s, gb_replay_table *t)
     return unreadable || rc == GB_EIO || rc == GB_ECACHE ? 2 : 1;
 }
 
+/* Every strategy asked for, through the session, then the results printed. */
+static int run_strategies(const replay_args *a, gb_session *session, const gb_replay_table *t,
+                          double load_s)
+{
+    gb_replay_stats *stats = calloc((size_t)gb_strategy_n_kinds, sizeof *stats);
+    gb_err err = {0};
+    int n = 0, best = 0, status = 0;
+    if (!stats) gb_err_set(&err, GB_ENOMEM, "out of memory");
+    if (!a->json) print_header(a, t, load_s);
+    fflush(stdout);
+    if (!stats || gb_session_replay(session, t, &a->opts, stats, &n, &best, &err)) {
+        fprintf(stderr, "%s replay: %s\n", a->prog, err.msg);
+        status = 1;
+    }
+    if (!status && a->json) status = print_json(a, t, stats, n, best);
+    if (!status && !a->json) {
+        print_results(stats, n);
+        print_last_line(a, &stats[best]);
+    }
+    for (int i = 0; stats && i < n; i++)
+        gb_replay_stats_free(&stats[i]);
+    free(stats);
+    return status;
+}
+
 /* The searches run as a session with the strategy and seed asked for would run
  * them, against the table instead of the GPU. */
 static int replay(replay_args *a)
@@ -492,32 +517,10 @@ static int replay(replay_args *a)
     session.tuner.seed = a->seed;
     double t0 = gb_now_ms();
     int status = load_table(a, &session, &t);
-    if (status >= 0) {
-        gb_cache_close(session.tuner.cache);
-        gb_session_close(&session);
-        return status;
+    if (status < 0) {
+        status = run_strategies(a, &session, &t, (gb_now_ms() - t0) / 1e3);
+        gb_replay_table_free(&t);
     }
-    status = 0;
-    double load_s = (gb_now_ms() - t0) / 1e3;
-    gb_replay_stats *stats = calloc((size_t)gb_strategy_n_kinds, sizeof *stats);
-    gb_err err = {0};
-    int n = 0, best = 0;
-    if (!stats) gb_err_set(&err, GB_ENOMEM, "out of memory");
-    if (!a->json) print_header(a, &t, load_s);
-    fflush(stdout);
-    if (!stats || gb_session_replay(&session, &t, &a->opts, stats, &n, &best, &err)) {
-        fprintf(stderr, "%s replay: %s\n", a->prog, err.msg);
-        status = 1;
-    }
-    if (!status && a->json) status = print_json(a, &t, stats, n, best);
-    if (!status && !a->json) {
-        print_results(stats, n);
-        print_last_line(a, &stats[best]);
-    }
-    for (int i = 0; stats && i < n; i++)
-        gb_replay_stats_free(&stats[i]);
-    free(stats);
-    gb_replay_table_free(&t);
     gb_cache_close(session.tuner.cache);
     gb_session_close(&session);
     return status;

@@ -157,11 +157,10 @@ double gb_replay_target_ms(const gb_replay_table *t, double within_pct);
 /* How many of the table's configurations reach the target. */
 size_t gb_replay_n_within(const gb_replay_table *t, double within_pct);
 
-/* Runs the strategy kind once per seed against the table and summarises (the
- * session's replay, gb_session_replay, runs it with the session's strategy and
- * seed). Errors
- * are the strategy's (a strategy that proposes a configuration twice or outside
- * the table, a script error) or GB_ENOMEM. Free out with gb_replay_stats_free. */
+/* Runs the strategy kind once per seed against the table and summarises
+ * (gb_session_replay runs it with the session's strategy and seed). Errors are
+ * the strategy's (a strategy that proposes a configuration twice or outside the
+ * table, a script error) or GB_ENOMEM. Free out with gb_replay_stats_free. */
 int gb_replay_run(const gb_replay_table *t, const gb_strategy_kind *kind,
                   const gb_replay_opts *opts, gb_replay_stats *out, gb_err *err);
 void gb_replay_stats_free(gb_replay_stats *s);

@@ -643,22 +643,40 @@ int gb_replay_load(const char *path, const gb_replay_select *sel, gb_replay_tabl
     return rc;
 }
 
+/* What walking a cache's trials needs: the reading, and the kernel and shape. */
+typedef struct cache_walk {
+    reading *r;
+    gb_cache_filter filter;
+    gb_err *err;
+} cache_walk;
+
+/* Keeps each trial record of the kernel (and shape); unreadable ones are skipped,
+ * as `cache show` skips them. */
+static int walk_trial(void *ctx, const gb_cache_item *item)
+{
+    cache_walk *w = ctx;
+    gb_trial_record rec;
+    gb_err why;
+    int rc = gb_cache_read_trial(item->value, item->len, &rec, &why);
+    if (rc == GB_ENOMEM) return gb_err_set(w->err, rc, "out of memory");
+    if (rc) return 0;
+    if (gb_cache_filter_match(&w->filter, &rec.id)) rc = take_record(w->r, &rec, w->err);
+    gb_trial_record_free(&rec);
+    return rc;
+}
+
 int gb_replay_load_cache(gb_cache *cache, const gb_replay_select *sel, gb_replay_table *out,
                          gb_err *err)
 {
     memset(out, 0, sizeof *out);
-    if (!sel || !sel->kernel)
-        return gb_err_set(err, GB_EINVAL, "%s: replaying from a cache needs the kernel's name",
-                          gb_cache_dir(cache));
-    gb_cache_filter filter = {.kernel = sel->kernel, .shape = sel->shape};
-    gb_cache_group *groups = NULL;
-    int n = 0, n_unreadable = 0;
     reading r = {.sel = sel};
-    int rc = gb_cache_show(cache, &filter, NULL, &groups, &n, &n_unreadable, err);
-    for (int i = 0; rc == GB_OK && i < n; i++)
-        for (int j = 0; rc == GB_OK && j < groups[i].n_trials; j++)
-            rc = take_record(&r, &groups[i].trials[j], err);
-    gb_cache_groups_free(groups, n);
+    int rc = sel && sel->kernel
+                 ? GB_OK
+                 : gb_err_set(err, GB_EINVAL, "replaying from a cache needs the kernel's name");
+    if (rc == GB_OK) {
+        cache_walk w = {&r, {.kernel = sel->kernel, .shape = sel->shape}, err};
+        rc = gb_cache_walk(cache, GB_DB_TRIALS, walk_trial, &w, err);
+    }
     if (rc == GB_OK && r.n_groups == 0)
         rc = gb_err_set(err, GB_EINVAL, "holds no trials of kernel %s%s", sel->kernel,
                         sel->shape ? " at that shape" : "");
