@@ -69,11 +69,14 @@ static void race_line(FILE *out, const gb_shape_result *s)
     if (m->capped)
         fprintf(out, "    the measurement hit its cap at ±%.2f%% (target not reached)\n",
                 100 * gb_stats_rel_ci(&s->best));
-    if (m->switch_ms > 0 && s->best.median > 0)
-        fprintf(out,
-                "    its first launch after another kernel: %.4g ms (%+.1f%%), %d such launches "
-                "in the race, kept apart\n",
-                m->switch_ms, 100 * (m->switch_ms / s->best.median - 1), m->n_switch);
+    /* A saved run's results carry the figure but not the count: no count, rather
+     * than "0 such launches". */
+    if (m->switch_ms > 0 && s->best.median > 0) {
+        fprintf(out, "    its first launch after another kernel: %.4g ms (%+.1f%%), ", m->switch_ms,
+                100 * (m->switch_ms / s->best.median - 1));
+        if (m->n_switch > 0) fprintf(out, "%d such launches in the race, ", m->n_switch);
+        fprintf(out, "kept apart\n");
+    }
     if (m->n_lost)
         fprintf(out, "    %d sample(s) taken again: CUPTI lost their kernel records\n", m->n_lost);
 }

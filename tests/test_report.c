@@ -148,12 +148,27 @@ test_a_best_says_what_its_first_launches_cost_and_why_samples_were_left_out(void
     free(text);
 }
 
+/* A run read back from its JSON knows the first launches' time, not their count. */
+static void test_a_first_launch_figure_without_its_count_says_no_count(void **state)
+{
+    (void)state;
+    gb_shape_result s = {.has_best = true,
+                         .best = {.median = 0.025},
+                         .best_measurement = {.switch_ms = 0.028, .n_samples = 20}};
+    char *text = shape_lines(&s);
+    assert_contains(text, "    its first launch after another kernel: 0.028 ms (+12.0%), kept "
+                          "apart\n");
+    assert_null(strstr(text, "such launches"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_timer_line_gives_what_reading_it_cost_a_sample),
         cmocka_unit_test(
             test_a_best_says_what_its_first_launches_cost_and_why_samples_were_left_out),
+        cmocka_unit_test(test_a_first_launch_figure_without_its_count_says_no_count),
         cmocka_unit_test(test_each_trial_line_gives_the_average_phases_and_splits_the_overhead),
         cmocka_unit_test(test_no_phases_no_line),
         cmocka_unit_test(test_an_overhead_below_zero_shows_as_zero),
