@@ -69,8 +69,8 @@ static void race_line(FILE *out, const gb_shape_result *s)
     if (m->capped)
         fprintf(out, "    the measurement hit its cap at ±%.2f%% (target not reached)\n",
                 100 * gb_stats_rel_ci(&s->best));
-    /* A saved run's results carry the figure but not the count: no count, rather
-     * than "0 such launches". */
+    /* A file saved before JSON carried switch_launches has the figure but not
+     * the count: no count, rather than "0 such launches". */
     if (m->switch_ms > 0 && s->best.median > 0) {
         fprintf(out, "    its first launch after another kernel: %.4g ms (%+.1f%%), ", m->switch_ms,
                 100 * (m->switch_ms / s->best.median - 1));

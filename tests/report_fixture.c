@@ -116,6 +116,8 @@ static gb_shape_result *tuned_1024(void)
     add_trial(s, tile(256, 256, 16), GB_TRIAL_COMPILE_ERROR,
               "sgemm.cuh(42): error: too many resources requested", NULL, 0);
     set_best(s, tile(128, 128, 8), race, 12);
+    s->best_measurement.switch_ms = 0.1031; /* the race's first launches, kept apart */
+    s->best_measurement.n_switch = 3;
     s->has_baseline = true;
     s->baseline = measured(ref, 10);
     s->n_leaders = 2;

@@ -148,7 +148,8 @@ test_a_best_says_what_its_first_launches_cost_and_why_samples_were_left_out(void
     free(text);
 }
 
-/* A run read back from its JSON knows the first launches' time, not their count. */
+/* A run read back from a JSON file written before switch_launches knows the first
+ * launches' time, not their count. */
 static void test_a_first_launch_figure_without_its_count_says_no_count(void **state)
 {
     (void)state;

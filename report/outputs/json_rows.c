@@ -303,6 +303,7 @@ static int trial_finish(void *obj, const char *path, gb_err *err)
       .flags = GB_WIRE_OPTIONAL, .dflt = GB_TIMER_EVENTS)                                          \
     X(M.switch_ms, DOUBLE, "switch_ms", .flags = GB_WIRE_NULL_ZERO | GB_WIRE_OPTIONAL,             \
       .null_unless = TIMED)                                                                        \
+    X(M.n_switch, INT, "switch_launches", GB_WIRE_RANGE(0, INT_MAX), .flags = GB_WIRE_OPTIONAL)    \
     X(M.capped, BOOL, "capped")                                                                    \
     X(CONTENDED, BOOL, "contended")                                                                \
     X(M.n_throttled, INT, "throttled_samples", GB_WIRE_RANGE(0, INT_MAX))
