@@ -362,31 +362,46 @@ static int list_best(gb_cache *cache, const gb_cache_filter *filter, const gb_ca
     return GB_OK;
 }
 
-typedef struct trial_count {
+typedef struct trial_walk {
     const gb_cache_filter *filter;
-    gb_cache_listing *l;
+    gb_cache_trial_fn fn;
+    void *ctx;
+    size_t *unreadable;
     gb_err *err;
-} trial_count;
+} trial_walk;
 
-static int count_trial(void *ctx, const gb_cache_item *item)
+static int walk_trial(void *ctx, const gb_cache_item *item)
 {
-    trial_count *t = ctx;
+    trial_walk *w = ctx;
     gb_trial_record rec;
     gb_err why;
     int rc = gb_cache_read_trial(item->value, item->len, &rec, &why);
-    if (rc == GB_ENOMEM) return gb_err_set(t->err, rc, "out of memory");
+    if (rc == GB_ENOMEM) return gb_err_set(w->err, rc, "out of memory");
     if (rc) {
-        t->l->n_trials_unreadable++;
+        if (w->unreadable) ++*w->unreadable;
         return 0;
     }
-    if (gb_cache_filter_match(t->filter, &rec.id)) {
-        t->l->n_trials++;
-        if (rec.in_flight)
-            t->l->n_in_flight++;
-        else
-            t->l->n_status[rec.status]++;
-    }
+    if (gb_cache_filter_match(w->filter, &rec.id)) rc = w->fn(w->ctx, &rec, w->err);
     gb_trial_record_free(&rec);
+    return rc;
+}
+
+int gb_cache_walk_trials(gb_cache *cache, const gb_cache_filter *filter, gb_cache_trial_fn fn,
+                         void *ctx, size_t *out_unreadable, gb_err *err)
+{
+    trial_walk w = {filter, fn, ctx, out_unreadable, err};
+    return gb_cache_walk(cache, GB_DB_TRIALS, walk_trial, &w, err);
+}
+
+static int count_trial(void *ctx, gb_trial_record *rec, gb_err *err)
+{
+    gb_cache_listing *l = ctx;
+    (void)err;
+    l->n_trials++;
+    if (rec->in_flight)
+        l->n_in_flight++;
+    else
+        l->n_status[rec->status]++;
     return 0;
 }
 
@@ -402,9 +417,9 @@ int gb_cache_list(gb_cache *cache, const gb_cache_filter *filter, const gb_cache
                   gb_cache_listing *out, gb_err *err)
 {
     memset(out, 0, sizeof *out);
-    trial_count t = {.filter = filter, .l = out, .err = err};
     int rc = list_best(cache, filter, now, out, err);
-    if (rc == GB_OK) rc = gb_cache_walk(cache, GB_DB_TRIALS, count_trial, &t, err);
+    if (rc == GB_OK)
+        rc = gb_cache_walk_trials(cache, filter, count_trial, out, &out->n_trials_unreadable, err);
     if (rc == GB_OK) rc = gb_cache_walk(cache, GB_DB_CUBINS, count_cubin, out, err);
     if (rc) gb_cache_listing_free(out);
     return rc;
@@ -422,11 +437,9 @@ void gb_cache_listing_free(gb_cache_listing *l)
 /* ---- show ----------------------------------------------------------------- */
 
 typedef struct grouping {
-    const gb_cache_filter *filter;
     gb_cache_group *groups;
     int n;
     int cap;
-    int n_unreadable;
     gb_err *err;
 } grouping;
 
@@ -448,30 +461,17 @@ static gb_cache_group *group_for(grouping *g, const gb_record_id *id)
     return grp;
 }
 
-static int group_trial(void *ctx, const gb_cache_item *item)
+/* Keeps the record (moved) in its group. */
+static int group_trial(void *ctx, gb_trial_record *rec, gb_err *err)
 {
     grouping *g = ctx;
-    gb_trial_record rec;
-    gb_err why;
-    int rc = gb_cache_read_trial(item->value, item->len, &rec, &why);
-    if (rc == GB_ENOMEM) return gb_err_set(g->err, rc, "out of memory");
-    if (rc) {
-        g->n_unreadable++;
-        return 0;
-    }
-    if (!gb_cache_filter_match(g->filter, &rec.id)) {
-        gb_trial_record_free(&rec);
-        return 0;
-    }
-    gb_cache_group *grp = group_for(g, &rec.id);
+    gb_cache_group *grp = group_for(g, &rec->id);
     gb_trial_record *grown =
         grp ? realloc(grp->trials, (size_t)(grp->n_trials + 1) * sizeof *grown) : NULL;
-    if (!grown) {
-        gb_trial_record_free(&rec);
-        return gb_err_set(g->err, GB_ENOMEM, "out of memory");
-    }
+    if (!grown) return gb_err_set(err, GB_ENOMEM, "out of memory");
     grp->trials = grown;
-    grp->trials[grp->n_trials++] = rec;
+    grp->trials[grp->n_trials++] = *rec;
+    memset(rec, 0, sizeof *rec);
     return 0;
 }
 
@@ -533,13 +533,14 @@ int gb_cache_show(gb_cache *cache, const gb_cache_filter *filter, const gb_cache
                   gb_cache_group **out, int *out_n, int *out_unreadable, gb_err *err)
 {
     gb_cache_listing l;
-    grouping g = {.filter = filter, .err = err};
+    grouping g = {.err = err};
+    size_t unreadable = 0;
     *out = NULL;
     *out_n = 0;
     int rc = list_best(cache, filter, now, memset(&l, 0, sizeof l), err);
     if (rc == GB_OK) rc = add_bests(&g, &l);
-    if (rc == GB_OK) rc = gb_cache_walk(cache, GB_DB_TRIALS, group_trial, &g, err);
-    *out_unreadable = l.n_unreadable + g.n_unreadable;
+    if (rc == GB_OK) rc = gb_cache_walk_trials(cache, filter, group_trial, &g, &unreadable, err);
+    *out_unreadable = l.n_unreadable + (int)unreadable;
     gb_cache_listing_free(&l);
     if (rc) {
         gb_cache_groups_free(g.groups, g.n);

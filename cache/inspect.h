@@ -50,6 +50,17 @@ int gb_cache_parse_shape(const char *text, gb_fields *out, gb_err *err);
 int gb_cache_read_best(const void *value, size_t len, gb_best_record *out, gb_err *err);
 int gb_cache_read_trial(const void *value, size_t len, gb_trial_record *out, gb_err *err);
 
+/* Called with each decoded trial record gb_cache_walk_trials lets through. fn may
+ * keep the record by moving it out (what it leaves zeroed is not freed); what is
+ * left is freed after the call. Non-zero ends the walk with that status, err set. */
+typedef int (*gb_cache_trial_fn)(void *ctx, gb_trial_record *rec, gb_err *err);
+
+/* Decodes every trial record and gives fn those that match filter. Records that do
+ * not decode are skipped and counted in *out_unreadable (NULL: not counted); `cache
+ * verify` is what reports them. GB_ENOMEM, a cache error, or fn's status. */
+int gb_cache_walk_trials(gb_cache *cache, const gb_cache_filter *filter, gb_cache_trial_fn fn,
+                         void *ctx, size_t *out_unreadable, gb_err *err);
+
 /* The versions records are compared with. */
 typedef struct gb_cache_versions {
     const char *engine; /* this gpubench, e.g. "0.1.0" */

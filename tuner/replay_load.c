@@ -643,26 +643,10 @@ int gb_replay_load(const char *path, const gb_replay_select *sel, gb_replay_tabl
     return rc;
 }
 
-/* What walking a cache's trials needs: the reading, and the kernel and shape. */
-typedef struct cache_walk {
-    reading *r;
-    gb_cache_filter filter;
-    gb_err *err;
-} cache_walk;
-
-/* Keeps each trial record of the kernel (and shape); unreadable ones are skipped,
- * as `cache show` skips them. */
-static int walk_trial(void *ctx, const gb_cache_item *item)
+/* Keeps a trial record of the kernel (and shape) as a transfer file's would be. */
+static int walk_trial(void *ctx, gb_trial_record *rec, gb_err *err)
 {
-    cache_walk *w = ctx;
-    gb_trial_record rec;
-    gb_err why;
-    int rc = gb_cache_read_trial(item->value, item->len, &rec, &why);
-    if (rc == GB_ENOMEM) return gb_err_set(w->err, rc, "out of memory");
-    if (rc) return 0;
-    if (gb_cache_filter_match(&w->filter, &rec.id)) rc = take_record(w->r, &rec, w->err);
-    gb_trial_record_free(&rec);
-    return rc;
+    return take_record(ctx, rec, err);
 }
 
 int gb_replay_load_cache(gb_cache *cache, const gb_replay_select *sel, gb_replay_table *out,
@@ -674,8 +658,8 @@ int gb_replay_load_cache(gb_cache *cache, const gb_replay_select *sel, gb_replay
                  ? GB_OK
                  : gb_err_set(err, GB_EINVAL, "replaying from a cache needs the kernel's name");
     if (rc == GB_OK) {
-        cache_walk w = {&r, {.kernel = sel->kernel, .shape = sel->shape}, err};
-        rc = gb_cache_walk(cache, GB_DB_TRIALS, walk_trial, &w, err);
+        gb_cache_filter filter = {.kernel = sel->kernel, .shape = sel->shape};
+        rc = gb_cache_walk_trials(cache, &filter, walk_trial, &r, NULL, err);
     }
     if (rc == GB_OK && r.n_groups == 0)
         rc = gb_err_set(err, GB_EINVAL, "holds no trials of kernel %s%s", sel->kernel,
