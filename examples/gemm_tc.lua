@@ -85,7 +85,7 @@ local LLM = {
 local FULL = {
   BM = { 64, 128, 256 }, BN = { 8, 16, 32, 64, 128, 192, 256 }, STAGES = { 2, 3, 4, 5, 6, 8 },
   CONSUMERS = { 1, 2 }, GROUP = { 8, 16 }, PINGPONG = { 0, 1 }, CLUSTER = { 1, 2 },
-  STORE = { 0, 1, 2 }, RASTER = { 0, 1 }, PRE = { 0, 1 }, SPLIT = { 1, 2, 4, 8 },
+  STORE = { 0, 1, 2 }, RASTER = { 0, 1 }, PRE = { 0, 1 }, SPLIT = { 1, 2, 4, 8 }, PAIR = { 0, 1 },
 }
 
 -- The sub-spaces a shape is tuned over by default, by size (size_of), each
@@ -268,7 +268,7 @@ end
 
 -- The entry of gemm_wgmma for a configuration's values (`${P}` for a parameter's).
 local ENTRY = "gemm_wgmma<${BM},${BN},%d,${STAGES},${CONSUMERS},${GROUP},${PINGPONG},%d,%d,${CLUSTER}," ..
-              "${STORE},${RASTER},${PRE},${SPLIT}>"
+              "${STORE},${RASTER},${PRE},${SPLIT},${PAIR}>"
 
 -- The kernel for one type, layout and size of shape, and whether cuBLAS is its
 -- reference.
@@ -366,8 +366,14 @@ local function kernel(dtype, layout, size)
       -- once, which clusters, placed a pair to a GPC, might not be
       function(c) return c.CLUSTER == 1 or not (xa or xb) end,
       -- a tile narrower than 64 columns reads a K-major B through 8-row boxes,
-      -- alone (no multicast), and stores C from registers
-      function(c) return c.BN >= 64 or (b_mn == 0 and c.CLUSTER == 1 and c.STORE == 0) end,
+      -- its own (a pair of such tiles shares A), and stores C from registers
+      function(c)
+        return c.BN >= 64 or (b_mn == 0 and (c.CLUSTER == 1 or c.PAIR == 1) and c.STORE == 0)
+      end,
+      -- a pair shares B (PAIR 0: two row tiles of one column) or A (PAIR 1: two
+      -- column tiles of one row); single blocks take PAIR 0 alone; split K's
+      -- workspace is padded for pairs that share B
+      function(c) return c.PAIR == 0 or (c.CLUSTER == 2 and c.SPLIT == 1) end,
       -- split K: the parts of a tile meet in cooperative consumers that store
       -- from registers, and not where slices are transposed in shared memory
       function(c)
@@ -393,9 +399,12 @@ local function kernel(dtype, layout, size)
       narrow_b(s),                                                   -- 20: B in 8-row boxes
     } end,
     -- persistent: at most a block an SM, whole clusters, each on CLUSTER row
-    -- tiles, and with split K on one part of their K loop
+    -- tiles of one column (PAIR 0) or column tiles of one row (PAIR 1), and
+    -- with split K on one part of their K loop
     grid  = function(c, s)
-      local units = gb.cdiv(gb.cdiv(s.M, c.BM), c.CLUSTER) * gb.cdiv(s.N, c.BN) * s.batch * parts(c, s, bk)
+      local um, un = c.PAIR == 1 and 1 or c.CLUSTER, c.PAIR == 1 and c.CLUSTER or 1
+      local units = gb.cdiv(gb.cdiv(s.M, c.BM), um) * gb.cdiv(gb.cdiv(s.N, c.BN), un) * s.batch
+                    * parts(c, s, bk)
       local sm = sms()
       return { math.min(units, sm // c.CLUSTER) * c.CLUSTER }
     end,

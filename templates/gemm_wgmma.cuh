@@ -50,12 +50,16 @@
 //     K-major copy by the whole grid first (gemm_pretranspose.cuh), and the
 //     GEMM reads the copy; PRE 0 transposes its slices in shared memory as
 //     they come (above);
-//   - CLUSTER 2: blocks run in pairs (a thread block cluster) on two row tiles of
-//     one column, and each loads half of B's slice into both (TMA multicast), so
-//     B is read from L2 once per pair. A stage is free only when both blocks'
-//     consumers are done with it, so they arrive on each other's `empty`
-//     barriers. The grid must be launched with cluster dimensions (CLUSTER, 1, 1).
-//     Not with an operand transposed in shared memory.
+//   - CLUSTER 2: blocks run in pairs (a thread block cluster). With PAIR 0 a
+//     pair takes two row tiles of one column, and each block loads half of B's
+//     slice into both (TMA multicast), so B is read from L2 once per pair; with
+//     PAIR 1 it takes two column tiles of one row and shares A the same way
+//     (the block of rank r loads A's boxes r, r + 2, ...: with 64-row tiles,
+//     rank 0 loads the one box), each loading its own B. A stage is free only
+//     when both blocks' consumers are done with it, so they arrive on each
+//     other's `empty` barriers. The grid must be launched with cluster
+//     dimensions (CLUSTER, 1, 1). Not with an operand transposed in shared
+//     memory, nor with split K when PAIR is 1.
 //   - small problems, whose tiles would not fill the GPU: tiles of 64 rows (one
 //     consumer of one m64 block) and tiles narrower than 64 columns (BN 8, 16
 //     or 32: m64nBN wgmmas, a K-major B read through a second map of 8-row
@@ -284,28 +288,36 @@ __device__ __forceinline__ void store_part(const float (&d)[MT][BN / 2], unsigne
 }
 
 // Loads slice k of tile (b, m0, n0), completing on bar: with LOAD_A, A's BM/64
-// boxes into sa; with LOAD_B, B's BN/64 boxes into sb, shared by the CLUSTER
-// blocks of a cluster (which take neighbouring row tiles of one column), each
-// block loading every CLUSTER-th box into all of them. A narrow B (BN under
-// 64, K-major) comes in BN/8 boxes of 8 rows through mb8, each one swizzle
-// atom, so they lie as one box of BN rows would.
-template <int BM, int BN, int BK, int A_MN, int B_MN, int CLUSTER, bool LOAD_A, bool LOAD_B,
-          class TA, class TB>
+// boxes into sa; with LOAD_B, B's BN/64 boxes into sb. The operand the CLUSTER
+// blocks of a cluster share (B with PAIR 0: they take neighbouring row tiles
+// of one column; A with PAIR 1: neighbouring column tiles of one row) is
+// loaded by each block every CLUSTER-th box, into all of them. A narrow B (BN
+// under 64, K-major) comes in BN/8 boxes of 8 rows through mb8, each one
+// swizzle atom, so they lie as one box of BN rows would.
+template <int BM, int BN, int BK, int A_MN, int B_MN, int CLUSTER, int PAIR, bool LOAD_A,
+          bool LOAD_B, class TA, class TB>
 __device__ __forceinline__ void load_slice(const gb_tensormap *ma, const gb_tensormap *mb,
                                            const gb_tensormap *mb8, TA *sa, TB *sb,
                                            unsigned long long *bar, int k, int b, int m0, int n0,
                                            unsigned rank)
 {
+    constexpr bool SHARE_A = CLUSTER > 1 && PAIR, SHARE_B = CLUSTER > 1 && !PAIR;
 #pragma unroll
-    for (int r = 0; LOAD_A && r < BM / 64; r++)
-        load_box<A_MN, BK>(ma, sa + r * 64 * BK, bar, m0 + r * 64, k, b);
+    for (int r = 0; LOAD_A && r < BM / 64; r++) {
+        TA *dst = sa + r * 64 * BK;
+        if (!SHARE_A)
+            load_box<A_MN, BK>(ma, dst, bar, m0 + r * 64, k, b);
+        else if (r % CLUSTER == (int)rank)
+            tma::load_multicast(ma, dst, bar, A_MN ? m0 + r * 64 : k * BK,
+                                A_MN ? k * BK : m0 + r * 64, b, (1u << CLUSTER) - 1);
+    }
 #pragma unroll
     for (int r = 0; LOAD_B && BN < 64 && r < BN / 8; r++)
         load_box<0, BK>(mb8, sb + r * 8 * BK, bar, n0 + r * 8, k, b);
 #pragma unroll
     for (int r = 0; LOAD_B && r < BN / 64; r++) {
         TB *dst = sb + r * 64 * BK;
-        if (CLUSTER == 1)
+        if (!SHARE_B)
             load_box<B_MN, BK>(mb, dst, bar, n0 + r * 64, k, b);
         else if (r % CLUSTER == (int)rank)
             tma::load_multicast(mb, dst, bar, B_MN ? n0 + r * 64 : k * BK,
@@ -377,7 +389,7 @@ __device__ __forceinline__ bool settle(float (&d)[MT][BN / 2], float *partials,
 } // namespace wg
 
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GROUP, int PINGPONG, int A_MN,
-          int B_MN, int CLUSTER, int STORE, int RASTER, int PRE = 0, int SPLIT = 1>
+          int B_MN, int CLUSTER, int STORE, int RASTER, int PRE = 0, int SPLIT = 1, int PAIR = 0>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma(const GEMM_T *A, const GEMM_TB *B, GEMM_OUT *C,
                const __grid_constant__ gb_tensormap ma, const __grid_constant__ gb_tensormap mb,
@@ -411,11 +423,13 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     static_assert(WM % 64 == 0, "each consumer owns whole m64 row blocks");
     static_assert((BN % 64 == 0 && BN <= 256) || (BN < 64 && BN % 8 == 0),
                   "B's slice is whole 64-row boxes, or 8-row ones under 64; wgmma's N <= 256");
-    static_assert(BN >= 64 || (!B_MN && CLUSTER == 1 && STORE == 0),
+    static_assert(BN >= 64 || (!B_MN && (CLUSTER == 1 || PAIR) && STORE == 0),
                   "a narrow B: K-major, not multicast, C stored from registers");
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 blocks");
     static_assert(STORE >= 0 && STORE <= 2, "STORE: 0 registers, 1 TMA, 2 TMA in halves");
     static_assert(!XPOSE || CLUSTER == 1, "a transposed operand is not multicast");
+    static_assert(PAIR == 0 || PAIR == 1, "PAIR: 0 pairs share B, 1 they share A");
+    static_assert(SPLIT == 1 || !PAIR, "split K: pairs share B (its workspace's padding)");
     static_assert(SPLIT >= 1, "SPLIT: the parts of a tile's K loop");
     static_assert(SPLIT == 1 || (!PINGPONG && STORE == 0 && !XPOSE),
                   "split K: cooperative consumers, stores from registers, no shared-memory "
@@ -463,12 +477,14 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         __syncthreads();
 
     // The blocks of a cluster walk the same units of work, a unit being CLUSTER
-    // row tiles of one column: block `rank` takes the rank-th.
+    // row tiles of one column (PAIR 0) or column tiles of one row (PAIR 1), UM
+    // x UN tiles: block `rank` takes the rank-th.
+    constexpr int UM = PAIR ? 1 : CLUSTER, UN = PAIR ? CLUSTER : 1;
     unsigned rank = CLUSTER > 1 ? tma::cluster_rank() : 0;
     int unit0 = blockIdx.x / CLUSTER, units = gridDim.x / CLUSTER;
     int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    int unit_rows = (tiles_m + CLUSTER - 1) / CLUSTER;
-    int tiles = batch * unit_rows * tiles_n, slices = (K + BK - 1) / BK;
+    int unit_rows = (tiles_m + UM - 1) / UM, unit_cols = (tiles_n + UN - 1) / UN;
+    int tiles = batch * unit_rows * unit_cols, slices = (K + BK - 1) / BK;
     // split K: each tile's K loop in `parts` parts, each a unit of work, a tile's
     // parts one after another
     int parts = SPLIT > 1 ? splitk_parts(slices, SPLIT) : 1, work = tiles * parts;
@@ -488,11 +504,11 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
             auto load_raw = [&](int j) {
                 int t = unit0 + j / slices * units, b, m0, n0;
                 if (t >= work) return;
-                wg::tile_origin<BM, BN, GROUP, RASTER>(t, unit_rows, tiles_n, b, m0, n0);
+                wg::tile_origin<BM, BN, GROUP, RASTER>(t, unit_rows, unit_cols, b, m0, n0);
                 unsigned long long *bar = &raw_full[j % RAW];
                 unsigned char *in = raw + j % RAW * (RAW_A + RAW_B);
                 tma::expect_bytes(bar, RAW_A + RAW_B);
-                wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, XA, XB>(
+                wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, PAIR, XA, XB>(
                     map_a, map_b, &mb8, reinterpret_cast<TA *>(in),
                     reinterpret_cast<TB *>(in + RAW_A), bar, j % slices, b, m0, n0, rank);
             };
@@ -525,15 +541,16 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         int it = 0;
         for (int u = unit0; u < work; u += units) {
             int b, m0, n0, k0 = 0, k1 = slices;
-            wg::tile_origin<BM * CLUSTER, BN, GROUP, RASTER>(u / parts, unit_rows, tiles_n, b, m0,
-                                                              n0);
-            m0 += rank * BM;
+            wg::tile_origin<BM * UM, BN * UN, GROUP, RASTER>(u / parts, unit_rows, unit_cols, b,
+                                                              m0, n0);
+            m0 += (UM > 1) * rank * BM;
+            n0 += (UN > 1) * rank * BN;
             if (SPLIT > 1) splitk_range(slices, SPLIT, u % parts, &k0, &k1);
             for (int k = k0; k < k1; k++, it++) {
                 int s = it % STAGES;
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
                 tma::expect_bytes(&full[s], DIRECT);
-                wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, !XA, !XB>(
+                wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, PAIR, !XA, !XB>(
                     map_a, map_b, &mb8, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, b, m0,
                     n0, rank);
             }
@@ -563,8 +580,10 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     }
     for (int u = first, n = 0; u < work; u += step, n++) {
         int b, m0, n0, k0 = 0, k1 = slices;
-        wg::tile_origin<BM * CLUSTER, BN, GROUP, RASTER>(u / parts, unit_rows, tiles_n, b, m0, n0);
-        m0 += rank * BM;
+        wg::tile_origin<BM * UM, BN * UN, GROUP, RASTER>(u / parts, unit_rows, unit_cols, b, m0,
+                                                          n0);
+        m0 += (UM > 1) * rank * BM;
+        n0 += (UN > 1) * rank * BN;
         if (SPLIT > 1) splitk_range(slices, SPLIT, u % parts, &k0, &k1);
         if (PINGPONG && (consumer > 0 || n > 0)) tma::wait(&turn[consumer], (n - (consumer == 0)) & 1);
         for (int k = k0; k < k1; k++, it++) {

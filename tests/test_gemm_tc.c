@@ -75,6 +75,15 @@ static void test_every_configuration_compiles_in_each_type(void **state)
     EXPECT_COMPILED(*state, "  8 compiled", "tf32", "GROUP=8");
 }
 
+/* Pairs of blocks that share A (PAIR 1) over the small sub-space, narrow
+ * tiles included, and the large one (both kinds of pair are also in the full
+ * space of test_rows_of_any_length_compile_padded). */
+static void test_pairs_that_share_a_compile(void **state)
+{
+    EXPECT_COMPILED(*state, "  28 compiled", "bf16", "512", "CLUSTER=2", "PAIR=1");
+    EXPECT_COMPILED(*state, "  14 compiled", "bf16", "CLUSTER=2", "PAIR=1", "GROUP=8");
+}
+
 static void test_mixed_fp8_and_the_transposed_layouts_compile(void **state)
 {
     EXPECT_COMPILED(*state, "  10 compiled", "e5m2", "BN=128", "GROUP=8");
@@ -114,11 +123,12 @@ static void test_fp8_and_tf32_in_the_transposed_layouts_compile(void **state)
 
 /* K, M and N that are no multiple of 16 bytes: A's and B's rows are padded to
  * one (the tensor maps' strides), so these shapes compile where TMA refused the
- * packed rows. bf16 in TT (rows of M and K), e4m3 in TN (rows of M and N, and
+ * packed rows. bf16 in TT (rows of M and K; single blocks and pairs that share
+ * B or A), e4m3 in TN (rows of M and N, and
  * its reference, gemm_tc_ref.cuh), tf32 in NN (rows of K and N). */
 static void test_rows_of_any_length_compile_padded(void **state)
 {
-    EXPECT_COMPILED(*state, "  18 compiled", "TT", "1001x1003x1001", "space=full", "SPLIT=1",
+    EXPECT_COMPILED(*state, "  27 compiled", "TT", "1001x1003x1001", "space=full", "SPLIT=1",
                     "BN=128", "BM=128", "STAGES=4", "GROUP=8", "RASTER=0");
     EXPECT_COMPILED(*state, "  18 compiled", "e4m3", "TN", "1001x1003x1001", "space=full",
                     "SPLIT=1", "BN=128", "BM=128", "STAGES=4", "GROUP=8", "RASTER=0");
@@ -163,6 +173,13 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
                   ".multicast::cluster",
                   "mapa.shared::cluster.u32", "mbarrier.arrive.shared::cluster.b64",
                   "barrier.cluster.arrive");
+    /* a pair that shares A (PAIR 1): A multicast into both, B each block's own;
+     * with 64 x 16 tiles, B through the map of 8-row boxes */
+    EXPECT_IN_PTX("gemm_wgmma<64,16,64,4,1,8,0,0,0,2,0,0,0,1,1>", bf16,
+                  "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16",
+                  "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                  ".multicast::cluster",
+                  "mapa.shared::cluster.u32", "barrier.cluster.arrive");
     /* tiles walked along N */
     EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,0,1,0,1>", bf16,
                   "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
@@ -299,6 +316,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_configuration_compiles_in_each_type),
+        cmocka_unit_test(test_pairs_that_share_a_compile),
         cmocka_unit_test(test_mixed_fp8_and_the_transposed_layouts_compile),
         cmocka_unit_test(test_fp8_and_tf32_in_the_transposed_layouts_compile),
         cmocka_unit_test(test_rows_of_any_length_compile_padded),

@@ -1,7 +1,8 @@
 /* The Hopper tensor-core GEMM's small-problem variants on a GPU
- * (examples/gemm_tc.lua): 64-row and narrow tiles, and split K, correct on
- * irregular shapes in bf16, f16 and e4m3 against cuBLAS or the double-precision
- * reference; and split K's result the same bit for bit from launch to launch
+ * (examples/gemm_tc.lua): 64-row and narrow tiles, pairs of blocks that share
+ * A, and split K, correct on irregular shapes in bf16, f16 and e4m3 against
+ * cuBLAS or the double-precision reference; and split K's result the same bit
+ * for bit from launch to launch
  * (the script's `same`). Each test skips without a GPU (sm_90a); gpubench-tune
  * takes the GPU's lease itself, so this program does not. The whole space's
  * sweeps are scripts/gpu-validate.sh's. */
@@ -84,6 +85,18 @@ static void test_small_problem_variants_are_right_on_irregular_shapes(void **sta
                      "space=small", "STAGES=4", "STORE=0", "BM=64");
 }
 
+/* Pairs of blocks that share A (PAIR 1): the same shapes in bf16 and e4m3
+ * (odd counts of column tiles: a pair's second tile outside C), narrow tiles
+ * included; in TT, whole boxes of a B read MN-major. */
+static void test_pairs_that_share_a_are_right_on_irregular_shapes(void **state)
+{
+    if (!gpu_present()) skip();
+    EXPECT_ALL_RIGHT(*state, 12, "bf16", "e4m3", "1x1x16", "17x33x64", "1001x1003x1008",
+                     "batch=1,3", "space=small", "STAGES=4", "STORE=0", "CLUSTER=2", "PAIR=1");
+    EXPECT_ALL_RIGHT(*state, 2, "TT", "1001x1003x1001", "batch=1,3", "space=small", "STAGES=4",
+                     "BM=128", "CLUSTER=2", "PAIR=1");
+}
+
 /* Split K in 1, 2, 4 and 8 parts, every tile width, a long K that is no
  * multiple of a slice. */
 static void test_split_k_is_right(void **state)
@@ -109,6 +122,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_problem_variants_are_right_on_irregular_shapes),
+        cmocka_unit_test(test_pairs_that_share_a_are_right_on_irregular_shapes),
         cmocka_unit_test(test_split_k_is_right),
         cmocka_unit_test(test_split_k_is_the_same_bit_for_bit),
     };
