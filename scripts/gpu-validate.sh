@@ -9,7 +9,8 @@
 #     irregular and batched shapes, the four layouts, fp8 and tf32 in the
 #     layouts the kernel transposes, every type and layout with rows that are
 #     no multiple of 16 bytes, the small and deep sub-spaces (narrow tiles,
-#     split K) on tiny shapes, pairs of blocks on odd ones; examples/gemm_mma.lua),
+#     split K) on tiny shapes, pairs of blocks (sharing B or A) on odd ones;
+#     examples/gemm_mma.lua),
 #   - tunes tests/faults/faults.lua (variants that trap, fault, hang, ...),
 #   - runs the memory-bound suite (examples/suite.lua) with --check, on one fresh
 #     cache, three ways: --irregular (odd sizes), --nan (NaN and Inf planted in
