@@ -287,6 +287,25 @@ __device__ __forceinline__ void store_part(const float (&d)[MT][BN / 2], unsigne
     }
 }
 
+// Loads COUNT boxes of 64 rows (of M or N, from row0) and slice k of matrix b
+// into dst, completing on bar; with SHARED, the blocks of the cluster share
+// them, each loading every CLUSTER-th box into all of them (TMA multicast).
+template <int MN_MAJOR, int BK, int COUNT, bool SHARED, int CLUSTER, class T>
+__device__ __forceinline__ void load_boxes(const gb_tensormap *map, T *dst,
+                                           unsigned long long *bar, int row0, int k, int b,
+                                           unsigned rank)
+{
+#pragma unroll
+    for (int r = 0; r < COUNT; r++) {
+        int row = row0 + r * 64;
+        if (!SHARED)
+            load_box<MN_MAJOR, BK>(map, dst + r * 64 * BK, bar, row, k, b);
+        else if (r % CLUSTER == (int)rank)
+            tma::load_multicast(map, dst + r * 64 * BK, bar, MN_MAJOR ? row : k * BK,
+                                MN_MAJOR ? k * BK : row, b, (1u << CLUSTER) - 1);
+    }
+}
+
 // Loads slice k of tile (b, m0, n0), completing on bar: with LOAD_A, A's BM/64
 // boxes into sa; with LOAD_B, B's BN/64 boxes into sb. The operand the CLUSTER
 // blocks of a cluster share (B with PAIR 0: they take neighbouring row tiles
@@ -302,31 +321,16 @@ __device__ __forceinline__ void load_slice(const gb_tensormap *ma, const gb_tens
                                            unsigned rank)
 {
     constexpr bool SHARE_A = CLUSTER > 1 && PAIR, SHARE_B = CLUSTER > 1 && !PAIR;
-#pragma unroll
-    for (int r = 0; LOAD_A && r < BM / 64; r++) {
-        TA *dst = sa + r * 64 * BK;
-        if (!SHARE_A)
-            load_box<A_MN, BK>(ma, dst, bar, m0 + r * 64, k, b);
-        else if (r % CLUSTER == (int)rank)
-            tma::load_multicast(ma, dst, bar, A_MN ? m0 + r * 64 : k * BK,
-                                A_MN ? k * BK : m0 + r * 64, b, (1u << CLUSTER) - 1);
-    }
+    if (LOAD_A) load_boxes<A_MN, BK, BM / 64, SHARE_A, CLUSTER>(ma, sa, bar, m0, k, b, rank);
 #pragma unroll
     for (int r = 0; LOAD_B && BN < 64 && r < BN / 8; r++)
         load_box<0, BK>(mb8, sb + r * 8 * BK, bar, n0 + r * 8, k, b);
-#pragma unroll
-    for (int r = 0; LOAD_B && r < BN / 64; r++) {
-        TB *dst = sb + r * 64 * BK;
-        if (!SHARE_B)
-            load_box<B_MN, BK>(mb, dst, bar, n0 + r * 64, k, b);
-        else if (r % CLUSTER == (int)rank)
-            tma::load_multicast(mb, dst, bar, B_MN ? n0 + r * 64 : k * BK,
-                                B_MN ? k * BK : n0 + r * 64, b, (1u << CLUSTER) - 1);
-    }
+    if (LOAD_B) load_boxes<B_MN, BK, BN / 64, SHARE_B, CLUSTER>(mb, sb, bar, n0, k, b, rank);
 }
 
 // A consumer is done with a stage: one arrival on its `empty` barrier in every
-// block of the cluster, since each block's producer writes B into all of them.
+// block of the cluster, since each block's producer writes the shared operand
+// into all of them.
 template <int CLUSTER> __device__ __forceinline__ void release(unsigned long long *empty)
 {
     if (CLUSTER == 1) {
