@@ -124,8 +124,8 @@ static void test_fp8_and_tf32_in_the_transposed_layouts_compile(void **state)
 /* K, M and N that are no multiple of 16 bytes: A's and B's rows are padded to
  * one (the tensor maps' strides), so these shapes compile where TMA refused the
  * packed rows. bf16 in TT (rows of M and K; single blocks and pairs that share
- * B or A), e4m3 in TN (rows of M and N, and
- * its reference, gemm_tc_ref.cuh), tf32 in NN (rows of K and N). */
+ * B or A), e4m3 in TN (rows of M and N, and its reference, gemm_tc_ref.cuh),
+ * tf32 in NN (rows of K and N). */
 static void test_rows_of_any_length_compile_padded(void **state)
 {
     EXPECT_COMPILED(*state, "  27 compiled", "TT", "1001x1003x1001", "space=full", "SPLIT=1",
