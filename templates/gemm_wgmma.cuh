@@ -492,6 +492,17 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     // split K: each tile's K loop in `parts` parts, each a unit of work, a tile's
     // parts one after another
     int parts = SPLIT > 1 ? splitk_parts(slices, SPLIT) : 1, work = tiles * parts;
+    // Unit of work u: its matrix, the first row and column of this block's tile
+    // of it, and the slices [k0, k1) of its part of the K loop.
+    auto unit_origin = [&](int u, int &b, int &m0, int &n0, int &k0, int &k1) {
+        wg::tile_origin<BM * UM, BN * UN, GROUP, RASTER>(u / parts, unit_rows, unit_cols, b, m0,
+                                                          n0);
+        m0 += (UM > 1) * rank * BM;
+        n0 += (UN > 1) * rank * BN;
+        k0 = 0;
+        k1 = slices;
+        if (SPLIT > 1) splitk_range(slices, SPLIT, u % parts, &k0, &k1);
+    };
 
     // With a transposed operand the producer warpgroup needs registers for the
     // transposing warps (56 a thread), and the consumers give up 8 for them. The
@@ -544,12 +555,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         if (tid != 0 || DIRECT == 0) return;
         int it = 0;
         for (int u = unit0; u < work; u += units) {
-            int b, m0, n0, k0 = 0, k1 = slices;
-            wg::tile_origin<BM * UM, BN * UN, GROUP, RASTER>(u / parts, unit_rows, unit_cols, b,
-                                                              m0, n0);
-            m0 += (UM > 1) * rank * BM;
-            n0 += (UN > 1) * rank * BN;
-            if (SPLIT > 1) splitk_range(slices, SPLIT, u % parts, &k0, &k1);
+            int b, m0, n0, k0, k1;
+            unit_origin(u, b, m0, n0, k0, k1);
             for (int k = k0; k < k1; k++, it++) {
                 int s = it % STAGES;
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
@@ -583,12 +590,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         it = consumer * slices;
     }
     for (int u = first, n = 0; u < work; u += step, n++) {
-        int b, m0, n0, k0 = 0, k1 = slices;
-        wg::tile_origin<BM * UM, BN * UN, GROUP, RASTER>(u / parts, unit_rows, unit_cols, b, m0,
-                                                          n0);
-        m0 += (UM > 1) * rank * BM;
-        n0 += (UN > 1) * rank * BN;
-        if (SPLIT > 1) splitk_range(slices, SPLIT, u % parts, &k0, &k1);
+        int b, m0, n0, k0, k1;
+        unit_origin(u, b, m0, n0, k0, k1);
         if (PINGPONG && (consumer > 0 || n > 0)) tma::wait(&turn[consumer], (n - (consumer == 0)) & 1);
         for (int k = k0; k < k1; k++, it++) {
             int s = it % STAGES;
