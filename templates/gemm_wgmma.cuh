@@ -42,9 +42,11 @@
 //   - the epilogue scales the accumulators and, with STORE 0, stores them
 //     straight from registers, two columns at a time; with STORE 1 it writes
 //     them to a staging area in shared memory (swizzled as the C map's boxes)
-//     and one thread hands them to TMA stores, so the consumer goes on to its
-//     next tile while they drain; STORE 2 does so in two halves of the columns
-//     through a staging area half as large (room for another stage). Either
+//     one box column at a time, and one thread hands each to TMA stores as it
+//     is written, so TMA reads one column while the next is written and the
+//     consumer goes on to its next tile while they drain; STORE 2 does so
+//     through a staging area half as large (room for another stage), each
+//     column waiting for the stores of the one it takes the place of. Either
 //     way the producer is already loading the next tile;
 //   - PRE 1: an fp8 or tf32 MN-major operand is transposed whole into a
 //     K-major copy by the whole grid first (gemm_pretranspose.cuh), and the
@@ -228,26 +230,25 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
 template <class T> constexpr int box_columns = 128 / sizeof(T);
 constexpr int box_bytes_c = 64 * 128;
 
-// Writes part PART of PARTS (a range of columns) of one consumer's m64 x BN
-// block (rows from row0 of C) into the boxes at `boxes`, as the C map stores
-// them: the 16-byte chunk of a row moves by the row's number mod 8, so a
+// Writes box column Q (columns Q * CB to Q * CB + CB - 1) of one consumer's
+// m64 x BN block (rows from row0 of C) into the box at `box`, as the C map
+// stores it: the 16-byte chunk of a row moves by the row's number mod 8, so a
 // warp's eight rows land in different banks.
-template <class T, int BN, int PARTS, int PART>
-__device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *boxes, const T *C,
+template <class T, int BN, int Q>
+__device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *box, const T *C,
                                       int row0, int n0, int M, int N, float alpha, float beta)
 {
-    constexpr int CB = box_columns<T>, GROUPS = BN / 8 / PARTS;
+    constexpr int CB = box_columns<T>, GROUPS = CB / 8;
     int w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
 #pragma unroll
-    for (int g = PART * GROUPS; g < (PART + 1) * GROUPS; g++)
+    for (int g = Q * GROUPS; g < (Q + 1) * GROUPS; g++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            int r = w * 16 + l / 4 + 8 * h, c = g * 8 + 2 * (l % 4), in_part = c - PART * GROUPS * 8;
+            int r = w * 16 + l / 4 + 8 * h, c = g * 8 + 2 * (l % 4);
             float x0 = d[4 * g + 2 * h], x1 = d[4 * g + 2 * h + 1];
             gemm::scale_pair(C, row0 + r, n0 + c, M, N, alpha, beta, x0, x1);
-            int byte = in_part % CB * (int)sizeof(T);
-            unsigned char *p = boxes + in_part / CB * box_bytes_c + r * 128 +
-                               ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
+            int byte = (c - Q * CB) * (int)sizeof(T);
+            unsigned char *p = box + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
             *reinterpret_cast<gemm::duo<T> *>(p) = gemm::to_duo<T>(x0, x1);
         }
 }
@@ -258,33 +259,37 @@ __device__ __forceinline__ void sync_consumer(int c)
     tma::named_barrier<128>(1 + c);
 }
 
-// Stores part PART of PARTS of a consumer's rows of C (from row0, MT m64
-// blocks) through its staging area `mine`: waits until the last stores have
-// read the area, stages, and one thread hands the boxes to TMA.
-template <class T, int BN, int MT, int PARTS, int PART>
-__device__ __forceinline__ void store_part(const float (&d)[MT][BN / 2], unsigned char *mine,
-                                           const gb_tensormap *mc, const T *C, int row0, int n0,
-                                           int b, int M, int N, float alpha, float beta,
-                                           int consumer)
+// Stores a consumer's rows of C (from row0, MT m64 blocks) one box column at
+// a time (from column Q on), through SLOTS box columns of staging at `mine`:
+// for column Q, one thread waits until the stores of column Q - SLOTS (of
+// this tile or the one before) have read its slot, the consumer writes the
+// slot, and the thread hands it to TMA and goes on, so that TMA reads one
+// column while the consumer writes the next.
+template <class T, int BN, int MT, int SLOTS, int Q = 0>
+__device__ __forceinline__ void store_columns(const float (&d)[MT][BN / 2], unsigned char *mine,
+                                              const gb_tensormap *mc, const T *C, int row0,
+                                              int n0, int b, int M, int N, float alpha,
+                                              float beta, int consumer)
 {
-    constexpr int CB = box_columns<T>, COLS = BN / PARTS, BOXES = COLS / CB;
-    static_assert(COLS % CB == 0, "a part is whole boxes of C");
+    constexpr int CB = box_columns<T>, COLUMNS = BN / CB;
+    static_assert(BN % CB == 0 && COLUMNS % SLOTS == 0, "whole box columns of C, in whole slots");
+    unsigned char *slot = mine + Q % SLOTS * MT * box_bytes_c;
     bool leader = threadIdx.x % 128 == 0;
-    if (leader) tma::store_wait();
+    if (leader) tma::store_wait<false, SLOTS - 1>();
     sync_consumer(consumer);
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
-        stage<T, BN, PARTS, PART>(d[mt], mine + mt * BOXES * box_bytes_c, C, row0 + mt * 64, n0, M,
-                                  N, alpha, beta);
+        stage<T, BN, Q>(d[mt], slot + mt * box_bytes_c, C, row0 + mt * 64, n0, M, N, alpha, beta);
     tma::fence_shared_for_tma();
     sync_consumer(consumer);
     if (leader) {
         for (int mt = 0; mt < MT; mt++)
-            for (int j = 0; j < BOXES; j++)
-                tma::store(mc, mine + (mt * BOXES + j) * box_bytes_c, n0 + PART * COLS + j * CB,
-                           row0 + mt * 64, b);
+            tma::store(mc, slot + mt * box_bytes_c, n0 + Q * CB, row0 + mt * 64, b);
         tma::store_commit();
     }
+    if constexpr (Q + 1 < COLUMNS)
+        store_columns<T, BN, MT, SLOTS, Q + 1>(d, mine, mc, C, row0, n0, b, M, N, alpha, beta,
+                                               consumer);
 }
 
 // Loads COUNT boxes of 64 rows (of M or N, from row0) and slice k of matrix b
@@ -626,14 +631,10 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         // TMA stores rows of 16-byte multiples; other widths take the direct path
         // (the script then passes a stand-in map)
         if (STORE && N * sizeof(TC) % 16 == 0) {
-            if constexpr (STORE > 0) {
-                unsigned char *mine = staging + consumer * STAGED;
-                wg::store_part<TC, BN, MT, STORE, 0>(d, mine, &mc, c, row0, n0, b, M, N, alpha,
-                                                     beta, consumer);
-                if constexpr (STORE == 2)
-                    wg::store_part<TC, BN, MT, STORE, 1>(d, mine, &mc, c, row0, n0, b, M, N,
-                                                         alpha, beta, consumer);
-            }
+            if constexpr (STORE > 0)
+                wg::store_columns<TC, BN, MT, BN / wg::box_columns<TC> / STORE>(
+                    d, staging + consumer * STAGED, &mc, c, row0, n0, b, M, N, alpha, beta,
+                    consumer);
         } else {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)

@@ -186,7 +186,7 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
     /* the epilogue through shared memory and TMA stores (in two halves) */
     EXPECT_IN_PTX("gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2,0>", bf16, "fence.proxy.async.shared::cta",
                   "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group",
-                  "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 0");
+                  "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 1");
 }
 
 /* A tile of 16 columns takes m64n16 wgmmas (and with 64 rows one consumer:
