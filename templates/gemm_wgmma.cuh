@@ -225,6 +225,16 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
                              d[4 * g + 2 * h], d[4 * g + 2 * h + 1], alpha, beta);
 }
 
+// Four 8 x 8 matrices of 16-bit elements to shared memory: lane l holds, in
+// words[q], row l / 4 and columns 2 (l % 4) and 2 (l % 4) + 1 of matrix q, and
+// lanes 8q to 8q + 7 give the addresses of matrix q's eight rows of 16 bytes.
+__device__ __forceinline__ void stmatrix4(unsigned addr, const unsigned (&words)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+                 "r"(words[0]), "r"(words[1]), "r"(words[2]), "r"(words[3])
+                 : "memory");
+}
+
 // The C map's boxes: 64 rows of 128 bytes (CB = 128 / sizeof(T) columns),
 // 128B-swizzled, 8 KiB each.
 template <class T> constexpr int box_columns = 128 / sizeof(T);
@@ -234,23 +244,62 @@ constexpr int box_bytes_c = 64 * 128;
 // m64 x BN block (rows from row0 of C) into the box at `box`, as the C map
 // stores it: the 16-byte chunk of a row moves by the row's number mod 8, so a
 // warp's eight rows land in different banks.
-template <class T, int BN, int Q>
+//
+// 16-bit C goes out by stmatrix, four 8 x 8 matrices at a time (16 rows of the
+// warp by two 8-column groups): a lane's four words are one row and two
+// columns of each matrix, as the accumulators lie, and lanes 8q to 8q + 7 give
+// the addresses of matrix q's rows. WITH_C: beta is not 0, and C is read.
+template <class T, int BN, int Q, bool WITH_C>
 __device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *box, const T *C,
                                       int row0, int n0, int M, int N, float alpha, float beta)
 {
     constexpr int CB = box_columns<T>, GROUPS = CB / 8;
     int w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
-#pragma unroll
-    for (int g = Q * GROUPS; g < (Q + 1) * GROUPS; g++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int r = w * 16 + l / 4 + 8 * h, c = g * 8 + 2 * (l % 4);
-            float x0 = d[4 * g + 2 * h], x1 = d[4 * g + 2 * h + 1];
-            gemm::scale_pair(C, row0 + r, n0 + c, M, N, alpha, beta, x0, x1);
-            int byte = (c - Q * CB) * (int)sizeof(T);
-            unsigned char *p = box + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
-            *reinterpret_cast<gemm::duo<T> *>(p) = gemm::to_duo<T>(x0, x1);
+    // this lane's two sums of 8-column group g in row l / 4 + 8h of the warp's
+    // 16, scaled
+    auto scaled = [&](int g, int h, float &x0, float &x1) {
+        x0 = d[4 * g + 2 * h];
+        x1 = d[4 * g + 2 * h + 1];
+        if constexpr (WITH_C) {
+            gemm::scale_pair(C, row0 + w * 16 + l / 4 + 8 * h, n0 + g * 8 + 2 * (l % 4), M, N,
+                             alpha, beta, x0, x1);
+        } else {
+            x0 *= alpha;
+            x1 *= alpha;
         }
+    };
+    if constexpr (sizeof(T) == 2) {
+        int q = l / 8, r = w * 16 + q % 2 * 8 + l % 8; // the row this lane addresses
+        unsigned row = tma::smem(box) + r * 128;
+#pragma unroll
+        for (int g = Q * GROUPS; g < (Q + 1) * GROUPS; g += 2) {
+            unsigned words[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) { // matrix j: group g + j / 2, rows 8 (j % 2) on
+                float x0, x1;
+                scaled(g + j / 2, j % 2, x0, x1);
+                union {
+                    gemm::duo<T> pair;
+                    unsigned word;
+                } both = {gemm::to_duo<T>(x0, x1)};
+                words[j] = both.word;
+            }
+            int chunk = g + q / 2 - Q * GROUPS; // the row's 16-byte chunk, before the swizzle
+            wg::stmatrix4(row + (chunk ^ (r % 8)) * 16, words);
+        }
+    } else {
+#pragma unroll
+        for (int g = Q * GROUPS; g < (Q + 1) * GROUPS; g++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                int r = w * 16 + l / 4 + 8 * h, c = g * 8 + 2 * (l % 4);
+                float x0, x1;
+                scaled(g, h, x0, x1);
+                int byte = (c - Q * CB) * (int)sizeof(T);
+                unsigned char *p = box + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
+                *reinterpret_cast<gemm::duo<T> *>(p) = gemm::to_duo<T>(x0, x1);
+            }
+    }
 }
 
 // The 128 threads of consumer warpgroup c (named barrier 1 + c).
@@ -264,8 +313,8 @@ __device__ __forceinline__ void sync_consumer(int c)
 // for column Q, one thread waits until the stores of column Q - SLOTS (of
 // this tile or the one before) have read its slot, the consumer writes the
 // slot, and the thread hands it to TMA and goes on, so that TMA reads one
-// column while the consumer writes the next.
-template <class T, int BN, int MT, int SLOTS, int Q = 0>
+// column while the consumer writes the next. WITH_C: beta is not 0.
+template <class T, int BN, int MT, int SLOTS, bool WITH_C, int Q = 0>
 __device__ __forceinline__ void store_columns(const float (&d)[MT][BN / 2], unsigned char *mine,
                                               const gb_tensormap *mc, const T *C, int row0,
                                               int n0, int b, int M, int N, float alpha,
@@ -279,7 +328,8 @@ __device__ __forceinline__ void store_columns(const float (&d)[MT][BN / 2], unsi
     sync_consumer(consumer);
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
-        stage<T, BN, Q>(d[mt], slot + mt * box_bytes_c, C, row0 + mt * 64, n0, M, N, alpha, beta);
+        stage<T, BN, Q, WITH_C>(d[mt], slot + mt * box_bytes_c, C, row0 + mt * 64, n0, M, N, alpha,
+                                beta);
     tma::fence_shared_for_tma();
     sync_consumer(consumer);
     if (leader) {
@@ -288,8 +338,8 @@ __device__ __forceinline__ void store_columns(const float (&d)[MT][BN / 2], unsi
         tma::store_commit();
     }
     if constexpr (Q + 1 < COLUMNS)
-        store_columns<T, BN, MT, SLOTS, Q + 1>(d, mine, mc, C, row0, n0, b, M, N, alpha, beta,
-                                               consumer);
+        store_columns<T, BN, MT, SLOTS, WITH_C, Q + 1>(d, mine, mc, C, row0, n0, b, M, N, alpha,
+                                                       beta, consumer);
 }
 
 // Loads COUNT boxes of 64 rows (of M or N, from row0) and slice k of matrix b
@@ -631,10 +681,16 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         // TMA stores rows of 16-byte multiples; other widths take the direct path
         // (the script then passes a stand-in map)
         if (STORE && N * sizeof(TC) % 16 == 0) {
-            if constexpr (STORE > 0)
-                wg::store_columns<TC, BN, MT, BN / wg::box_columns<TC> / STORE>(
-                    d, staging + consumer * STAGED, &mc, c, row0, n0, b, M, N, alpha, beta,
-                    consumer);
+            if constexpr (STORE > 0) {
+                constexpr int SLOTS = BN / wg::box_columns<TC> / STORE;
+                unsigned char *mine = staging + consumer * STAGED;
+                if (beta == 0.0f) // C is not read: no branch a pair of columns
+                    wg::store_columns<TC, BN, MT, SLOTS, false>(d, mine, &mc, c, row0, n0, b, M,
+                                                                N, alpha, beta, consumer);
+                else
+                    wg::store_columns<TC, BN, MT, SLOTS, true>(d, mine, &mc, c, row0, n0, b, M,
+                                                               N, alpha, beta, consumer);
+            }
         } else {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)

@@ -183,8 +183,10 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
     /* tiles walked along N */
     EXPECT_IN_PTX("gemm_wgmma<128,128,64,4,2,8,0,0,0,1,0,1>", bf16,
                   "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
-    /* the epilogue through shared memory and TMA stores (in two halves) */
+    /* the epilogue through shared memory (16-bit C by stmatrix) and TMA stores,
+     * a box column at a time through half as many slots */
     EXPECT_IN_PTX("gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2,0>", bf16, "fence.proxy.async.shared::cta",
+                  "stmatrix.sync.aligned.m8n8.x4.shared.b16",
                   "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group",
                   "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 1");
 }
