@@ -172,8 +172,8 @@ local function rows(c) return c.PINGPONG == 1 and c.BM or c.BM // c.CONSUMERS en
 
 -- Shared memory: STAGES slices of A and B (128 bytes deep whatever the type),
 -- with PRE=0 two raw slices of each operand the kernel transposes (xa, xb),
--- with STORE each consumer's rows of C (1/STORE of the columns at a time)
--- staged for TMA stores, 1 KiB to align them, two barriers a stage, one a
+-- with STORE each consumer's rows of C staged for TMA stores (room for
+-- 1/STORE of its columns), 1 KiB to align them, two barriers a stage, one a
 -- consumer and one a raw slice. With PRE=1 the copies are made first, in the
 -- same memory: 32 KiB and two barriers for each team of 96 threads
 -- (templates/gemm_pretranspose.cuh), if that is more.
@@ -359,7 +359,8 @@ local function kernel(dtype, layout, size)
       -- ... and holds their BN/2 accumulators a row block in at most 128 registers
       function(c) return rows(c) // 64 * c.BN // 2 <= 128 end,
       function(c) return smem(c) <= 227 * 1024 end,
-      -- STORE 2's halves are whole boxes of C (128 bytes of columns)
+      -- STORE 2 stages through half as many slots as the tile has box columns
+      -- of C (128 bytes wide): an even number of them
       function(c) return c.STORE < 2 or c.BN // 2 * t.c_bytes % 128 == 0 end,
       -- a block that transposes its own slices loads them alone: no multicast;
       -- nor with copies, whose grid-wide barrier needs every block resident at

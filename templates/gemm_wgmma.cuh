@@ -498,8 +498,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     // 128-byte swizzled tiles must start on 1024-byte boundaries
     TA *sa = reinterpret_cast<TA *>(((size_t)smem_raw + 1023) & ~(size_t)1023);
     TB *sb = reinterpret_cast<TB *>(sa + STAGES * BM * BK);
-    // STORE: each consumer's tile rows of C, staged for TMA stores (a 1/STORE
-    // share of the columns at a time)
+    // STORE: each consumer's tile rows of C, staged for TMA stores in slots of
+    // one box column (room for 1/STORE of the columns)
     constexpr int STAGED = STORE ? WM * BN / STORE * (int)sizeof(TC) : 0; // bytes per consumer
     unsigned char *raw = reinterpret_cast<unsigned char *>(sb + STAGES * BN * BK);
     unsigned char *staging = raw + RAW * (RAW_A + RAW_B);
