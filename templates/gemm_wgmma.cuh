@@ -256,17 +256,13 @@ __device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *b
     constexpr int CB = box_columns<T>, GROUPS = CB / 8;
     int w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
     // this lane's two sums of 8-column group g in row l / 4 + 8h of the warp's
-    // 16, scaled
+    // 16, scaled (without C, beta is a constant 0, and C's read and its branch
+    // compile away)
     auto scaled = [&](int g, int h, float &x0, float &x1) {
         x0 = d[4 * g + 2 * h];
         x1 = d[4 * g + 2 * h + 1];
-        if constexpr (WITH_C) {
-            gemm::scale_pair(C, row0 + w * 16 + l / 4 + 8 * h, n0 + g * 8 + 2 * (l % 4), M, N,
-                             alpha, beta, x0, x1);
-        } else {
-            x0 *= alpha;
-            x1 *= alpha;
-        }
+        gemm::scale_pair(C, row0 + w * 16 + l / 4 + 8 * h, n0 + g * 8 + 2 * (l % 4), M, N, alpha,
+                         WITH_C ? beta : 0.0f, x0, x1);
     };
     if constexpr (sizeof(T) == 2) {
         int q = l / 8, r = w * 16 + q % 2 * 8 + l % 8; // the row this lane addresses
@@ -485,7 +481,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     static_assert(BN >= 64 || (!B_MN && (CLUSTER == 1 || PAIR) && STORE == 0),
                   "a narrow B: K-major, not multicast, C stored from registers");
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 blocks");
-    static_assert(STORE >= 0 && STORE <= 2, "STORE: 0 registers, 1 TMA, 2 TMA in halves");
+    static_assert(STORE >= 0 && STORE <= 2, "STORE: 0 registers, 1 TMA, 2 TMA through half the slots");
     static_assert(!XPOSE || CLUSTER == 1, "a transposed operand is not multicast");
     static_assert(PAIR == 0 || PAIR == 1, "PAIR: 0 pairs share B, 1 they share A");
     static_assert(SPLIT == 1 || !PAIR, "split K: pairs share B (its workspace's padding)");
