@@ -39,12 +39,13 @@
 //   - PINGPONG 0: the consumers share each tile (BM/CONSUMERS rows each) and
 //     store it together; 1: each takes whole tiles in turn, so one stores while
 //     another computes;
-//   - the epilogue scales the accumulators and, with STORE 0, stores them
-//     straight from registers, two columns at a time; with STORE 1 it writes
-//     them to a staging area in shared memory (swizzled as the C map's boxes)
-//     one box column at a time, and one thread hands each to TMA stores as it
-//     is written, so TMA reads one column while the next is written and the
-//     consumer goes on to its next tile while they drain; STORE 2 does so
+//   - the epilogue scales the accumulators by alpha in place (where alpha is
+//     not 1), adds beta times C (where beta is not 0) and, with STORE 0, stores
+//     them straight from registers, two columns at a time; with STORE 1 it
+//     writes them to a staging area in shared memory (swizzled as the C map's
+//     boxes) one box column at a time, and one thread hands each to TMA stores
+//     as it is written, so TMA reads one column while the next is written and
+//     the consumer goes on to its next tile while they drain; STORE 2 does so
 //     through a staging area half as large (room for another stage), each
 //     column waiting for the stores of the one it takes the place of. Either
 //     way the producer is already loading the next tile;
@@ -209,12 +210,12 @@ __device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int
     n0 = col * BN;
 }
 
-// Stores one consumer's m64 x BN block (rows from row0): thread (warp w, lane l)
-// holds, for each 8-column group g, rows w*16 + l/4 (+8) and columns g*8 + 2*(l%4)
-// (+1) in d[4g .. 4g+3].
+// Stores one consumer's m64 x BN block (rows from row0), its sums already scaled
+// by alpha: thread (warp w, lane l) holds, for each 8-column group g, rows w*16 +
+// l/4 (+8) and columns g*8 + 2*(l%4) (+1) in d[4g .. 4g+3].
 template <class T, int BN>
 __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, int n0, int M,
-                                      int N, float alpha, float beta)
+                                      int N, float beta)
 {
     int w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
 #pragma unroll
@@ -222,7 +223,7 @@ __device__ __forceinline__ void store(const float (&d)[BN / 2], T *C, int row0, 
 #pragma unroll
         for (int h = 0; h < 2; h++)
             gemm::store_pair(C, row0 + w * 16 + l / 4 + 8 * h, n0 + g * 8 + 2 * (l % 4), M, N,
-                             d[4 * g + 2 * h], d[4 * g + 2 * h + 1], alpha, beta);
+                             d[4 * g + 2 * h], d[4 * g + 2 * h + 1], 1.0f, beta);
 }
 
 // Four 8 x 8 matrices of 16-bit elements to shared memory: lane l holds, in
@@ -241,7 +242,8 @@ template <class T> constexpr int box_columns = 128 / sizeof(T);
 constexpr int box_bytes_c = 64 * 128;
 
 // Writes box column Q (columns Q * CB to Q * CB + CB - 1) of one consumer's
-// m64 x BN block (rows from row0 of C) into the box at `box`, as the C map
+// m64 x BN block (rows from row0 of C, its sums already scaled by alpha) into
+// the box at `box`, as the C map
 // stores it: the 16-byte chunk of a row moves by the row's number mod 8, so a
 // warp's eight rows land in different banks.
 //
@@ -251,17 +253,17 @@ constexpr int box_bytes_c = 64 * 128;
 // the addresses of matrix q's rows. WITH_C: beta is not 0, and C is read.
 template <class T, int BN, int Q, bool WITH_C>
 __device__ __forceinline__ void stage(const float (&d)[BN / 2], unsigned char *box, const T *C,
-                                      int row0, int n0, int M, int N, float alpha, float beta)
+                                      int row0, int n0, int M, int N, float beta)
 {
     constexpr int CB = box_columns<T>, GROUPS = CB / 8;
     int w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
     // this lane's two sums of 8-column group g in row l / 4 + 8h of the warp's
-    // 16, scaled (without C, beta is a constant 0, and C's read and its branch
-    // compile away)
+    // 16, plus beta times C's (without C, beta is a constant 0, and C's read
+    // and its branch compile away)
     auto scaled = [&](int g, int h, float &x0, float &x1) {
         x0 = d[4 * g + 2 * h];
         x1 = d[4 * g + 2 * h + 1];
-        gemm::scale_pair(C, row0 + w * 16 + l / 4 + 8 * h, n0 + g * 8 + 2 * (l % 4), M, N, alpha,
+        gemm::scale_pair(C, row0 + w * 16 + l / 4 + 8 * h, n0 + g * 8 + 2 * (l % 4), M, N, 1.0f,
                          WITH_C ? beta : 0.0f, x0, x1);
     };
     if constexpr (sizeof(T) == 2) {
@@ -313,8 +315,8 @@ __device__ __forceinline__ void sync_consumer(int c)
 template <class T, int BN, int MT, int SLOTS, bool WITH_C, int Q = 0>
 __device__ __forceinline__ void store_columns(const float (&d)[MT][BN / 2], unsigned char *mine,
                                               const gb_tensormap *mc, const T *C, int row0,
-                                              int n0, int b, int M, int N, float alpha,
-                                              float beta, int consumer)
+                                              int n0, int b, int M, int N, float beta,
+                                              int consumer)
 {
     constexpr int CB = box_columns<T>, COLUMNS = BN / CB;
     static_assert(BN % CB == 0 && COLUMNS % SLOTS == 0, "whole box columns of C, in whole slots");
@@ -324,8 +326,7 @@ __device__ __forceinline__ void store_columns(const float (&d)[MT][BN / 2], unsi
     sync_consumer(consumer);
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
-        stage<T, BN, Q, WITH_C>(d[mt], slot + mt * box_bytes_c, C, row0 + mt * 64, n0, M, N, alpha,
-                                beta);
+        stage<T, BN, Q, WITH_C>(d[mt], slot + mt * box_bytes_c, C, row0 + mt * 64, n0, M, N, beta);
     tma::fence_shared_for_tma();
     sync_consumer(consumer);
     if (leader) {
@@ -334,8 +335,8 @@ __device__ __forceinline__ void store_columns(const float (&d)[MT][BN / 2], unsi
         tma::store_commit();
     }
     if constexpr (Q + 1 < COLUMNS)
-        store_columns<T, BN, MT, SLOTS, WITH_C, Q + 1>(d, mine, mc, C, row0, n0, b, M, N, alpha,
-                                                       beta, consumer);
+        store_columns<T, BN, MT, SLOTS, WITH_C, Q + 1>(d, mine, mc, C, row0, n0, b, M, N, beta,
+                                                       consumer);
 }
 
 // Loads COUNT boxes of 64 rows (of M or N, from row0) and slice k of matrix b
@@ -673,6 +674,14 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                                                         parts))
                 continue; // the last part to arrive stores these rows
         }
+        // alpha once, in place, and only where it is not 1 (GEMM's usual case,
+        // where the epilogues below then multiply nothing)
+        if (alpha != 1.0f)
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int i = 0; i < BN / 2; i++)
+                    d[mt][i] *= alpha;
         TC *c = C + (size_t)b * M * N;
         // TMA stores rows of 16-byte multiples; other widths take the direct path
         // (the script then passes a stand-in map)
@@ -682,15 +691,15 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                 unsigned char *mine = staging + consumer * STAGED;
                 if (beta == 0.0f) // C is not read: no branch a pair of columns
                     wg::store_columns<TC, BN, MT, SLOTS, false>(d, mine, &mc, c, row0, n0, b, M,
-                                                                N, alpha, beta, consumer);
+                                                                N, beta, consumer);
                 else
                     wg::store_columns<TC, BN, MT, SLOTS, true>(d, mine, &mc, c, row0, n0, b, M,
-                                                               N, alpha, beta, consumer);
+                                                               N, beta, consumer);
             }
         } else {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
-                wg::store<TC, BN>(d[mt], c, row0 + mt * 64, n0, M, N, alpha, beta);
+                wg::store<TC, BN>(d[mt], c, row0 + mt * 64, n0, M, N, beta);
         }
     }
     if (STORE && tid == 0) tma::store_wait<true>(); // the staging must outlive the stores

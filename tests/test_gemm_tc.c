@@ -191,6 +191,24 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
                   "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 1");
 }
 
+/* alpha scales a consumer's accumulators once, in place, where it is not 1: the
+ * 128 x 256 kernel's PTX multiplies 128 floats (a thread's share of a consumer's
+ * 64 x 256 rows), not again in each epilogue (the TMA one with C read or not,
+ * the one from registers), which scale by 1 and so by nothing. */
+static void test_alpha_is_applied_once(void **state)
+{
+    (void)state;
+    const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
+    size_t bytes;
+    char *ptx = template_compile("gemm_wgmma.cuh", "gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2,0>",
+                                 "--gpu-architecture=compute_90a", bf16, &bytes);
+    int muls = 0;
+    for (const char *p = ptx; (p = strstr(p, "mul.f32")); p++)
+        muls++;
+    free(ptx);
+    assert_int_equal(muls, 128);
+}
+
 /* A tile of 16 columns takes m64n16 wgmmas (and with 64 rows one consumer:
  * 256 threads); split K writes its parts and reads the others' through L2
  * (st.global.cg, ld.global.cg), fenced, and counts them with an atomic add. */
@@ -325,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_split_k_compiles),
         cmocka_unit_test(test_the_ptx_holds_wgmma_tma_and_register_hand_over),
         cmocka_unit_test(test_the_ptx_holds_narrow_tiles_and_split_k),
+        cmocka_unit_test(test_alpha_is_applied_once),
         cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
         cmocka_unit_test(test_fp8_and_tf32_transposed_operands_go_through_shared_memory),
         cmocka_unit_test(test_fp8_and_tf32_operands_can_be_copied_k_major_first),
