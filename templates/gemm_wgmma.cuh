@@ -526,9 +526,14 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
             tma::init(&raw_full[r], 1);
         tma::fence_init();
     }
-    // a block's barriers must be ready before the other's loads and arrivals reach them
+    // A block's barriers must be ready before its threads wait on them, and in a
+    // cluster before the other block's loads and arrivals reach them. A pair
+    // arrives here and waits only after the register hand-over, just before
+    // either side can touch the other. With the barrier whole, its arrival a
+    // release, a pair's consumers started about 1,100 cycles later than a lone
+    // block's; now as early (NOTES.md, v16).
     if (CLUSTER > 1)
-        tma::cluster_sync();
+        tma::cluster_arrive_relaxed();
     else
         __syncthreads();
 
@@ -564,6 +569,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     constexpr int PRODUCER_REGS = XPOSE ? 56 : 40, CONSUMER_REGS = XPOSE ? 224 : 232;
     if (wg_index == 0) { // the producer
         wg::shrink_registers<PRODUCER_REGS>();
+        if (CLUSTER > 1) tma::cluster_wait();
         if (XPOSE && tid >= 32) { // warps 1-3 transpose, in the producer's order of slices
             const int x = tid - 32;
             // The block's slice j (tile j / slices of its own, slice j % slices)
@@ -626,6 +632,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     }
 
     wg::grow_registers<CONSUMER_REGS>();
+    if (CLUSTER > 1) tma::cluster_wait();
     int consumer = wg_index - 1;
     float d[MT][BN / 2];
     // Cooperative: every consumer takes a share of rows of every tile. Ping-pong:

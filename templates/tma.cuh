@@ -188,12 +188,18 @@ __device__ __forceinline__ unsigned cluster_blocks()
     return n;
 }
 
-// Every thread of every block of the cluster.
-__device__ __forceinline__ void cluster_sync()
+// Every thread of every block of the cluster meets the others, in two halves
+// that may stand apart: the arrival, relaxed (it orders none of the thread's
+// memory operations: what the other blocks must see, the barriers'
+// initialisation, fence_init has published), and the wait.
+__device__ __forceinline__ void cluster_arrive_relaxed()
 {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n"
-                 "barrier.cluster.wait.acquire.aligned;" ::
-                     : "memory");
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
 } // namespace tma

@@ -172,7 +172,7 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
                   "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                   ".multicast::cluster",
                   "mapa.shared::cluster.u32", "mbarrier.arrive.shared::cluster.b64",
-                  "barrier.cluster.arrive");
+                  "barrier.cluster.arrive.relaxed.aligned");
     /* a pair that shares A (PAIR 1): A multicast into both, B each block's own;
      * with 64 x 16 tiles, B through the map of 8-row boxes */
     EXPECT_IN_PTX("gemm_wgmma<64,16,64,4,1,8,0,0,0,2,0,0,0,1,1>", bf16,
@@ -189,6 +189,48 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
                   "stmatrix.sync.aligned.m8n8.x4.shared.b16",
                   "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group",
                   "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 1");
+}
+
+/* The first of the needles after p, or NULL where none follows. */
+static const char *first_of(const char *p, const char *const *needles, size_t n)
+{
+    const char *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *x = strstr(p, needles[i]);
+        if (x && (!first || x < first)) first = x;
+    }
+    return first;
+}
+
+/* A pair's blocks arrive at the cluster's barrier relaxed, before the register
+ * hand-over, and wait on it after it (producer and consumers alike), before
+ * either touches a barrier or loads: each setmaxnreg is followed by the wait
+ * before any mbarrier, TMA or wgmma instruction. */
+static void test_a_pair_waits_for_its_other_block_after_the_register_hand_over(void **state)
+{
+    (void)state;
+    const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
+    size_t bytes;
+    char *ptx = template_compile("gemm_wgmma.cuh", "gemm_wgmma<128,128,64,4,2,8,0,0,0,2,0,0>",
+                                 "--gpu-architecture=compute_90a", bf16, &bytes);
+    assert_null(strstr(ptx, "barrier.cluster.arrive.release"));
+    const char *arrive = strstr(ptx, "barrier.cluster.arrive.relaxed.aligned");
+    const char *hand_over = strstr(ptx, "setmaxnreg.");
+    assert_non_null(arrive);
+    assert_non_null(hand_over);
+    assert_true(arrive < hand_over);
+    static const char *const work[] = {"mbarrier.", "cp.async.bulk", "wgmma."};
+    int waits = 0;
+    for (const char *p = hand_over; p; p = strstr(p + 1, "setmaxnreg.")) {
+        const char *wait = strstr(p, "barrier.cluster.wait.acquire.aligned");
+        const char *next = first_of(p, work, sizeof work / sizeof work[0]);
+        assert_non_null(wait);
+        if (next && next < wait)
+            fail_msg("after a setmaxnreg, %.40s before the cluster's wait", next);
+        waits++;
+    }
+    free(ptx);
+    assert_int_equal(waits, 2);
 }
 
 /* alpha scales a consumer's accumulators once, in place, where it is not 1: the
@@ -343,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_split_k_compiles),
         cmocka_unit_test(test_the_ptx_holds_wgmma_tma_and_register_hand_over),
         cmocka_unit_test(test_the_ptx_holds_narrow_tiles_and_split_k),
+        cmocka_unit_test(test_a_pair_waits_for_its_other_block_after_the_register_hand_over),
         cmocka_unit_test(test_alpha_is_applied_once),
         cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
         cmocka_unit_test(test_fp8_and_tf32_transposed_operands_go_through_shared_memory),
