@@ -243,9 +243,8 @@ constexpr int box_bytes_c = 64 * 128;
 
 // Writes box column Q (columns Q * CB to Q * CB + CB - 1) of one consumer's
 // m64 x BN block (rows from row0 of C, its sums already scaled by alpha) into
-// the box at `box`, as the C map
-// stores it: the 16-byte chunk of a row moves by the row's number mod 8, so a
-// warp's eight rows land in different banks.
+// the box at `box`, as the C map stores it: the 16-byte chunk of a row moves by
+// the row's number mod 8, so a warp's eight rows land in different banks.
 //
 // 16-bit C goes out by stmatrix, four 8 x 8 matrices at a time (16 rows of the
 // warp by two 8-column groups): a lane's four words are one row and two
