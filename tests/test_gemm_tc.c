@@ -136,6 +136,24 @@ static void test_rows_of_any_length_compile_padded(void **state)
                     "SPLIT=1", "BN=128", "BM=128", "STAGES=4", "GROUP=8", "RASTER=0");
 }
 
+/* The PTX of one bf16 kernel of gemm_wgmma.cuh (the caller frees it). */
+static char *bf16_ptx(const char *name_expr)
+{
+    const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
+    size_t bytes;
+    return template_compile("gemm_wgmma.cuh", name_expr, "--gpu-architecture=compute_90a", bf16,
+                            &bytes);
+}
+
+/* How many times needle occurs in text. */
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
 static void expect_in_ptx(const char *name_expr, const char *defines[3], const char *const *needles,
                           size_t n)
 {
@@ -209,10 +227,7 @@ static const char *first_of(const char *p, const char *const *needles, size_t n)
 static void test_a_pair_waits_for_its_other_block_after_the_register_hand_over(void **state)
 {
     (void)state;
-    const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
-    size_t bytes;
-    char *ptx = template_compile("gemm_wgmma.cuh", "gemm_wgmma<128,128,64,4,2,8,0,0,0,2,0,0>",
-                                 "--gpu-architecture=compute_90a", bf16, &bytes);
+    char *ptx = bf16_ptx("gemm_wgmma<128,128,64,4,2,8,0,0,0,2,0,0>");
     assert_null(strstr(ptx, "barrier.cluster.arrive.release"));
     const char *arrive = strstr(ptx, "barrier.cluster.arrive.relaxed.aligned");
     const char *hand_over = strstr(ptx, "setmaxnreg.");
@@ -240,13 +255,8 @@ static void test_a_pair_waits_for_its_other_block_after_the_register_hand_over(v
 static void test_alpha_is_applied_once(void **state)
 {
     (void)state;
-    const char *bf16[3] = {"-DGEMM_T=__nv_bfloat16"};
-    size_t bytes;
-    char *ptx = template_compile("gemm_wgmma.cuh", "gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2,0>",
-                                 "--gpu-architecture=compute_90a", bf16, &bytes);
-    int muls = 0;
-    for (const char *p = ptx; (p = strstr(p, "mul.f32")); p++)
-        muls++;
+    char *ptx = bf16_ptx("gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2,0>");
+    int muls = count_of(ptx, "mul.f32");
     free(ptx);
     assert_int_equal(muls, 128);
 }
