@@ -481,7 +481,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     static_assert(BN >= 64 || (!B_MN && (CLUSTER == 1 || PAIR) && STORE == 0),
                   "a narrow B: K-major, not multicast, C stored from registers");
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 blocks");
-    static_assert(STORE >= 0 && STORE <= 2, "STORE: 0 registers, 1 TMA, 2 TMA through half the slots");
+    static_assert(STORE >= 0 && STORE <= 2,
+                  "STORE: 0 registers, 1 TMA, 2 TMA through half the slots");
     static_assert(!XPOSE || CLUSTER == 1, "a transposed operand is not multicast");
     static_assert(PAIR == 0 || PAIR == 1, "PAIR: 0 pairs share B, 1 they share A");
     static_assert(SPLIT == 1 || !PAIR, "split K: pairs share B (its workspace's padding)");
