@@ -109,7 +109,7 @@ local SPACES = {
 
 local function word_error(word)
   error("a script argument is a type (bf16, f16, e4m3, e5m2, e5m2_e5m2, tf32), a layout (NN, NT, TN, TT, layouts), " ..
-        "llm, llm=B[,B...], squares, batch=B[,B...], space=small|deep|medium|large|full, same, PARAM=value or a shape " ..
+        "llm, llm=B[,B...], squares, batch=B[,B...], space=small|deep|medium|large|full, same, PARAM=value[,value...] or a shape " ..
         "(N or MxNxK), got '" .. word .. "'", 0)
 end
 
@@ -140,9 +140,10 @@ local function from_arguments()
       if run.space ~= "full" and not SPACES[run.space] then word_error(word) end
     elseif word == "same" then
       run.same = true
-    elseif word:match("^%u+=%d+$") then
-      local name, value = word:match("^(%u+)=(%d+)$")
-      run.fixed[name] = tonumber(value)
+    elseif word:match("^%u+=%d+[%d,]*$") and not word:match(",,") and not word:match(",$") then
+      local name, list = word:match("^(%u+)=([%d,]+)$")
+      run.fixed[name] = {}
+      for v in list:gmatch("%d+") do run.fixed[name][#run.fixed[name] + 1] = tonumber(v) end
     else
       local m, n, k = word:match("^(%d+)x(%d+)x(%d+)$")
       if not m then m = word:match("^(%d+)$"); n, k = m, m end
@@ -205,17 +206,17 @@ local function size_of(s)
   return waves <= 4 and "medium" or "large"
 end
 
--- The space of one size (or FULL); the command line's PARAM=value fixes a
--- parameter whatever the size; PRE (how an fp8 or tf32 MN-major operand is
--- transposed) only where the kernel transposes one, else 0.
+-- The space of one size (or FULL); the command line's PARAM=value[,value...]
+-- sets a parameter's values whatever the size; PRE (how an fp8 or tf32
+-- MN-major operand is transposed) only where the kernel transposes one, else 0.
 local function params(size, transposes)
   local p = {}
   for name, values in pairs(FULL) do
     p[name] = size == "full" and values or SPACES[size][name] or { values[1] }
   end
-  for name, value in pairs(run.fixed) do
+  for name, values in pairs(run.fixed) do
     if not p[name] then error("no parameter " .. name .. " to fix", 0) end
-    p[name] = { value }
+    p[name] = values
   end
   if not transposes then p.PRE = { 0 } end
   return p

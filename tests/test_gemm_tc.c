@@ -75,6 +75,23 @@ static void test_every_configuration_compiles_in_each_type(void **state)
     EXPECT_COMPILED(*state, "  8 compiled", "tf32", "GROUP=8");
 }
 
+/* PARAM=value[,value...] sets a parameter's values whatever the sub-space
+ * (128 x 128 tiles in 8 stages take more shared memory than a block has); a
+ * list with an empty value is refused, naming the word. */
+static void test_parameter_values_on_the_command_line(void **state)
+{
+    suite_fixture *f = *state;
+    EXPECT_COMPILED(f, "  3 compiled", "bf16", "512", "BM=64,128", "BN=64,128", "STAGES=8",
+                    "STORE=1");
+    EXPECT_COMPILED(f, "  1 compiled", "bf16", "512", "BM=128", "BN=64", "STAGES=8", "STORE=1");
+    char script[4096];
+    script_path(script, sizeof script);
+    suite_tune(f, script, "--compile-only", "--cache", f->cache, "--", "bf16", "BM=64,",
+               (char *)NULL);
+    assert_int_not_equal(f->status, 0);
+    if (!strstr(f->err, "got 'BM=64,'")) fail_msg("expected the word named:\n%s", f->err);
+}
+
 /* Pairs of blocks that share A (PAIR 1) over the small sub-space, narrow
  * tiles included, and the large one (both kinds of pair are also in the full
  * space of test_rows_of_any_length_compile_padded). */
@@ -388,6 +405,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_configuration_compiles_in_each_type),
+        cmocka_unit_test(test_parameter_values_on_the_command_line),
         cmocka_unit_test(test_pairs_that_share_a_compile),
         cmocka_unit_test(test_mixed_fp8_and_the_transposed_layouts_compile),
         cmocka_unit_test(test_fp8_and_tf32_in_the_transposed_layouts_compile),
