@@ -41,10 +41,10 @@
 -- `space=small|deep|medium|large|full` sets one for every shape.
 --
 -- `same` tunes one configuration, the one the command line fixes (the first
--- value of the shape's space for a parameter not fixed), and checks it against
--- itself instead of cuBLAS: the reference is the same configuration launched
--- apart, and the check is bit for bit, so a variant whose result changes from
--- launch to launch (the order of a sum) fails it.
+-- of a list; the first value of the shape's space for a parameter not fixed),
+-- and checks it against itself instead of cuBLAS: the reference is the same
+-- configuration launched apart, and the check is bit for bit, so a variant
+-- whose result changes from launch to launch (the order of a sum) fails it.
 --
 -- cuBLASLt is the reference and the baseline wherever it has the GEMM. It has
 -- no fp8 GEMM with an MN-major operand, none with M, N or K not a multiple of
