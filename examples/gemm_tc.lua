@@ -142,8 +142,12 @@ local function from_arguments()
       run.same = true
     elseif word:match("^%u+=%d+[%d,]*$") and not word:match(",,") and not word:match(",$") then
       local name, list = word:match("^(%u+)=([%d,]+)$")
-      run.fixed[name] = {}
-      for v in list:gmatch("%d+") do run.fixed[name][#run.fixed[name] + 1] = tonumber(v) end
+      local values, seen = {}, {}
+      for v in list:gmatch("%d+") do
+        v = tonumber(v)
+        if not seen[v] then values[#values + 1], seen[v] = v, true end
+      end
+      run.fixed[name] = values
     else
       local m, n, k = word:match("^(%d+)x(%d+)x(%d+)$")
       if not m then m = word:match("^(%d+)$"); n, k = m, m end

@@ -76,14 +76,16 @@ static void test_every_configuration_compiles_in_each_type(void **state)
 }
 
 /* PARAM=value[,value...] sets a parameter's values whatever the sub-space
- * (128 x 128 tiles in 8 stages take more shared memory than a block has); a
- * list with an empty value is refused, naming the word. */
+ * (128 x 128 tiles in 8 stages take more shared memory than a block has), a
+ * value given twice counting once; a list with an empty value is refused,
+ * naming the word. */
 static void test_parameter_values_on_the_command_line(void **state)
 {
     suite_fixture *f = *state;
     EXPECT_COMPILED(f, "  3 compiled", "bf16", "512", "BM=64,128", "BN=64,128", "STAGES=8",
                     "STORE=1");
     EXPECT_COMPILED(f, "  1 compiled", "bf16", "512", "BM=128", "BN=64", "STAGES=8", "STORE=1");
+    EXPECT_COMPILED(f, "  1 compiled", "bf16", "512", "BM=64,64", "BN=64", "STAGES=8", "STORE=1");
     char script[4096];
     script_path(script, sizeof script);
     suite_tune(f, script, "--compile-only", "--cache", f->cache, "--", "bf16", "BM=64,",
