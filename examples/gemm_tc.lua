@@ -40,6 +40,10 @@
 -- a large one's, the wide tiles and the overlapped epilogues.
 -- `space=small|deep|medium|large|full` sets one for every shape.
 --
+-- `alpha=X` and `beta=X` set the scales (default 1 and 0). With beta not 0, C
+-- starts random and is read, and the kernel is named gemm_tc_TYPE_LAYOUT_beta
+-- in the cache and the tables.
+--
 -- `same` tunes one configuration, the one the command line fixes (the first
 -- of a list; the first value of the shape's space for a parameter not fixed),
 -- and checks it against itself instead of cuBLAS: the reference is the same
@@ -109,14 +113,14 @@ local SPACES = {
 
 local function word_error(word)
   error("a script argument is a type (bf16, f16, e4m3, e5m2, e5m2_e5m2, tf32), a layout (NN, NT, TN, TT, layouts), " ..
-        "llm, llm=B[,B...], squares, batch=B[,B...], space=small|deep|medium|large|full, same, PARAM=value[,value...] or a shape " ..
-        "(N or MxNxK), got '" .. word .. "'", 0)
+        "llm, llm=B[,B...], squares, batch=B[,B...], space=small|deep|medium|large|full, same, alpha=X, beta=X, " ..
+        "PARAM=value[,value...] or a shape (N or MxNxK), got '" .. word .. "'", 0)
 end
 
 local function add_shape(shapes, m, n, k) shapes[#shapes + 1] = { M = m, N = n, K = k } end
 
 local function from_arguments()
-  local run = { types = {}, layouts = {}, shapes = {}, batches = { 1 }, fixed = {} }
+  local run = { types = {}, layouts = {}, shapes = {}, batches = { 1 }, fixed = {}, alpha = 1, beta = 0 }
   for _, word in ipairs(arg or {}) do
     if TYPES[word] then
       run.types[#run.types + 1] = word
@@ -138,6 +142,12 @@ local function from_arguments()
     elseif word:match("^space=") then
       run.space = word:sub(7)
       if run.space ~= "full" and not SPACES[run.space] then word_error(word) end
+    elseif word:match("^alpha=") or word:match("^beta=") then
+      local name, value = word:match("^(%l+)=(.*)$")
+      value = tonumber(value)
+      -- finite, and within f32's range (the kernel takes them as floats)
+      if not value or value ~= value or math.abs(value) > 3.4e38 then word_error(word) end
+      run[name] = value
     elseif word == "same" then
       run.same = true
     elseif word:match("^%u+=%d+[%d,]*$") and not word:match(",,") and not word:match(",$") then
@@ -251,7 +261,7 @@ local function reference(t, a_mn, b_mn, lda, ldb)
     return gb.cublas.gemm {
       a = 1, b = 2, c = 3, m = "M", n = "N", k = "K", batch = "batch", lda = lda, ldb = ldb,
       dtype = t.a, dtype_b = t.b, out = t.c, compute = t.compute,
-      trans_a = a_mn == 1, trans_b = b_mn == 0,
+      trans_a = a_mn == 1, trans_b = b_mn == 0, alpha = run.alpha, beta = run.beta,
     }, true
   end
   return gb.kernel {
@@ -352,7 +362,9 @@ local function kernel(dtype, layout, size)
   end
   local entry = string.format(ENTRY, bk, a_mn, b_mn)
   local spec = {
-    name   = "gemm_tc_" .. dtype .. "_" .. layout:lower(),
+    -- with beta not 0 a kernel of its own name, so that a best checked
+    -- without reading C never answers from the cache for one that reads it
+    name   = "gemm_tc_" .. dtype .. "_" .. layout:lower() .. (run.beta ~= 0 and "_beta" or ""),
     source = gb.template "gemm_wgmma.cuh",
     entry  = entry,
     params = space,
@@ -390,11 +402,12 @@ local function kernel(dtype, layout, size)
     args = function(s) return {
       gb.tensor(t.a, padded(a_dims(s)), "randn"),                    -- 1: A
       gb.tensor(t.b, padded(b_dims(s)), "randn"),                    -- 2: B
-      gb.tensor(t.c, { s.batch, s.M, s.N }, "output"),               -- 3: C
+      -- 3: C, read where beta is not 0 (the reference gets its own copy)
+      gb.tensor(t.c, { s.batch, s.M, s.N }, run.beta ~= 0 and "randn" or "output"),
       map(1, a_dims(s), a_mn, xa),
       map(2, b_dims(s), b_mn, xb),
       c_map(s),
-      gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.i32(s.batch), gb.f32(1), gb.f32(0),
+      gb.i32(s.M), gb.i32(s.N), gb.i32(s.K), gb.i32(s.batch), gb.f32(run.alpha), gb.f32(run.beta),
       copy(s, t.a, xa, s.M),                                         -- 13: A's K-major copy
       copy(s, t.b, xb, s.N),                                         -- 14: B's
       copy_map(s, 13, xa, s.M),

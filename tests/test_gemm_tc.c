@@ -94,6 +94,31 @@ static void test_parameter_values_on_the_command_line(void **state)
     if (!strstr(f->err, "got 'BM=64,'")) fail_msg("expected the word named:\n%s", f->err);
 }
 
+/* alpha=X and beta=X: with beta not 0 the kernel has a name of its own (a best
+ * checked without reading C must not answer for a run that reads it); a value
+ * that is no finite number is refused, naming the word. */
+static void test_alpha_and_beta_on_the_command_line(void **state)
+{
+    suite_fixture *f = *state;
+    EXPECT_COMPILED(f, "  2 compiled", "bf16", "512", "alpha=0.5", "beta=0.75", "BM=64", "BN=64",
+                    "STAGES=4", "STORE=0,1");
+    if (!strstr(f->out, "gemm_tc_bf16_nt_beta ")) fail_msg("no kernel named _beta:\n%s", f->out);
+    EXPECT_COMPILED(f, "  1 compiled", "bf16", "512", "alpha=2", "BM=64", "BN=64", "STAGES=4",
+                    "STORE=1");
+    if (strstr(f->out, "_beta")) fail_msg("beta 0 named _beta:\n%s", f->out);
+    char script[4096];
+    script_path(script, sizeof script);
+    static const char *const bad[] = {"beta=x", "alpha=inf", "beta=1e40"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        suite_tune(f, script, "--compile-only", "--cache", f->cache, "--", "bf16", bad[i],
+                   (char *)NULL);
+        assert_int_not_equal(f->status, 0);
+        char named[64];
+        snprintf(named, sizeof named, "got '%s'", bad[i]);
+        if (!strstr(f->err, named)) fail_msg("expected %s:\n%s", named, f->err);
+    }
+}
+
 /* Pairs of blocks that share A (PAIR 1) over the small sub-space, narrow
  * tiles included, and the large one (both kinds of pair are also in the full
  * space of test_rows_of_any_length_compile_padded). */
@@ -408,6 +433,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_configuration_compiles_in_each_type),
         cmocka_unit_test(test_parameter_values_on_the_command_line),
+        cmocka_unit_test(test_alpha_and_beta_on_the_command_line),
         cmocka_unit_test(test_pairs_that_share_a_compile),
         cmocka_unit_test(test_mixed_fp8_and_the_transposed_layouts_compile),
         cmocka_unit_test(test_fp8_and_tf32_in_the_transposed_layouts_compile),

@@ -96,6 +96,21 @@ static void test_pairs_that_share_a_are_right_on_irregular_shapes(void **state)
                      "BM=128", "CLUSTER=2", "PAIR=1");
 }
 
+/* alpha and beta not 0 or 1: C read in every epilogue (from registers, through
+ * TMA's staging a box column at a time, in halves, split K's last part), against
+ * cuBLAS (bf16) and the double-precision reference (e5m2 in TN, transposed in
+ * shared memory). */
+static void test_alpha_and_beta_are_applied(void **state)
+{
+    if (!gpu_present()) skip();
+    EXPECT_ALL_RIGHT(*state, 8, "bf16", "e5m2", "17x33x64", "1001x1003x1008", "batch=1,3",
+                     "space=small", "STAGES=4", "alpha=0.5", "beta=0.75");
+    EXPECT_ALL_RIGHT(*state, 2, "TN", "e5m2", "1001x1003x1001", "batch=1,3", "space=medium",
+                     "alpha=-1.5", "beta=1");
+    EXPECT_ALL_RIGHT(*state, 1, "bf16", "17x33x4096", "space=deep", "BN=64", "STAGES=4", "alpha=2",
+                     "beta=-0.5");
+}
+
 /* Split K in 1, 2, 4 and 8 parts, every tile width, a long K that is no
  * multiple of a slice. */
 static void test_split_k_is_right(void **state)
@@ -122,6 +137,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_problem_variants_are_right_on_irregular_shapes),
         cmocka_unit_test(test_pairs_that_share_a_are_right_on_irregular_shapes),
+        cmocka_unit_test(test_alpha_and_beta_are_applied),
         cmocka_unit_test(test_split_k_is_right),
         cmocka_unit_test(test_split_k_is_the_same_bit_for_bit),
     };
