@@ -1,8 +1,9 @@
 /* The Hopper tensor-core GEMM's small-problem variants on a GPU
  * (examples/gemm_tc.lua): 64-row and narrow tiles, pairs of blocks that share
  * A, and split K, correct on irregular shapes in bf16, f16 and e4m3 against
- * cuBLAS or the double-precision reference; and split K's result the same bit
- * for bit from launch to launch (the script's `same`). Each test skips without
+ * cuBLAS or the double-precision reference, with alpha and beta too (C read by
+ * every epilogue); and split K's result the same bit for bit from launch to
+ * launch (the script's `same`). Each test skips without
  * a GPU (sm_90a); gpubench-tune takes the GPU's lease itself, so this program
  * does not. The whole space's sweeps are scripts/gpu-validate.sh's. */
 #include "gpu_present.h"
