@@ -211,6 +211,51 @@ static void test_the_golden_file_validates_against_the_schema(void **state)
     assert_int_equal(rc, 0);
 }
 
+/* bench/gemm_list.py, which makes the GEMM list's table from gemm_tc.lua's runs,
+ * reads what the writer writes: the fixed run, its kernels renamed as
+ * gemm_tc.lua names them and its shapes given a batch (the copy's M and K too),
+ * gives a row for each shape (figures where a best was measured, its status
+ * where none) and the count against the baseline. It broke silently once,
+ * when the JSON's status words changed. */
+static void test_gemm_list_py_reads_the_runs(void **state)
+{
+    if (!python_has("json")) skip();
+    const char *src = getenv("GB_SOURCE_DIR");
+    assert_non_null(src);
+    gb_report r;
+    report_fixture(&r);
+    for (int i = 0; i < r.n_entries; i++) {
+        free((char *)r.entries[i].kernel);
+        r.entries[i].kernel = strdup("gemm_tc_bf16_nt");
+        assert_non_null(r.entries[i].kernel);
+        gb_shape_result *s = (gb_shape_result *)r.entries[i].result;
+        gb_value one = {.kind = GB_VAL_INT, .i = 1};
+        assert_int_equal(gb_fields_set(&s->shape, "batch", &one), GB_OK);
+        if (!gb_fields_get(&s->shape, "M")) {
+            assert_int_equal(gb_fields_set(&s->shape, "M", &one), GB_OK);
+            assert_int_equal(gb_fields_set(&s->shape, "K", &one), GB_OK);
+        }
+    }
+    write_report(&r, in(*state, "gemm_list_bf16_list.json"));
+    gb_report_free(&r);
+
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, PYTHON " %s/bench/gemm_list.py '%s'", src, ((dir *)*state)->path);
+    const char *out = in(*state, "gemm_list.md");
+    int rc = run(cmd, out);
+    char *text = read_or_fail(out);
+    if (rc) print_error("%s\n", text);
+    assert_int_equal(rc, 0);
+    static const char *const rows[] = {
+        "| bf16 | NT | 1024 x 1024 x 1024 | 1 | 128x128, ", /* tuned, raced against the baseline */
+        "| bf16 | NT | 2048 x 2048 x 2048 | 1 | (",         /* no valid variant: its status */
+        "| bf16 | NT | 4096 x 4096 x 4096 | 1 | 128x128, ", /* from the cache */
+        "1 rows against cuBLAS: 1 at 1.00x or more, 1 at 0.95x or more; the worst 4.97x"};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (!strstr(text, rows[i])) fail_msg("no \"%s\" in:\n%s", rows[i], text);
+    free(text);
+}
+
 static void test_compare_py_reads_two_runs_and_shows_the_change(void **state)
 {
     if (access(COMPARE_PY, R_OK) != 0 || !python_has("scipy")) skip();
@@ -431,6 +476,7 @@ int main(void)
                                         remove_dir),
         cmocka_unit_test_setup_teardown(test_the_golden_file_validates_against_the_schema, make_dir,
                                         remove_dir),
+        cmocka_unit_test_setup_teardown(test_gemm_list_py_reads_the_runs, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_compare_py_reads_two_runs_and_shows_the_change,
                                         make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_a_truncated_file_is_an_error_naming_it, make_dir,
