@@ -302,6 +302,30 @@ static void test_compile_only_compiles_the_reference_and_checks_limits(void **st
     assert_non_null(strstr(f->out, "1 over sm_90a's limits"));
 }
 
+/* A reference whose parameters are not the arguments every kernel of the shape
+ * is given: found from its cubin without a GPU, named, with both lists. */
+static const char REFERENCE_ONE_SHORT[] =
+    "local gb = require 'gpubench'\n"
+    "local ref = gb.kernel { name = 'shortref', entry = 'r',\n"
+    "  source = 'extern \"C\" __global__ void r(float *x) { x[0] = 1; }',\n"
+    "  grid = 1, block = 1 }\n"
+    "local k = gb.kernel { name = 'k', entry = 'k',\n"
+    "  source = 'extern \"C\" __global__ void k(float *x, int n) { x[0] = n; }',\n"
+    "  args = function(s) return { gb.tensor('f32', {4}, 'output'), gb.i32(4) } end,\n"
+    "  grid = 1, block = 1, reference = ref }\n"
+    "gb.tune(k, { shapes = { {N = 1} } })\n";
+
+static void test_compile_only_checks_args_against_the_references_parameters(void **state)
+{
+    fixture *f = *state;
+    write_script(f, "shortref.lua", REFERENCE_ONE_SHORT);
+    tune(f, "shortref.lua", "--compile-only", "--arch", "sm_90a", "--cache", f->cache, NULL);
+    assert_int_equal(f->status, 1);
+    assert_non_null(strstr(f->err, "k [N=1]: reference shortref: shortref.lua:7: args gives 2 "
+                                   "arguments (tensor (a pointer), i32: 8, 4 bytes) but the "
+                                   "reference takes 1 parameter (8 bytes)"));
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -314,6 +338,7 @@ int main(void)
         T(test_an_entry_that_names_no_instance_is_told_at_the_kernels_line),
         T(test_each_compile_error_is_listed_once_below_the_table),
         T(test_compile_only_compiles_the_reference_and_checks_limits),
+        T(test_compile_only_checks_args_against_the_references_parameters),
         T(test_compile_only_shards_compile_every_variant_once),
         T(test_a_shard_that_does_not_make_sense_exits_2),
     };

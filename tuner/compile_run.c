@@ -72,10 +72,12 @@ static void list_sizes(gb_strbuf *sb, const int *sizes, int n)
 }
 
 /* What a GPU run would find at the launch, found here from the cubin: the
- * kernel's parameters (their number and sizes) against the shape's arguments.
- * A mismatch fails the shape, at the script's args line, with both lists. */
+ * kernel's parameters (their number and sizes) against the shape's arguments,
+ * which the reference is given too. A mismatch fails the shape, at the script's
+ * args line, with both lists; `who` names the reference ("reference NAME: "),
+ * or is "" for the kernel. */
 static int check_params(gb_pipeline *r, const gb_compile_out *out, const gb_arg *args, int n_args,
-                        gb_shape_result *res)
+                        const char *who, gb_shape_result *res)
 {
     int sizes[GB_MAX_ARGS + 1], n = -1, given[GB_MAX_ARGS];
     if (!out->lowered[0] || gb_cubin_params(out->cubin, out->cubin_bytes, out->lowered[0], &n,
@@ -89,13 +91,14 @@ static int check_params(gb_pipeline *r, const gb_compile_out *out, const gb_arg 
     if (same) return GB_OK;
     gb_strbuf sb = GB_STRBUF_INIT;
     const char *where = gb_pipeline_kernel(r)->args_where;
-    gb_sb_printf(&sb, "%s%sargs gives %d argument%s (", where ? where : "", where ? ": " : "",
-                 n_args, n_args == 1 ? "" : "s");
+    gb_sb_printf(&sb, "%s%s%sargs gives %d argument%s (", who, where ? where : "",
+                 where ? ": " : "", n_args, n_args == 1 ? "" : "s");
     for (int i = 0; i < n_args; i++)
         gb_sb_printf(&sb, "%s%s", i ? ", " : "", gb_arg_param_what(&args[i]));
     gb_sb_printf(&sb, ": ");
     list_sizes(&sb, given, n_args);
-    gb_sb_printf(&sb, ") but the kernel takes %d parameter%s (", n, n == 1 ? "" : "s");
+    gb_sb_printf(&sb, ") but the %s takes %d parameter%s (", *who ? "reference" : "kernel", n,
+                 n == 1 ? "" : "s");
     list_sizes(&sb, sizes, n);
     gb_sb_printf(&sb, ")");
     res->failure = gb_sb_take(&sb);
@@ -110,7 +113,7 @@ static int finish(gb_pipeline *r, gb_pending *p, const gb_arg *args, int n_args,
     gb_err cerr = {0};
     int crc = gb_pending_compile(r, p, &out, &cerr);
     if (crc == GB_OK && res->n_compiled == 0 && !res->failure) {
-        int rc = check_params(r, out, args, n_args, res);
+        int rc = check_params(r, out, args, n_args, "", res);
         if (rc) return rc;
     }
     res->n_compiled += crc == GB_OK;
@@ -125,7 +128,8 @@ static int finish(gb_pipeline *r, gb_pending *p, const gb_arg *args, int n_args,
  * row has no configuration; its failure fails the shape. A library reference
  * (a cuBLAS call) has nothing to compile: its description was checked against the
  * shape's arguments already (gb_run_shape_args), and it has no row. */
-static int compile_reference(gb_pipeline *r, const gb_fields *shape, gb_shape_result *res)
+static int compile_reference(gb_pipeline *r, const gb_fields *shape, const gb_arg *args, int n_args,
+                             gb_shape_result *res)
 {
     const gb_kernel_def *ref = gb_pipeline_kernel(r)->reference;
     if (gb_kernel_is_library(ref)) return GB_OK;
@@ -137,9 +141,12 @@ static int compile_reference(gb_pipeline *r, const gb_fields *shape, gb_shape_re
     int rc = gb_run_reference_variant(r, shape, &job, &v, &e);
     if (rc == GB_OK) gb_compiler_wait(gb_pipeline_compiler(r), job, &out, NULL);
     if (rc == GB_OK) rc = add_row(r, job, &none, &v.launch, out, e.code, &e);
-    gb_compile_job_free(job);
     if (rc == GB_OK && e.code && asprintf(&res->failure, "reference %s: %s", ref->name, e.msg) < 0)
         rc = gb_err_set(gb_pipeline_err(r), GB_ENOMEM, "out of memory");
+    char who[160];
+    snprintf(who, sizeof who, "reference %s: ", ref->name);
+    if (rc == GB_OK && !e.code && out) rc = check_params(r, out, args, n_args, who, res);
+    gb_compile_job_free(job);
     return rc;
 }
 
@@ -166,7 +173,7 @@ int gb_compile_shape(gb_pipeline *r, const gb_fields *shape, const gb_record_id 
         gb_pipeline_progress(r)->n_planned =
             (int)(limit > 0 && (uint64_t)limit < valid ? (uint64_t)limit : valid);
     if (rc == GB_OK) gb_run_progress(r, GB_PROGRESS_START, NULL);
-    if (rc == GB_OK && k->reference) rc = compile_reference(r, shape, res);
+    if (rc == GB_OK && k->reference) rc = compile_reference(r, shape, args, n_args, res);
     while (rc == GB_OK) {
         int want = window - count, n = 0;
         if (limit > 0 && limit - started < want) want = (int)(limit - started);
