@@ -352,13 +352,14 @@ local function kernel(dtype, layout, size)
     return gb.tensor("i32", { s.batch, gb.cdiv(s.M, 64) + 4, gb.cdiv(s.N, 8) * 4 }, "zeros",
                      { inout = true })
   end
-  -- B's map for tiles narrower than 64 columns: boxes of 8 rows of a K-major
-  -- B; a stand-in for an MN-major one, which only whole boxes of 64 read
-  local function narrow_b(s)
+  -- B's maps for tiles narrower than 64 columns: boxes of `rows` rows (8, 16
+  -- or 32, one a slice) of a K-major B; a stand-in for an MN-major one, which
+  -- only whole boxes of 64 read
+  local function narrow_b(s, rows)
     if b_mn == 1 then return stand_in(18, 4) end
     local dims = b_dims(s)
     return gb.tensormap { tensor = 2, dims = dims, strides = { dims[2] * ldb(s), ldb(s), 1 },
-                          box = { 1, 8, bk }, swizzle = "128B", l2_promotion = "256B" }
+                          box = { 1, rows, bk }, swizzle = "128B", l2_promotion = "256B" }
   end
   local entry = string.format(ENTRY, bk, a_mn, b_mn)
   local spec = {
@@ -415,7 +416,9 @@ local function kernel(dtype, layout, size)
       gb.tensor("i32", { 2 }, "zeros", { inout = true }),            -- 17: the grid barrier's counters
       workspace(s),                                                  -- 18: split K's parts
       counters(s),                                                   -- 19: and their counters
-      narrow_b(s),                                                   -- 20: B in 8-row boxes
+      narrow_b(s, 8),                                                -- 20: B in 8-row boxes
+      narrow_b(s, 16),                                               -- 21: 16-row
+      narrow_b(s, 32),                                               -- 22: 32-row
     } end,
     -- persistent: at most a block an SM, whole clusters, each on CLUSTER row
     -- tiles of one column (PAIR 0) or column tiles of one row (PAIR 1), and

@@ -65,8 +65,8 @@
 //     memory, nor with split K when PAIR is 1.
 //   - small problems, whose tiles would not fill the GPU: tiles of 64 rows (one
 //     consumer of one m64 block) and tiles narrower than 64 columns (BN 8, 16
-//     or 32: m64nBN wgmmas, a K-major B read through a second map of 8-row
-//     boxes, C stored from registers);
+//     or 32: m64nBN wgmmas, a K-major B read one box a slice through a map of
+//     BN-row boxes, C stored from registers);
 //   - SPLIT > 1 (split K): each tile's K loop is cut into up to SPLIT parts
 //     (templates/splitk.h), each a unit of work of the grid. Every warp writes
 //     its part's sums to a workspace and counts itself on its slot's counter;
@@ -95,8 +95,9 @@
 // an operand is not transposed), their maps (as a K-major operand's) and two
 // u32 counters that start at zero, for the grid-wide barrier; then for SPLIT
 // the workspace (fp32, SPLIT x the tiles' padded area) and a u32 counter a
-// slot, zero at the start and left at zero (splitk.h); then B's map in boxes
-// of 1 x 8 x BK for tiles narrower than 64 (a stand-in otherwise).
+// slot, zero at the start and left at zero (splitk.h); then B's maps in boxes
+// of 1 x 8 x BK, 1 x 16 x BK and 1 x 32 x BK for tiles narrower than 64 (stand-ins
+// otherwise).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -362,20 +363,17 @@ __device__ __forceinline__ void load_boxes(const gb_tensormap *map, T *dst,
 // blocks of a cluster share (B with PAIR 0: they take neighbouring row tiles
 // of one column; A with PAIR 1: neighbouring column tiles of one row) is
 // loaded by each block every CLUSTER-th box, into all of them. A narrow B (BN
-// under 64, K-major) comes in BN/8 boxes of 8 rows through mb8, each one
-// swizzle atom, so they lie as one box of BN rows would.
+// under 64, K-major) comes in one box of BN rows through mbn.
 template <int BM, int BN, int BK, int A_MN, int B_MN, int CLUSTER, int PAIR, bool LOAD_A,
           bool LOAD_B, class TA, class TB>
 __device__ __forceinline__ void load_slice(const gb_tensormap *ma, const gb_tensormap *mb,
-                                           const gb_tensormap *mb8, TA *sa, TB *sb,
+                                           const gb_tensormap *mbn, TA *sa, TB *sb,
                                            unsigned long long *bar, int k, int b, int m0, int n0,
                                            unsigned rank)
 {
     constexpr bool SHARE_A = CLUSTER > 1 && PAIR, SHARE_B = CLUSTER > 1 && !PAIR;
     if (LOAD_A) load_boxes<A_MN, BK, BM / 64, SHARE_A, CLUSTER>(ma, sa, bar, m0, k, b, rank);
-#pragma unroll
-    for (int r = 0; LOAD_B && BN < 64 && r < BN / 8; r++)
-        load_box<0, BK>(mb8, sb + r * 8 * BK, bar, n0 + r * 8, k, b);
+    if (LOAD_B && BN < 64) load_box<0, BK>(mbn, sb, bar, n0, k, b);
     if (LOAD_B) load_boxes<B_MN, BK, BN / 64, SHARE_B, CLUSTER>(mb, sb, bar, n0, k, b, rank);
 }
 
@@ -452,7 +450,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                float alpha, float beta, const GEMM_T *A_copy, const GEMM_TB *B_copy,
                const __grid_constant__ gb_tensormap ma_copy,
                const __grid_constant__ gb_tensormap mb_copy, unsigned *sync, float *partials,
-               unsigned *arrivals, const __grid_constant__ gb_tensormap mb8)
+               unsigned *arrivals, const __grid_constant__ gb_tensormap mb8,
+               const __grid_constant__ gb_tensormap mb16, const __grid_constant__ gb_tensormap mb32)
 {
     using TA = GEMM_T;
     using TB = GEMM_TB;
@@ -476,8 +475,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     static_assert(sizeof(TA) == sizeof(TB), "wgmma's operands are of one width");
     static_assert(BK * sizeof(TA) == 128, "a slice is one 128-byte swizzle span deep");
     static_assert(WM % 64 == 0, "each consumer owns whole m64 row blocks");
-    static_assert((BN % 64 == 0 && BN <= 256) || (BN < 64 && BN % 8 == 0),
-                  "B's slice is whole 64-row boxes, or 8-row ones under 64; wgmma's N <= 256");
+    static_assert((BN % 64 == 0 && BN <= 256) || BN == 8 || BN == 16 || BN == 32,
+                  "B's slice is whole 64-row boxes, or one of 8, 16 or 32 rows; wgmma's N <= 256");
     static_assert(BN >= 64 || (!B_MN && (CLUSTER == 1 || PAIR) && STORE == 0),
                   "a narrow B: K-major, not multicast, C stored from registers");
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 blocks");
@@ -511,11 +510,12 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         pre::k_major_copies<TA, TB, BK, PA, PB>(&ma, &mb, &ma_copy, &mb_copy, M, N, K, batch, sync,
                                                 reinterpret_cast<unsigned char *>(sa));
     const gb_tensormap *map_a = PA ? &ma_copy : &ma, *map_b = PB ? &mb_copy : &mb;
+    const gb_tensormap *mbn = BN == 16 ? &mb16 : BN == 32 ? &mb32 : &mb8; // a narrow B's
 
     int wg_index = threadIdx.x / 128, tid = threadIdx.x % 128;
     if (threadIdx.x == 0) {
         tma::prefetch(map_a);
-        tma::prefetch(BN < 64 ? &mb8 : map_b);
+        tma::prefetch(BN < 64 ? mbn : map_b);
         for (int s = 0; s < STAGES; s++) {
             tma::init(&full[s], (DIRECT > 0) + XPOSE);
             tma::init(&empty[s], (PINGPONG ? 1 : CONSUMERS) * CLUSTER);
@@ -582,7 +582,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                 unsigned char *in = raw + j % RAW * (RAW_A + RAW_B);
                 tma::expect_bytes(bar, RAW_A + RAW_B);
                 wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, PAIR, XA, XB>(
-                    map_a, map_b, &mb8, reinterpret_cast<TA *>(in),
+                    map_a, map_b, mbn, reinterpret_cast<TA *>(in),
                     reinterpret_cast<TB *>(in + RAW_A), bar, j % slices, b, m0, n0, rank);
             };
             for (int j = 0; x == 0 && j < RAW; j++)
@@ -620,7 +620,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
                 tma::expect_bytes(&full[s], DIRECT);
                 wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, PAIR, !XA, !XB>(
-                    map_a, map_b, &mb8, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, b, m0,
+                    map_a, map_b, mbn, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, b, m0,
                     n0, rank);
             }
         }

@@ -251,6 +251,28 @@ static void test_the_ptx_holds_wgmma_tma_and_register_hand_over(void **state)
                   "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 1");
 }
 
+/* A narrow B (BN 8, 16 or 32) comes in one box a slice, through the map of
+ * its width: its tile issues as many TMA loads as a 64 x 64 one. */
+static void test_a_narrow_b_is_one_box_a_slice(void **state)
+{
+    (void)state;
+    static const char load[] =
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+    char *wide = bf16_ptx("gemm_wgmma<64,64,64,4,1,8,0,0,0,1,0,0>");
+    int loads = count_of(wide, load);
+    free(wide);
+    assert_true(loads > 0);
+    static const char *const narrow[] = {"gemm_wgmma<64,8,64,4,1,8,0,0,0,1,0,0>",
+                                         "gemm_wgmma<64,16,64,4,1,8,0,0,0,1,0,0>",
+                                         "gemm_wgmma<64,32,64,4,1,8,0,0,0,1,0,0>"};
+    for (size_t i = 0; i < sizeof narrow / sizeof narrow[0]; i++) {
+        char *ptx = bf16_ptx(narrow[i]);
+        int n = count_of(ptx, load);
+        free(ptx);
+        if (n != loads) fail_msg("%s: %d TMA loads, the 64 x 64 tile %d", narrow[i], n, loads);
+    }
+}
+
 /* The first of the needles after p, or NULL where none follows. */
 static const char *first_of(const char *p, const char *const *needles, size_t n)
 {
@@ -440,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_the_ptx_holds_wgmma_tma_and_register_hand_over),
         cmocka_unit_test(test_the_ptx_holds_narrow_tiles_and_split_k),
         cmocka_unit_test(test_a_pair_waits_for_its_other_block_after_the_register_hand_over),
+        cmocka_unit_test(test_a_narrow_b_is_one_box_a_slice),
         cmocka_unit_test(test_alpha_is_applied_once),
         cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
         cmocka_unit_test(test_fp8_and_tf32_transposed_operands_go_through_shared_memory),
