@@ -36,7 +36,8 @@ __global__ void __launch_bounds__(256)
                 const __grid_constant__ gb_tensormap, const __grid_constant__ gb_tensormap, int M,
                 int N, int K, int batch, float alpha, float beta, const GEMM_T *, const GEMM_TB *,
                 const __grid_constant__ gb_tensormap, const __grid_constant__ gb_tensormap,
-                unsigned *, float *, unsigned *, const __grid_constant__ gb_tensormap)
+                unsigned *, float *, unsigned *, const __grid_constant__ gb_tensormap,
+                const __grid_constant__ gb_tensormap, const __grid_constant__ gb_tensormap)
 {
     __shared__ double sa[16][17], sb[16][17]; // sa[k][m], sb[k][n]
     const int tx = threadIdx.x, ty = threadIdx.y, b = blockIdx.z;
