@@ -384,7 +384,7 @@ local function kernel(dtype, layout, size)
       -- nor with copies, whose grid-wide barrier needs every block resident at
       -- once, which clusters, placed a pair to a GPC, might not be
       function(c) return c.CLUSTER == 1 or not (xa or xb) end,
-      -- a tile narrower than 64 columns reads a K-major B through 8-row boxes,
+      -- a tile narrower than 64 columns reads a K-major B in one box of BN rows,
       -- its own (a pair of such tiles shares A), and stores C from registers
       function(c)
         return c.BN >= 64 or (b_mn == 0 and (c.CLUSTER == 1 or c.PAIR == 1) and c.STORE == 0)
