@@ -362,10 +362,11 @@ local function kernel(dtype, layout, size)
                           box = { 1, rows, bk }, swizzle = "128B", l2_promotion = "256B" }
   end
   local entry = string.format(ENTRY, bk, a_mn, b_mn)
+  local reads_c = run.beta ~= 0
   local spec = {
-    -- with beta not 0 a kernel of its own name, so that a best checked
-    -- without reading C never answers from the cache for one that reads it
-    name   = "gemm_tc_" .. dtype .. "_" .. layout:lower() .. (run.beta ~= 0 and "_beta" or ""),
+    -- reading C, a kernel of its own name, so that a best checked without
+    -- reading it never answers from the cache for one that reads it
+    name   = "gemm_tc_" .. dtype .. "_" .. layout:lower() .. (reads_c and "_beta" or ""),
     source = gb.template "gemm_wgmma.cuh",
     entry  = entry,
     params = space,
@@ -404,7 +405,7 @@ local function kernel(dtype, layout, size)
       gb.tensor(t.a, padded(a_dims(s)), "randn"),                    -- 1: A
       gb.tensor(t.b, padded(b_dims(s)), "randn"),                    -- 2: B
       -- 3: C, read where beta is not 0 (the reference gets its own copy)
-      gb.tensor(t.c, { s.batch, s.M, s.N }, run.beta ~= 0 and "randn" or "output"),
+      gb.tensor(t.c, { s.batch, s.M, s.N }, reads_c and "randn" or "output"),
       map(1, a_dims(s), a_mn, xa),
       map(2, b_dims(s), b_mn, xb),
       c_map(s),

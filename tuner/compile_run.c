@@ -74,10 +74,9 @@ static void list_sizes(gb_strbuf *sb, const int *sizes, int n)
 /* What a GPU run would find at the launch, found here from the cubin: the
  * kernel's parameters (their number and sizes) against the shape's arguments,
  * which the reference is given too. A mismatch fails the shape, at the script's
- * args line, with both lists; `who` names the reference ("reference NAME: "),
- * or is "" for the kernel. */
+ * args line, with both lists, naming the reference (ref, NULL for the kernel). */
 static int check_params(gb_pipeline *r, const gb_compile_out *out, const gb_arg *args, int n_args,
-                        const char *who, gb_shape_result *res)
+                        const char *ref, gb_shape_result *res)
 {
     int sizes[GB_MAX_ARGS + 1], n = -1, given[GB_MAX_ARGS];
     if (!out->lowered[0] || gb_cubin_params(out->cubin, out->cubin_bytes, out->lowered[0], &n,
@@ -91,13 +90,14 @@ static int check_params(gb_pipeline *r, const gb_compile_out *out, const gb_arg 
     if (same) return GB_OK;
     gb_strbuf sb = GB_STRBUF_INIT;
     const char *where = gb_pipeline_kernel(r)->args_where;
-    gb_sb_printf(&sb, "%s%s%sargs gives %d argument%s (", who, where ? where : "",
-                 where ? ": " : "", n_args, n_args == 1 ? "" : "s");
+    if (ref) gb_sb_printf(&sb, "reference %s: ", ref);
+    gb_sb_printf(&sb, "%s%sargs gives %d argument%s (", where ? where : "", where ? ": " : "",
+                 n_args, n_args == 1 ? "" : "s");
     for (int i = 0; i < n_args; i++)
         gb_sb_printf(&sb, "%s%s", i ? ", " : "", gb_arg_param_what(&args[i]));
     gb_sb_printf(&sb, ": ");
     list_sizes(&sb, given, n_args);
-    gb_sb_printf(&sb, ") but the %s takes %d parameter%s (", *who ? "reference" : "kernel", n,
+    gb_sb_printf(&sb, ") but the %s takes %d parameter%s (", ref ? "reference" : "kernel", n,
                  n == 1 ? "" : "s");
     list_sizes(&sb, sizes, n);
     gb_sb_printf(&sb, ")");
@@ -113,7 +113,7 @@ static int finish(gb_pipeline *r, gb_pending *p, const gb_arg *args, int n_args,
     gb_err cerr = {0};
     int crc = gb_pending_compile(r, p, &out, &cerr);
     if (crc == GB_OK && res->n_compiled == 0 && !res->failure) {
-        int rc = check_params(r, out, args, n_args, "", res);
+        int rc = check_params(r, out, args, n_args, NULL, res);
         if (rc) return rc;
     }
     res->n_compiled += crc == GB_OK;
@@ -143,9 +143,7 @@ static int compile_reference(gb_pipeline *r, const gb_fields *shape, const gb_ar
     if (rc == GB_OK) rc = add_row(r, job, &none, &v.launch, out, e.code, &e);
     if (rc == GB_OK && e.code && asprintf(&res->failure, "reference %s: %s", ref->name, e.msg) < 0)
         rc = gb_err_set(gb_pipeline_err(r), GB_ENOMEM, "out of memory");
-    char who[160];
-    snprintf(who, sizeof who, "reference %s: ", ref->name);
-    if (rc == GB_OK && !e.code && out) rc = check_params(r, out, args, n_args, who, res);
+    if (rc == GB_OK && !e.code && out) rc = check_params(r, out, args, n_args, ref->name, res);
     gb_compile_job_free(job);
     return rc;
 }
