@@ -215,7 +215,8 @@ static void test_the_golden_file_validates_against_the_schema(void **state)
  * reads what the writer writes: the fixed run, its kernels renamed as
  * gemm_tc.lua names them and its shapes given a batch (the copy's M and K too),
  * gives a row for each shape (figures where a best was measured, its status
- * where none) and the count against the baseline. It broke silently once,
+ * where none), the count against the baseline and the rows below 0.95x, with
+ * three decimals (0.947x is 0.95x in a row). It broke silently once,
  * when the JSON's status words changed. */
 static void test_gemm_list_py_reads_the_runs(void **state)
 {
@@ -237,6 +238,14 @@ static void test_gemm_list_py_reads_the_runs(void **state)
         }
     }
     write_report(&r, in(*state, "gemm_list_bf16_list.json"));
+    /* the same in f16, its tuned best 6 times slower: 0.83x, named below 0.95x */
+    for (int i = 0; i < r.n_entries; i++) {
+        free((char *)r.entries[i].kernel);
+        r.entries[i].kernel = strdup("gemm_tc_f16_nt");
+        assert_non_null(r.entries[i].kernel);
+    }
+    ((gb_shape_result *)r.entries[0].result)->best.median *= 6;
+    write_report(&r, in(*state, "gemm_list_f16_list.json"));
     gb_report_free(&r);
 
     char cmd[1024];
@@ -250,7 +259,10 @@ static void test_gemm_list_py_reads_the_runs(void **state)
         "| bf16 | NT | 1024 x 1024 x 1024 | 1 | 128x128, ", /* tuned, raced against the baseline */
         "| bf16 | NT | 2048 x 2048 x 2048 | 1 | (",         /* no valid variant: its status */
         "| bf16 | NT | 4096 x 4096 x 4096 | 1 | 128x128, ", /* from the cache */
-        "1 rows against cuBLAS: 1 at 1.00x or more, 1 at 0.95x or more; the worst 4.97x"};
+        "| fp16 | NT | 1024 x 1024 x 1024 | 1 | 128x128, ",
+        "2 rows against cuBLAS: 1 at 1.00x or more, 1 at 0.95x or more; the worst 0.828x "
+        "(fp16 NT 1024 x 1024 x 1024, batch 1).\n"
+        "Below 0.95x: fp16 NT 1024 x 1024 x 1024, batch 1, 0.828x."};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (!strstr(text, rows[i])) fail_msg("no \"%s\" in:\n%s", rows[i], text);
     free(text);
