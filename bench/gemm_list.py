@@ -68,6 +68,11 @@ def us(value, unit):
     return value * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[unit]
 
 
+def row_name(ratio):
+    """A (ratio, type, shape, batch, layout) row as the summary names it."""
+    return f"{ratio[1]} {ratio[4]} {ratio[2]}, batch {ratio[3]}"
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "."
     rows = []
@@ -95,17 +100,14 @@ def main():
         print(f"| {r['type']} | {r['layout']} | {shape} | {s['batch']} | {short(r['config'])} | "
               f"{t:.2f} | {tflops} | {mhz} | {base} | {ratio} |")
     if ratios:
-        def name(x):
-            return f"{x[1]} {x[4]} {x[2]}, batch {x[3]}"
-
         worst = min(ratios)
         below = sorted(x for x in ratios if x[0] < 0.95)
         print()
         print(f"{len(ratios)} rows against cuBLAS: {sum(x[0] >= 1.0 for x in ratios)} at 1.00x or more, "
               f"{sum(x[0] >= 0.95 for x in ratios)} at 0.95x or more; the worst {worst[0]:.3f}x "
-              f"({name(worst)}).")
+              f"({row_name(worst)}).")
         if below:  # a row's two decimals would show 0.947x as 0.95x
-            print("Below 0.95x: " + "; ".join(f"{name(x)}, {x[0]:.3f}x" for x in below) + ".")
+            print("Below 0.95x: " + "; ".join(f"{row_name(x)}, {x[0]:.3f}x" for x in below) + ".")
 
 
 if __name__ == "__main__":
