@@ -13,7 +13,7 @@
 
 /* The length scales tried, in units of the encoded [0, 1] range: from "only the
  * neighbouring value is alike" to "this parameter hardly matters". */
-static const double LENGTHS[] = {0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4};
+static const double LENGTHS[] = {0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6};
 #define N_LENGTHS (int)(sizeof LENGTHS / sizeof LENGTHS[0])
 /* The nuggets tried, relative to the signal variance: timing noise is about a
  * percent, but a table's cliffs (a tile that spills registers) look like noise to
@@ -21,9 +21,11 @@ static const double LENGTHS[] = {0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4};
 static const double NOISES[] = {1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.2};
 #define N_NOISES (int)(sizeof NOISES / sizeof NOISES[0])
 /* The log-normal prior on each length scale that keeps a handful of points from
- * choosing extreme scales: centred on 0.5, a factor e^0.75 (about 2) either way
- * per sigma. */
-#define PRIOR_LENGTH 0.5
+ * choosing extreme scales: centred on 1.4, a factor e^0.75 (about 2) either way
+ * per sigma. Centred on 0.5 it held the model to short scales, which over a
+ * dozen parameters and a few dozen results predict the mean everywhere but next
+ * to a result; 1.4 lets a trend along a parameter carry (docs/search.md). */
+#define PRIOR_LENGTH 1.4
 #define PRIOR_SIGMA  0.75
 #define SWEEPS       2
 
