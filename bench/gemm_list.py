@@ -68,9 +68,9 @@ def us(value, unit):
     return value * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[unit]
 
 
-def row_name(ratio):
+def row_name(row):
     """A (ratio, type, shape, batch, layout) row as the summary names it."""
-    return f"{ratio[1]} {ratio[4]} {ratio[2]}, batch {ratio[3]}"
+    return f"{row[1]} {row[4]} {row[2]}, batch {row[3]}"
 
 
 def main():
