@@ -142,23 +142,38 @@ template <> struct kind<float, float> {
 // A box in shared memory is 64 x BK elements in 128-byte swizzled rows: 64 rows
 // (of M or N) of BK elements for a K-major operand, BK rows (of K) of 64
 // elements for an MN-major one; either way 8-row swizzle atoms of 1024 bytes.
-// desc() describes, for the wgmma of K step `step` (32 bytes of K), the operand
-// that starts at `box` and runs on through the boxes after it:
-//   K-major: the step is 32 bytes into each row; atoms stack along M or N
-//     (stride byte offset 1024), the leading byte offset unused;
-//   MN-major: the step is 32 / sizeof(T) rows down; atoms stack along K (stride
-//     byte offset 1024) and the next 64 columns of M or N are the next box
-//     (leading byte offset: a box).
+// desc() describes the operand that starts at `box` and runs on through the
+// boxes after it, for the wgmma of the slice's first K step:
+//   K-major: atoms stack along M or N (stride byte offset 1024), the leading
+//     byte offset unused;
+//   MN-major: atoms stack along K (stride byte offset 1024) and the next 64
+//     columns of M or N are the next box (leading byte offset: a box).
 template <class T, int MN_MAJOR, int BK>
-__device__ __forceinline__ unsigned long long desc(const T *box, int step)
+__device__ __forceinline__ unsigned long long desc(const T *box)
 {
     constexpr unsigned box_bytes = 64 * BK * sizeof(T);
-    unsigned addr = tma::smem(box) + (MN_MAJOR ? step * (32 / sizeof(T)) * 128 : step * 32);
     unsigned long long lbo = MN_MAJOR ? box_bytes : 16;
-    return ((addr & 0x3FFFF) >> 4)      // start address, 16-byte units
-           | ((lbo >> 4) << 16)         // leading byte offset
-           | ((1024ull >> 4) << 32)     // stride byte offset: one 8-row atom
-           | (1ull << 62);              // 128-byte swizzle
+    return ((tma::smem(box) & 0x3FFFF) >> 4) // start address, 16-byte units
+           | ((lbo >> 4) << 16)              // leading byte offset
+           | ((1024ull >> 4) << 32)          // stride byte offset: one 8-row atom
+           | (1ull << 62);                   // 128-byte swizzle
+}
+
+// The descriptor d moved `bytes` on in shared memory. Only the start address
+// changes, in the low 14 bits: shared memory's addresses are below 256 KiB, so
+// the sum never carries out of them, and one 32-bit add does it.
+__device__ __forceinline__ unsigned long long at(unsigned long long d, unsigned bytes)
+{
+    unsigned low = (unsigned)d + (bytes >> 4), high = (unsigned)(d >> 32);
+    return (unsigned long long)high << 32 | low;
+}
+
+// Where K step `step` (32 bytes of K) of a slice starts, in bytes from the
+// slice's start: 32 bytes into each row of a K-major box, 32 / sizeof(T) rows
+// down an MN-major one.
+template <class T, int MN_MAJOR> __device__ constexpr unsigned step_bytes(int step)
+{
+    return MN_MAJOR ? step * (32 / sizeof(T)) * 128 : step * 32;
 }
 
 // Loads the box of rows [row0, row0 + 64) of M or N and slice k of matrix b of
@@ -201,11 +216,12 @@ template <int REGS> __device__ __forceinline__ void shrink_registers()
 // Tile t's matrix, first row and column: matrix by matrix, and within one in
 // grouped order along M or N (tile_order.cuh).
 template <int BM, int BN, int GROUP, int RASTER>
-__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &b, int &m0,
-                                            int &n0)
+__device__ __forceinline__ void tile_origin(unsigned t, unsigned tiles_m, unsigned tiles_n, int &b,
+                                            int &m0, int &n0)
 {
-    int per_matrix = tiles_m * tiles_n, row, col;
-    b = t / per_matrix;
+    unsigned per_matrix = tiles_m * tiles_n;
+    int row, col;
+    b = (int)(t / per_matrix);
     rastered_tile<RASTER>(t % per_matrix, tiles_m, tiles_n, GROUP, row, col);
     m0 = row * BM;
     n0 = col * BN;
@@ -513,7 +529,37 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     const gb_tensormap *mbn = BN == 16 ? &mb16 : BN == 32 ? &mb32 : &mb8; // a narrow B's
 
     int wg_index = threadIdx.x / 128, tid = threadIdx.x % 128;
-    if (threadIdx.x == 0) {
+
+    // The blocks of a cluster walk the same units of work, a unit being CLUSTER
+    // row tiles of one column (PAIR 0) or column tiles of one row (PAIR 1), UM
+    // x UN tiles: block `rank` takes the rank-th. Counts are unsigned: their
+    // divisions by values the block shares run on the uniform datapath.
+    constexpr int UM = PAIR ? 1 : CLUSTER, UN = PAIR ? CLUSTER : 1;
+    unsigned rank = CLUSTER > 1 ? tma::cluster_rank() : 0;
+    unsigned unit0 = blockIdx.x / CLUSTER, units = gridDim.x / CLUSTER;
+    unsigned tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    unsigned unit_rows = (tiles_m + UM - 1) / UM, unit_cols = (tiles_n + UN - 1) / UN;
+    unsigned tiles = batch * unit_rows * unit_cols, slices = (K + BK - 1) / BK;
+    // split K: each tile's K loop in `parts` parts, each a unit of work, a tile's
+    // parts one after another
+    unsigned parts = SPLIT > 1 ? splitk_parts(slices, SPLIT) : 1, work = tiles * parts;
+    // Unit of work u: its matrix, the first row and column of this block's tile
+    // of it, and the slices [k0, k1) of its part of the K loop.
+    auto unit_origin = [&](unsigned u, int &b, int &m0, int &n0, int &k0, int &k1) {
+        wg::tile_origin<BM * UM, BN * UN, GROUP, RASTER>(u / parts, unit_rows, unit_cols, b, m0,
+                                                          n0);
+        m0 += (UM > 1) * rank * BM;
+        n0 += (UN > 1) * rank * BN;
+        k0 = 0;
+        k1 = slices;
+        if (SPLIT > 1) splitk_range(slices, SPLIT, u % parts, &k0, &k1);
+    };
+
+    // Warp 1 sets the barriers up while warp 0 finds the loader's first unit of
+    // work, so the loader's way from the register hand-over to its first load
+    // holds no division (NOTES.md, v18).
+    int lb = 0, lm0 = 0, ln0 = 0, lk0 = 0, lk1 = 0; // the loader's unit
+    if (threadIdx.x == 32) {
         tma::prefetch(map_a);
         tma::prefetch(BN < 64 ? mbn : map_b);
         for (int s = 0; s < STAGES; s++) {
@@ -525,6 +571,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         for (int r = 0; XPOSE && r < RAW; r++)
             tma::init(&raw_full[r], 1);
         tma::fence_init();
+    } else if (threadIdx.x == 0 && unit0 < work) {
+        unit_origin(unit0, lb, lm0, ln0, lk0, lk1);
     }
     // A block's barriers must be ready before its threads wait on them, and in a
     // cluster before the other block's loads and arrivals reach them. A pair
@@ -536,30 +584,6 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         tma::cluster_arrive_relaxed();
     else
         __syncthreads();
-
-    // The blocks of a cluster walk the same units of work, a unit being CLUSTER
-    // row tiles of one column (PAIR 0) or column tiles of one row (PAIR 1), UM
-    // x UN tiles: block `rank` takes the rank-th.
-    constexpr int UM = PAIR ? 1 : CLUSTER, UN = PAIR ? CLUSTER : 1;
-    unsigned rank = CLUSTER > 1 ? tma::cluster_rank() : 0;
-    int unit0 = blockIdx.x / CLUSTER, units = gridDim.x / CLUSTER;
-    int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    int unit_rows = (tiles_m + UM - 1) / UM, unit_cols = (tiles_n + UN - 1) / UN;
-    int tiles = batch * unit_rows * unit_cols, slices = (K + BK - 1) / BK;
-    // split K: each tile's K loop in `parts` parts, each a unit of work, a tile's
-    // parts one after another
-    int parts = SPLIT > 1 ? splitk_parts(slices, SPLIT) : 1, work = tiles * parts;
-    // Unit of work u: its matrix, the first row and column of this block's tile
-    // of it, and the slices [k0, k1) of its part of the K loop.
-    auto unit_origin = [&](int u, int &b, int &m0, int &n0, int &k0, int &k1) {
-        wg::tile_origin<BM * UM, BN * UN, GROUP, RASTER>(u / parts, unit_rows, unit_cols, b, m0,
-                                                          n0);
-        m0 += (UM > 1) * rank * BM;
-        n0 += (UN > 1) * rank * BN;
-        k0 = 0;
-        k1 = slices;
-        if (SPLIT > 1) splitk_range(slices, SPLIT, u % parts, &k0, &k1);
-    };
 
     // With a transposed operand the producer warpgroup needs registers for the
     // transposing warps (56 a thread), and the consumers give up 8 for them. The
@@ -574,8 +598,9 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
             const int x = tid - 32;
             // The block's slice j (tile j / slices of its own, slice j % slices)
             // as stored, into raw buffer j % RAW; one thread loads, RAW ahead.
-            auto load_raw = [&](int j) {
-                int t = unit0 + j / slices * units, b, m0, n0;
+            auto load_raw = [&](unsigned j) {
+                unsigned t = unit0 + j / slices * units;
+                int b, m0, n0;
                 if (t >= work) return;
                 wg::tile_origin<BM, BN, GROUP, RASTER>(t, unit_rows, unit_cols, b, m0, n0);
                 unsigned long long *bar = &raw_full[j % RAW];
@@ -585,11 +610,11 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                     map_a, map_b, mbn, reinterpret_cast<TA *>(in),
                     reinterpret_cast<TB *>(in + RAW_A), bar, j % slices, b, m0, n0, rank);
             };
-            for (int j = 0; x == 0 && j < RAW; j++)
+            for (unsigned j = 0; x == 0 && j < RAW; j++)
                 load_raw(j);
-            for (int it = 0, t = unit0; t < work; t += units)
-                for (int k = 0; k < slices; k++, it++) {
-                    int s = it % STAGES, r = it % RAW;
+            for (unsigned it = 0, t = unit0; t < work; t += units)
+                for (unsigned k = 0; k < slices; k++, it++) {
+                    unsigned s = it % STAGES, r = it % RAW;
                     tma::wait(&raw_full[r], (it / RAW) & 1);
                     tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
                     unsigned char *in = raw + r * (RAW_A + RAW_B);
@@ -611,22 +636,22 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         }
         // One thread loads the operands wgmma reads as loaded, into the stages.
         if (tid != 0 || DIRECT == 0) return;
-        int it = 0;
-        for (int u = unit0; u < work; u += units) {
-            int b, m0, n0, k0, k1;
-            unit_origin(u, b, m0, n0, k0, k1);
-            for (int k = k0; k < k1; k++, it++) {
-                int s = it % STAGES;
+        unsigned it = 0;
+        for (unsigned u = unit0; u < work;) {
+            for (int k = lk0; k < lk1; k++, it++) {
+                unsigned s = it % STAGES;
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
                 tma::expect_bytes(&full[s], DIRECT);
                 wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, PAIR, !XA, !XB>(
-                    map_a, map_b, mbn, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, b, m0,
-                    n0, rank);
+                    map_a, map_b, mbn, sa + s * BM * BK, sb + s * BN * BK, &full[s], k, lb, lm0,
+                    ln0, rank);
             }
+            u += units;
+            if (u < work) unit_origin(u, lb, lm0, ln0, lk0, lk1);
         }
         // In a cluster, the other block's consumers still arrive on this block's
         // barriers: it may end only once every stage has been released.
-        for (int i = 0; CLUSTER > 1 && i < STAGES; i++, it++)
+        for (unsigned i = 0; CLUSTER > 1 && i < STAGES; i++, it++)
             tma::wait(&empty[it % STAGES], ((it / STAGES) & 1) ^ 1);
         return;
     }
@@ -635,6 +660,10 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     if (CLUSTER > 1) tma::cluster_wait();
     int consumer = wg_index - 1;
     float d[MT][BN / 2];
+    // stage 0's operands; a slice's, row block's and K step's are moved on from them
+    const unsigned long long a0 =
+        wg::desc<TA, KA_MN, BK>(sa + (PINGPONG ? 0 : consumer * WM * BK));
+    const unsigned long long b0 = wg::desc<TB, KB_MN, BK>(sb);
     // Cooperative: every consumer takes a share of rows of every tile. Ping-pong:
     // consumers take whole tiles in turn, and since the producer loads tiles in
     // order, one's epilogue runs while the next one's wgmmas keep the tensor
@@ -642,29 +671,30 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     // phase ahead of the barrier (a wait two phases ahead would pass at once): a
     // consumer starts a tile's slices only after the one before it has passed
     // all of its own.
-    int first = unit0, step = units, it = 0;
+    unsigned first = unit0, step = units, it = 0;
     if (PINGPONG) {
         first += consumer * units;
         step *= CONSUMERS;
         it = consumer * slices;
     }
-    for (int u = first, n = 0; u < work; u += step, n++) {
+    for (unsigned u = first, n = 0; u < work; u += step, n++) {
         int b, m0, n0, k0, k1;
         unit_origin(u, b, m0, n0, k0, k1);
         if (PINGPONG && (consumer > 0 || n > 0)) tma::wait(&turn[consumer], (n - (consumer == 0)) & 1);
         for (int k = k0; k < k1; k++, it++) {
-            int s = it % STAGES;
+            unsigned s = it % STAGES;
             tma::wait(&full[s], (it / STAGES) & 1);
-            const TA *a = sa + s * BM * BK + (PINGPONG ? 0 : consumer * WM * BK);
-            const TB *bs = sb + s * BN * BK;
+            unsigned long long a = wg::at(a0, s * BM * BK * sizeof(TA));
+            unsigned long long bs = wg::at(b0, s * BN * BK * sizeof(TB));
             wg::fence();
 #pragma unroll
             for (int kk = 0; kk < STEPS; kk++)
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
-                    mma<KA_MN, KB_MN>(Shape{}, d[mt],
-                                      wg::desc<TA, KA_MN, BK>(a + mt * 64 * BK, kk),
-                                      wg::desc<TB, KB_MN, BK>(bs, kk), k > k0 || kk > 0);
+                    mma<KA_MN, KB_MN>(
+                        Shape{}, d[mt],
+                        wg::at(a, mt * 64 * BK * sizeof(TA) + wg::step_bytes<TA, KA_MN>(kk)),
+                        wg::at(bs, wg::step_bytes<TB, KB_MN>(kk)), k > k0 || kk > 0);
             wg::commit();
             wg::wait<1>(); // the previous slice's group is done: its stage is free
             if (k > k0 && tid == 0) wg::release<CLUSTER>(&empty[(it - 1) % STAGES]);
@@ -709,5 +739,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                 wg::store<TC, BN>(d[mt], c, row0 + mt * 64, n0, M, N, beta);
         }
     }
-    if (STORE && tid == 0) tma::store_wait<true>(); // the staging must outlive the stores
+    // The staging must outlive the stores' reads of it; the grid's end waits for
+    // their writes (NOTES.md, v18).
+    if (STORE && tid == 0) tma::store_wait<false>();
 }

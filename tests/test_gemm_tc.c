@@ -422,6 +422,24 @@ static bool find_cuobjdump(char *out, size_t n)
     return false;
 }
 
+/* A block with TMA stores (STORE 1 and 2) ends once the stores have read its
+ * staging (cp.async.bulk.wait_group.read 0), not once their writes are done:
+ * the grid's end waits for the writes. */
+static void test_a_block_ends_once_its_stores_have_read_the_staging(void **state)
+{
+    (void)state;
+    static const char *const stored[] = {"gemm_wgmma<64,128,64,8,1,8,0,0,0,1,1,0>",
+                                         "gemm_wgmma<128,256,64,4,2,8,0,0,0,1,2,0>"};
+    for (size_t i = 0; i < sizeof stored / sizeof stored[0]; i++) {
+        char *ptx = bf16_ptx(stored[i]);
+        int read = count_of(ptx, "cp.async.bulk.wait_group.read 0;");
+        int whole = count_of(ptx, "cp.async.bulk.wait_group 0;");
+        free(ptx);
+        if (read < 1 || whole > 0)
+            fail_msg("%s: %d waits for the reads, %d for the writes", stored[i], read, whole);
+    }
+}
+
 /* The cubin's SASS, as the toolkit's cuobjdump shows it, runs the products on
  * HGMMA. cuobjdump comes with a GPU machine's toolkit; where it is missing (CI)
  * the test skips. */
@@ -467,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_each_type_and_layout_takes_its_own_wgmma),
         cmocka_unit_test(test_fp8_and_tf32_transposed_operands_go_through_shared_memory),
         cmocka_unit_test(test_fp8_and_tf32_operands_can_be_copied_k_major_first),
+        cmocka_unit_test(test_a_block_ends_once_its_stores_have_read_the_staging),
         cmocka_unit_test(test_the_sass_holds_hgmma),
     };
     return cmocka_run_group_tests(tests, setup, suite_teardown);
