@@ -532,20 +532,21 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
 
     // The blocks of a cluster walk the same units of work, a unit being CLUSTER
     // row tiles of one column (PAIR 0) or column tiles of one row (PAIR 1), UM
-    // x UN tiles: block `rank` takes the rank-th. Counts are unsigned: their
-    // divisions by values the block shares run on the uniform datapath.
+    // x UN tiles: block `rank` takes the rank-th. The counts stay signed (made
+    // unsigned, ptxas kept some in registers across the register hand-over and
+    // spilled them); tile_origin() divides them unsigned (NOTES.md, v18).
     constexpr int UM = PAIR ? 1 : CLUSTER, UN = PAIR ? CLUSTER : 1;
     unsigned rank = CLUSTER > 1 ? tma::cluster_rank() : 0;
-    unsigned unit0 = blockIdx.x / CLUSTER, units = gridDim.x / CLUSTER;
-    unsigned tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    unsigned unit_rows = (tiles_m + UM - 1) / UM, unit_cols = (tiles_n + UN - 1) / UN;
-    unsigned tiles = batch * unit_rows * unit_cols, slices = (K + BK - 1) / BK;
+    int unit0 = blockIdx.x / CLUSTER, units = gridDim.x / CLUSTER;
+    int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    int unit_rows = (tiles_m + UM - 1) / UM, unit_cols = (tiles_n + UN - 1) / UN;
+    int tiles = batch * unit_rows * unit_cols, slices = (K + BK - 1) / BK;
     // split K: each tile's K loop in `parts` parts, each a unit of work, a tile's
     // parts one after another
-    unsigned parts = SPLIT > 1 ? splitk_parts(slices, SPLIT) : 1, work = tiles * parts;
+    int parts = SPLIT > 1 ? splitk_parts(slices, SPLIT) : 1, work = tiles * parts;
     // Unit of work u: its matrix, the first row and column of this block's tile
     // of it, and the slices [k0, k1) of its part of the K loop.
-    auto unit_origin = [&](unsigned u, int &b, int &m0, int &n0, int &k0, int &k1) {
+    auto unit_origin = [&](int u, int &b, int &m0, int &n0, int &k0, int &k1) {
         wg::tile_origin<BM * UM, BN * UN, GROUP, RASTER>(u / parts, unit_rows, unit_cols, b, m0,
                                                           n0);
         m0 += (UM > 1) * rank * BM;
@@ -598,9 +599,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
             const int x = tid - 32;
             // The block's slice j (tile j / slices of its own, slice j % slices)
             // as stored, into raw buffer j % RAW; one thread loads, RAW ahead.
-            auto load_raw = [&](unsigned j) {
-                unsigned t = unit0 + j / slices * units;
-                int b, m0, n0;
+            auto load_raw = [&](int j) {
+                int t = unit0 + j / slices * units, b, m0, n0;
                 if (t >= work) return;
                 wg::tile_origin<BM, BN, GROUP, RASTER>(t, unit_rows, unit_cols, b, m0, n0);
                 unsigned long long *bar = &raw_full[j % RAW];
@@ -610,11 +610,11 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
                     map_a, map_b, mbn, reinterpret_cast<TA *>(in),
                     reinterpret_cast<TB *>(in + RAW_A), bar, j % slices, b, m0, n0, rank);
             };
-            for (unsigned j = 0; x == 0 && j < RAW; j++)
+            for (int j = 0; x == 0 && j < RAW; j++)
                 load_raw(j);
-            for (unsigned it = 0, t = unit0; t < work; t += units)
-                for (unsigned k = 0; k < slices; k++, it++) {
-                    unsigned s = it % STAGES, r = it % RAW;
+            for (int it = 0, t = unit0; t < work; t += units)
+                for (int k = 0; k < slices; k++, it++) {
+                    int s = it % STAGES, r = it % RAW;
                     tma::wait(&raw_full[r], (it / RAW) & 1);
                     tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
                     unsigned char *in = raw + r * (RAW_A + RAW_B);
@@ -636,10 +636,10 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         }
         // One thread loads the operands wgmma reads as loaded, into the stages.
         if (tid != 0 || DIRECT == 0) return;
-        unsigned it = 0;
-        for (unsigned u = unit0; u < work;) {
+        int it = 0;
+        for (int u = unit0; u < work;) {
             for (int k = lk0; k < lk1; k++, it++) {
-                unsigned s = it % STAGES;
+                int s = it % STAGES;
                 tma::wait(&empty[s], ((it / STAGES) & 1) ^ 1);
                 tma::expect_bytes(&full[s], DIRECT);
                 wg::load_slice<BM, BN, BK, LA_MN, LB_MN, CLUSTER, PAIR, !XA, !XB>(
@@ -651,7 +651,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         }
         // In a cluster, the other block's consumers still arrive on this block's
         // barriers: it may end only once every stage has been released.
-        for (unsigned i = 0; CLUSTER > 1 && i < STAGES; i++, it++)
+        for (int i = 0; CLUSTER > 1 && i < STAGES; i++, it++)
             tma::wait(&empty[it % STAGES], ((it / STAGES) & 1) ^ 1);
         return;
     }
@@ -660,10 +660,6 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     if (CLUSTER > 1) tma::cluster_wait();
     int consumer = wg_index - 1;
     float d[MT][BN / 2];
-    // stage 0's operands; a slice's, row block's and K step's are moved on from them
-    const unsigned long long a0 =
-        wg::desc<TA, KA_MN, BK>(sa + (PINGPONG ? 0 : consumer * WM * BK));
-    const unsigned long long b0 = wg::desc<TB, KB_MN, BK>(sb);
     // Cooperative: every consumer takes a share of rows of every tile. Ping-pong:
     // consumers take whole tiles in turn, and since the producer loads tiles in
     // order, one's epilogue runs while the next one's wgmmas keep the tensor
@@ -671,18 +667,23 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     // phase ahead of the barrier (a wait two phases ahead would pass at once): a
     // consumer starts a tile's slices only after the one before it has passed
     // all of its own.
-    unsigned first = unit0, step = units, it = 0;
+    int first = unit0, step = units, it = 0;
     if (PINGPONG) {
         first += consumer * units;
         step *= CONSUMERS;
         it = consumer * slices;
     }
-    for (unsigned u = first, n = 0; u < work; u += step, n++) {
+    for (int u = first, n = 0; u < work; u += step, n++) {
         int b, m0, n0, k0, k1;
         unit_origin(u, b, m0, n0, k0, k1);
         if (PINGPONG && (consumer > 0 || n > 0)) tma::wait(&turn[consumer], (n - (consumer == 0)) & 1);
+        // stage 0's operands; a slice's, row block's and K step's are moved on
+        // from them (made once before the tile loop, they spilled with 256 columns)
+        const unsigned long long a0 =
+            wg::desc<TA, KA_MN, BK>(sa + (PINGPONG ? 0 : consumer * WM * BK));
+        const unsigned long long b0 = wg::desc<TB, KB_MN, BK>(sb);
         for (int k = k0; k < k1; k++, it++) {
-            unsigned s = it % STAGES;
+            int s = it % STAGES;
             tma::wait(&full[s], (it / STAGES) & 1);
             unsigned long long a = wg::at(a0, s * BM * BK * sizeof(TA));
             unsigned long long bs = wg::at(b0, s * BN * BK * sizeof(TB));
